@@ -1,0 +1,222 @@
+//===- FAOps.td - FlashMLIR attention ops -------------------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FA_IR_FAOPS_TD
+#define FA_DIALECT_FA_IR_FAOPS_TD
+
+include "fa/Dialect/FA/IR/FADialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+// Element types that attention operands may carry.
+def FA_ElementType : AnyTypeOf<[F32, F16, BF16, F8E4M3FN]>;
+def FA_Tensor : RankedTensorOf<[FA_ElementType]>;
+def FA_F32Tensor : RankedTensorOf<[F32]>;
+
+// Attributes shared by every op that computes scores. `scale` is the softmax
+// scale (1/sqrt(D) when absent on `fa.attention`); `window` is (left, right)
+// with -1 for an unbounded side; `softcap` caps logits as c * tanh(s / c).
+defvar FA_ScoreAttrs = (ins OptionalAttr<F64Attr>:$scale,
+                            UnitAttr:$causal,
+                            OptionalAttr<DenseI64ArrayAttr>:$window,
+                            OptionalAttr<F64Attr>:$softcap);
+
+// The shared tail of the assembly formats that print FA_ScoreAttrs.
+defvar FA_ScoreAttrsFormat = [{
+  (`scale` `=` $scale^)? (`causal` $causal^)? (`window` $window^)?
+  (`softcap` `=` $softcap^)?
+}];
+
+//===----------------------------------------------------------------------===//
+// Whole-tensor ops
+//===----------------------------------------------------------------------===//
+
+def FA_AttentionOp : FA_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention, forward";
+  let description = [{
+    `O = softmax(mask(softcap(scale * Q Kᵀ))) V` per batch and query head,
+    plus the natural-log log-sum-exp of each query row (`-inf` for a row
+    that sees no key). Shapes: Q `[B, Hq, Nq, D]`, K `[B, Hkv, Nk, D]`,
+    V `[B, Hkv, Nk, Dv]`, O `[B, Hq, Nq, Dv]`, LSE `[B, Hq, Nq]` f32. Query
+    head `h` reads KV head `h / (Hq / Hkv)` (GQA; MQA when Hkv = 1).
+
+    Masks are bottom-right aligned when Nq != Nk (FlashAttention >= 2.1):
+    with `shift = Nk - Nq`, `causal` keeps keys `j <= i + shift`, and
+    `window [l, r]` keeps `i + shift - l <= j <= i + shift + r`. A causal
+    op may carry a window only as `[l, 0]` (a local causal window).
+
+    FP8 (`f8E4M3FN`) operands need `descale(%q_descale, %k_descale,
+    %v_descale)`, each `[B, Hkv]` f32, and produce a bf16 or f16 output.
+
+    ```mlir
+    %o, %lse = fa.attention %q, %k, %v causal window [256, 0]
+        : tensor<2x8x1024x128xbf16>, tensor<2x2x1024x128xbf16>,
+          tensor<2x2x1024x128xbf16>
+        -> tensor<2x8x1024x128xbf16>, tensor<2x8x1024xf32>
+    ```
+  }];
+  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
+                            FA_Tensor:$value,
+                            Variadic<FA_F32Tensor>:$descales),
+                       FA_ScoreAttrs);
+  let results = (outs FA_Tensor:$output, FA_F32Tensor:$lse);
+  let assemblyFormat = !strconcat(
+    "$query `,` $key `,` $value "
+    "(`descale` `(` $descales^ `:` type($descales) `)`)? ", FA_ScoreAttrsFormat,
+    [{ attr-dict `:` type($query) `,` type($key) `,` type($value)
+       `->` type($output) `,` type($lse) }]);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(D) when it is absent.
+    double getEffectiveScale();
+  }];
+}
+
+def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
+  let summary = "Scaled dot-product attention, backward";
+  let description = [{
+    Gradients of `fa.attention` with respect to Q, K and V, given the
+    forward's output O, its log-sum-exp LSE and the output gradient dO.
+    dK and dV of a KV head sum the contributions of every query head of its
+    group. Masks, scale and softcap mean what they mean on `fa.attention`.
+
+    ```mlir
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse causal
+        : tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>,
+          tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>,
+          tensor<1x4x128x64xf16>, tensor<1x4x128xf32>
+        -> tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>,
+           tensor<1x4x128x64xf16>
+    ```
+  }];
+  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
+                            FA_Tensor:$value, FA_Tensor:$output,
+                            FA_Tensor:$grad_output, FA_F32Tensor:$lse),
+                       FA_ScoreAttrs);
+  let results = (outs FA_Tensor:$grad_query, FA_Tensor:$grad_key,
+                      FA_Tensor:$grad_value);
+  let assemblyFormat = !strconcat([{
+    $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
+  }], FA_ScoreAttrsFormat, [{
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($grad_output) `,` type($lse) `->`
+    type($grad_query) `,` type($grad_key) `,` type($grad_value)
+  }]);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(D) when it is absent.
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Online-softmax form
+//===----------------------------------------------------------------------===//
+
+def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
+    AllTypesMatch<["acc", "result_acc"]>,
+    AllTypesMatch<["max", "result_max"]>,
+    AllTypesMatch<["sum", "result_sum"]>]> {
+  let summary = "One online-softmax step: fold K/V into running max, sum, acc";
+  let description = [{
+    Folds the keys and values into the running state of each query row:
+
+        s   = mask(softcap(scale * q kᵀ)) * log2(e)      (base 2)
+        m'  = max(m, rowmax(s))
+        l'  = 2^(m - m') l + rowsum(2^(s - m'))
+        A'  = 2^(m - m') A + 2^(s - m') v
+
+    `max` is kept in base-2 units; `fa.normalize` turns the final state into
+    O = A / l and LSE = (m + log2 l) ln 2.
+
+    Rank-4 operands (`[B, H, N, D]`, GQA allowed) are the whole-tensor form
+    made from `fa.attention`. Rank-2 operands (`[Br, D]`, `[Bc, D]`) are one
+    tile inside the tiling loops; a tile names where it sits,
+    `tile(%q_start, %kv_start, %q_len, %kv_len)`: the global row of its first
+    query and key and the valid sequence lengths. Keys at or past `kv_len` are
+    masked; query rows at or past `q_len` are padding whose results are
+    dropped. `unmasked` promises that every key of the tile is in bounds and
+    visible to every valid row, so no mask code is needed.
+  }];
+  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
+                            FA_Tensor:$value, FA_F32Tensor:$acc,
+                            FA_F32Tensor:$max, FA_F32Tensor:$sum,
+                            Variadic<Index>:$tile_position),
+                       FA_ScoreAttrs, (ins UnitAttr:$unmasked));
+  let results = (outs FA_F32Tensor:$result_acc, FA_F32Tensor:$result_max,
+                      FA_F32Tensor:$result_sum);
+  let assemblyFormat = !strconcat([{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+      type($value) `)`
+    `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`
+      type($sum) `)`
+    (`tile` `(` $tile_position^ `)`)?
+  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)? attr-dict }]);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isTile() { return getQuery().getType().getRank() == 2; }
+  }];
+}
+
+def FA_NormalizeOp : FA_Op<"normalize", [Pure]> {
+  let summary = "Final step of online softmax: O = acc / sum, LSE";
+  let description = [{
+    Turns the running state of `fa.online_attention` into the output
+    `O = acc / sum` (cast to the output element type, 0 for a row with an
+    empty sum) and the natural-log `LSE = (max + log2(sum)) * ln 2`
+    (`-inf` for an empty row). Works on whole tensors and on tiles.
+  }];
+  let arguments = (ins FA_F32Tensor:$acc, FA_F32Tensor:$max,
+                       FA_F32Tensor:$sum);
+  let results = (outs FA_Tensor:$output, FA_F32Tensor:$lse);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
+    type($sum) `->` type($output) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Backward tile
+//===----------------------------------------------------------------------===//
+
+def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
+    AllTypesMatch<["grad_query_acc", "result_grad_query"]>,
+    AllTypesMatch<["grad_key_acc", "result_grad_key"]>,
+    AllTypesMatch<["grad_value_acc", "result_grad_value"]>]> {
+  let summary = "Backward of one (query tile, key tile) pair";
+  let description = [{
+    Recomputes `P = 2^(s - LSE log2 e)` for a `[Br, Bc]` tile from the saved
+    log-sum-exp and accumulates, in f32,
+
+        dV += Pᵀ dO;   dP = dO Vᵀ;   dS = P ∘ (dP - delta)
+        dQ += scale dS' K;   dK += scale dS'ᵀ Q
+
+    where `delta = rowsum(dO ∘ O)` and `dS'` is dS chained through the
+    softcap's tanh. Position operands and `unmasked` mean what they mean on
+    `fa.online_attention`.
+  }];
+  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
+                            FA_Tensor:$value, FA_Tensor:$grad_output,
+                            FA_F32Tensor:$lse, FA_F32Tensor:$delta,
+                            FA_F32Tensor:$grad_query_acc,
+                            FA_F32Tensor:$grad_key_acc,
+                            FA_F32Tensor:$grad_value_acc,
+                            Index:$q_start, Index:$kv_start, Index:$q_len,
+                            Index:$kv_len),
+                       FA_ScoreAttrs, (ins UnitAttr:$unmasked));
+  let results = (outs FA_F32Tensor:$result_grad_query,
+                      FA_F32Tensor:$result_grad_key,
+                      FA_F32Tensor:$result_grad_value);
+  let assemblyFormat = !strconcat([{
+    `ins` `(` $query `,` $key `,` $value `,` $grad_output `,` $lse `,` $delta
+      `:` type($query) `,` type($key) `,` type($value) `,` type($grad_output)
+      `,` type($lse) `,` type($delta) `)`
+    `outs` `(` $grad_query_acc `,` $grad_key_acc `,` $grad_value_acc `:`
+      type($grad_query_acc) `,` type($grad_key_acc) `,`
+      type($grad_value_acc) `)`
+    `tile` `(` $q_start `,` $kv_start `,` $q_len `,` $kv_len `)`
+  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)? attr-dict }]);
+  let hasVerifier = 1;
+}
+
+#endif // FA_DIALECT_FA_IR_FAOPS_TD

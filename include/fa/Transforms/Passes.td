@@ -1,0 +1,88 @@
+//===- Passes.td - FlashMLIR passes ------------------------*- tablegen -*-===//
+
+#ifndef FA_TRANSFORMS_PASSES_TD
+#define FA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertToOnlineAttention : Pass<"fa-convert-to-online-attention"> {
+  let summary = "Rewrite fa.attention into the online-softmax form";
+  let description = [{
+    Replaces each `fa.attention` with an `fa.online_attention` over whole
+    tensors, whose running max (-inf), sum (0) and accumulator (0) start from
+    fills, followed by `fa.normalize`, which produces O = acc / sum and the
+    log-sum-exp. The softmax scale is resolved (1/sqrt(D) by default) and
+    written on the online op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def TileAttention : Pass<"fa-tile-attention"> {
+  let summary = "Tile the online-softmax form: Q blocks parallel, KV blocks "
+                "as a reduction";
+  let description = [{
+    Turns a whole-tensor `fa.online_attention` and its `fa.normalize` into an
+    `scf.forall` over (batch, query head, Q block) whose body runs the KV
+    blocks as `scf.for` loops of tile-level `fa.online_attention`, then
+    normalizes the tile and inserts O and LSE. KV blocks that causal or
+    window masks hide from every row of the Q block are skipped; blocks
+    visible to every row run `unmasked`; only boundary blocks are masked.
+    Ragged edges are padded and masked.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64",
+           "Query rows per tile (Br); a power of two">,
+    Option<"blockKV", "block-kv", "int64_t", "64",
+           "Keys per tile (Bc); a power of two">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
+def TileAttentionGrad : Pass<"fa-tile-attention-grad"> {
+  let summary = "Tile fa.attention_grad: delta pre-pass, KV blocks outside, "
+                "Q blocks inside";
+  let description = [{
+    Rewrites `fa.attention_grad` into: `delta = rowsum(dO * O)`; an
+    `scf.forall` over (batch, KV head) whose body walks the KV blocks, and
+    for each keeps f32 dK/dV tile accumulators while it walks the query
+    heads of the group and the visible Q blocks with `fa.attention_grad_tile`
+    (recomputing P from LSE); dQ accumulates in f32 across KV blocks and is
+    cast to the element type at the end. Skipping and masking of blocks
+    follow `fa-tile-attention`.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64",
+           "Query rows per tile (Br); a power of two">,
+    Option<"blockKV", "block-kv", "int64_t", "64",
+           "Keys per tile (Bc); a power of two">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
+def DecomposeAttention : Pass<"fa-decompose-attention"> {
+  let summary = "Decompose tile-level attention ops into tile-sized linalg";
+  let description = [{
+    Lowers tile-level `fa.online_attention`, `fa.normalize` and
+    `fa.attention_grad_tile` into `linalg.generic` ops on `[Br, Bc]`,
+    `[Br, D]` and `[Br]` tiles: QKᵀ, scale and softcap with log2(e) folded
+    in, the causal/window/bounds mask (only on tiles not marked
+    `unmasked`), row max, the 2^(m - m') rescale, exp2, row sum and the P·V
+    update; and for the backward, P recomputed from LSE, dV, dP, dS, dQ, dK.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+#endif // FA_TRANSFORMS_PASSES_TD

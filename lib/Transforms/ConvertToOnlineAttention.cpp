@@ -1,0 +1,81 @@
+//===- ConvertToOnlineAttention.cpp - fa.attention -> online form ---------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Transforms/Passes.h"
+
+#include "TilingUtils.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_CONVERTTOONLINEATTENTION
+#include "fa/Transforms/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+struct AttentionToOnline : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getDescales().empty())
+      return rewriter.notifyMatchFailure(op, "FP8 is lowered elsewhere");
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> outShape = op.getOutput().getType().getShape();
+    ArrayRef<int64_t> rowShape = op.getLse().getType().getShape();
+    if (ShapedType::isDynamicShape(outShape))
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+
+    Type f32 = rewriter.getF32Type();
+    Value acc = createFilledTensor(rewriter, loc, outShape, f32, 0.0);
+    Value max = createFilledTensor(rewriter, loc, rowShape, f32,
+                                   -std::numeric_limits<double>::infinity());
+    Value sum = createFilledTensor(rewriter, loc, rowShape, f32, 0.0);
+    auto online = OnlineAttentionOp::create(
+        rewriter, loc, acc.getType(), max.getType(), sum.getType(),
+        op.getQuery(), op.getKey(), op.getValue(), acc, max, sum,
+        /*tile_position=*/ValueRange{},
+        rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
+        op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr);
+    rewriter.replaceOpWithNewOp<NormalizeOp>(
+        op, op.getOutput().getType(), op.getLse().getType(),
+        online.getResultAcc(), online.getResultMax(), online.getResultSum());
+    return success();
+  }
+};
+
+struct ConvertToOnlineAttentionPass
+    : fa::impl::ConvertToOnlineAttentionBase<ConvertToOnlineAttentionPass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    bool failedOp = false;
+    root->walk([&](AttentionOp op) {
+      if (!op.getDescales().empty()) {
+        op.emitError() << "FP8 attention has no online-softmax lowering yet; "
+                          "use bf16 or f16 operands";
+        failedOp = true;
+      } else if (ShapedType::isDynamicShape(
+                     op.getOutput().getType().getShape())) {
+        op.emitError() << "fa-convert-to-online-attention needs static shapes";
+        failedOp = true;
+      }
+    });
+    if (failedOp)
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AttentionToOnline>(&getContext());
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

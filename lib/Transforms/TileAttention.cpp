@@ -1,0 +1,220 @@
+//===- TileAttention.cpp - Tile the online-softmax forward ----------------===//
+//
+// fa.online_attention + fa.normalize on whole tensors become
+//
+//   scf.forall (b, h, qb) in (B, Hq, ceil(Nq / Br)) {
+//     Q, acc, max, sum tiles (zero-padded past Nq)
+//     scf.for kb in [lo, fullLo)     { fa.online_attention tile, masked }
+//     scf.for kb in [fullLo, fullHi) { fa.online_attention tile, unmasked }
+//     scf.for kb in [fullHi, hi)     { fa.online_attention tile, masked }
+//     fa.normalize tile; insert the valid rows of O and LSE
+//   }
+//
+// KV blocks outside [lo, hi) are hidden by the causal / window mask from
+// every row of the Q block and are never visited.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Transforms/Passes.h"
+
+#include "TilingUtils.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_TILEATTENTION
+#include "fa/Transforms/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+/// The whole-tensor online op feeding `norm`, or null when `norm` does not
+/// normalize exactly the three results of one.
+OnlineAttentionOp getProducer(NormalizeOp norm) {
+  auto online = norm.getAcc().getDefiningOp<OnlineAttentionOp>();
+  if (!online || online.isTile() || norm.getAcc() != online.getResultAcc() ||
+      norm.getMax() != online.getResultMax() ||
+      norm.getSum() != online.getResultSum())
+    return nullptr;
+  return online;
+}
+
+class ForwardTiler {
+public:
+  ForwardTiler(RewriterBase &rewriter, OnlineAttentionOp online,
+               NormalizeOp norm, int64_t blockQ, int64_t blockKV)
+      : rewriter(rewriter), online(online), norm(norm), blockQ(blockQ),
+        blockKV(blockKV) {
+    ArrayRef<int64_t> q = online.getQuery().getType().getShape();
+    ArrayRef<int64_t> k = online.getKey().getType().getShape();
+    batch = q[0];
+    headsQ = q[1];
+    seqQ = q[2];
+    headsKV = k[1];
+    seqKV = k[2];
+    band = MaskBand::get(online.getCausal(), online.getWindow(), seqQ, seqKV);
+  }
+
+  void rewrite();
+
+private:
+  /// Emits `scf.for kb in [from, to)` of tile steps; returns the new state.
+  SmallVector<Value> emitKVLoop(Location loc, Value from, Value to,
+                                bool masked, ValueRange state, Value b,
+                                Value kvHead, Value qTile, Value qStart);
+
+  RewriterBase &rewriter;
+  OnlineAttentionOp online;
+  NormalizeOp norm;
+  int64_t blockQ, blockKV;
+  int64_t batch, headsQ, seqQ, headsKV, seqKV;
+  MaskBand band;
+};
+
+SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
+                                            bool masked, ValueRange state,
+                                            Value b, Value kvHead, Value qTile,
+                                            Value qStart) {
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto loop = scf::ForOp::create(
+      rewriter, loc, from, to, one, state,
+      [&](OpBuilder &builder, Location loc, Value kb, ValueRange iterArgs) {
+        Value kStart = arith::MulIOp::create(
+            builder, loc, kb,
+            arith::ConstantIndexOp::create(builder, loc, blockKV));
+        Value cols = validRows(builder, loc, kStart, seqKV, blockKV);
+        Value kTile = extractPaddedTile(builder, loc, online.getKey(), b,
+                                        kvHead, kStart, cols, blockKV);
+        Value vTile = extractPaddedTile(builder, loc, online.getValue(), b,
+                                        kvHead, kStart, cols, blockKV);
+        Value qLen = arith::ConstantIndexOp::create(builder, loc, seqQ);
+        Value kvLen = arith::ConstantIndexOp::create(builder, loc, seqKV);
+        auto step = OnlineAttentionOp::create(
+            builder, loc, iterArgs[0].getType(), iterArgs[1].getType(),
+            iterArgs[2].getType(), qTile, kTile, vTile, iterArgs[0],
+            iterArgs[1], iterArgs[2], ValueRange{qStart, kStart, qLen, kvLen},
+            online.getScaleAttr(), online.getCausalAttr(),
+            online.getWindowAttr(), online.getSoftcapAttr(),
+            masked ? nullptr : builder.getUnitAttr());
+        scf::YieldOp::create(builder, loc, step.getResults());
+      });
+  return loop.getResults();
+}
+
+void ForwardTiler::rewrite() {
+  Location loc = norm.getLoc();
+  rewriter.setInsertionPoint(norm);
+  auto outType = norm.getOutput().getType();
+  auto lseType = norm.getLse().getType();
+  Value outInit = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
+                                          outType.getElementType());
+  Value lseInit = tensor::EmptyOp::create(rewriter, loc, lseType.getShape(),
+                                          lseType.getElementType());
+  int64_t numQBlocks = llvm::divideCeil(seqQ, blockQ);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
+                             rewriter.getIndexAttr(headsQ),
+                             rewriter.getIndexAttr(numQBlocks)},
+      ValueRange{outInit, lseInit}, std::nullopt);
+
+  rewriter.setInsertionPointToStart(forall.getBody());
+  SmallVector<Value> ivs = forall.getInductionVars();
+  Value b = ivs[0], head = ivs[1], qb = ivs[2];
+  Value qStart = arith::MulIOp::create(
+      rewriter, loc, qb, arith::ConstantIndexOp::create(rewriter, loc, blockQ));
+  Value rows = validRows(rewriter, loc, qStart, seqQ, blockQ);
+  Value kvHead = arith::DivUIOp::create(
+      rewriter, loc, head,
+      arith::ConstantIndexOp::create(rewriter, loc, headsQ / headsKV));
+  auto tileOf = [&](Value full) {
+    return extractPaddedTile(rewriter, loc, full, b, head, qStart, rows,
+                             blockQ);
+  };
+  Value qTile = tileOf(online.getQuery());
+  SmallVector<Value> state{tileOf(online.getAcc()), tileOf(online.getMax()),
+                           tileOf(online.getSum())};
+
+  Value lastRow = arith::SubIOp::create(
+      rewriter, loc, arith::AddIOp::create(rewriter, loc, qStart, rows),
+      arith::ConstantIndexOp::create(rewriter, loc, 1));
+  BlockSplit split =
+      splitKVBlocks(rewriter, loc, band, qStart, lastRow, seqKV, blockKV);
+  state = emitKVLoop(loc, split.lo, split.fullLo, /*masked=*/true, state, b,
+                     kvHead, qTile, qStart);
+  state = emitKVLoop(loc, split.fullLo, split.fullHi, /*masked=*/false, state,
+                     b, kvHead, qTile, qStart);
+  state = emitKVLoop(loc, split.fullHi, split.hi, /*masked=*/true, state, b,
+                     kvHead, qTile, qStart);
+
+  auto tileOut = RankedTensorType::get({blockQ, outType.getDimSize(3)},
+                                       outType.getElementType());
+  auto tileLse = RankedTensorType::get({blockQ}, lseType.getElementType());
+  auto normTile = NormalizeOp::create(rewriter, loc, tileOut, tileLse,
+                                      state[0], state[1], state[2]);
+  Value outRows = extractValidRows(rewriter, loc, normTile.getOutput(), rows);
+  Value lseRows = extractValidRows(rewriter, loc, normTile.getLse(), rows);
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  ArrayRef<BlockArgument> sharedOuts = forall.getRegionIterArgs();
+  SmallVector<Value> tiles{outRows, lseRows};
+  for (auto [tile, dest] : llvm::zip(tiles, sharedOuts)) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getRowSlice(rewriter, loc, cast<RankedTensorType>(dest.getType()), b, head,
+                qStart, rows, offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, tile, dest, offsets,
+                                          sizes, strides);
+  }
+  rewriter.replaceOp(norm, forall.getResults());
+  rewriter.eraseOp(online);
+}
+
+struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
+  using TileAttentionBase::TileAttentionBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ)) ||
+        failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV)))
+      return signalPassFailure();
+
+    SmallVector<std::pair<OnlineAttentionOp, NormalizeOp>> work;
+    WalkResult walk = root->walk([&](OnlineAttentionOp online) {
+      if (online.isTile())
+        return WalkResult::advance();
+      NormalizeOp norm;
+      if (online.getResultAcc().hasOneUse())
+        norm = dyn_cast<NormalizeOp>(*online.getResultAcc().user_begin());
+      if (!norm || getProducer(norm) != online ||
+          !online.getResultMax().hasOneUse() ||
+          !online.getResultSum().hasOneUse()) {
+        online.emitError() << "fa-tile-attention expects the results of a "
+                              "whole-tensor fa.online_attention to feed one "
+                              "fa.normalize and nothing else";
+        return WalkResult::interrupt();
+      }
+      if (ShapedType::isDynamicShape(online.getQuery().getType().getShape()) ||
+          ShapedType::isDynamicShape(online.getKey().getType().getShape()) ||
+          ShapedType::isDynamicShape(online.getValue().getType().getShape())) {
+        online.emitError() << "fa-tile-attention needs static shapes";
+        return WalkResult::interrupt();
+      }
+      work.emplace_back(online, norm);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    IRRewriter rewriter(&getContext());
+    for (auto [online, norm] : work)
+      ForwardTiler(rewriter, online, norm, blockQ, blockKV).rewrite();
+  }
+};
+
+} // namespace

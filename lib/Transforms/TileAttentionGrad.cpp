@@ -1,0 +1,329 @@
+//===- TileAttentionGrad.cpp - Tile the attention backward ----------------===//
+//
+// fa.attention_grad becomes
+//
+//   delta = rowsum(dO * O)                                  [B, Hq, Nq] f32
+//   scf.forall (b, hkv) in (B, Hkv) {
+//     scf.for kb over KV blocks {                 (dQ slab carried in f32)
+//       dK, dV tile accumulators = 0
+//       scf.for g over the query heads of the group {
+//         three scf.for over the visible Q blocks (masked, unmasked,
+//         masked): fa.attention_grad_tile; add the dQ tile into the slab
+//       }
+//       cast and insert the dK, dV tiles
+//     }
+//   }
+//   dQ = cast(dQ accumulator)
+//
+// Each forall iteration owns the dQ rows of its group's query heads and the
+// dK/dV rows of its KV head, so iterations never write the same element. A
+// GPU lowering that also spreads KV blocks across thread blocks turns the
+// dQ slab update into atomic adds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Transforms/Passes.h"
+
+#include "TilingUtils.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_TILEATTENTIONGRAD
+#include "fa/Transforms/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+/// Elementwise copy of `src` into a new tensor of element type `elt`.
+Value castElements(OpBuilder &b, Location loc, Value src, Type elt) {
+  auto type = cast<RankedTensorType>(src.getType());
+  if (type.getElementType() == elt)
+    return src;
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elt);
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{src}, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::TruncFOp::create(nb, nl, elt, args[0]).getResult());
+             })
+      .getResult(0);
+}
+
+/// delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d], in f32.
+Value computeDelta(OpBuilder &b, Location loc, Value gradOut, Value out) {
+  auto type = cast<RankedTensorType>(out.getType());
+  ArrayRef<int64_t> shape = type.getShape().drop_back();
+  Value init = createFilledTensor(b, loc, shape, b.getF32Type(), 0.0);
+  MLIRContext *ctx = b.getContext();
+  AffineMap full = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap rows = AffineMap::get(
+      4, 0,
+      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+       getAffineDimExpr(2, ctx)},
+      ctx);
+  auto toF32 = [](OpBuilder &nb, Location nl, Value v) -> Value {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(nb, nl, nb.getF32Type(), v);
+  };
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{gradOut, out},
+             ValueRange{init}, ArrayRef<AffineMap>{full, full, rows},
+             ArrayRef<utils::IteratorType>{
+                 utils::IteratorType::parallel, utils::IteratorType::parallel,
+                 utils::IteratorType::parallel,
+                 utils::IteratorType::reduction},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value product = arith::MulFOp::create(
+                   nb, nl, toF32(nb, nl, args[0]), toF32(nb, nl, args[1]));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddFOp::create(nb, nl, args[2], product).getResult());
+             })
+      .getResult(0);
+}
+
+class BackwardTiler {
+public:
+  BackwardTiler(RewriterBase &rewriter, AttentionGradOp op, int64_t blockQ,
+                int64_t blockKV)
+      : rewriter(rewriter), op(op), blockQ(blockQ), blockKV(blockKV) {
+    ArrayRef<int64_t> q = op.getQuery().getType().getShape();
+    ArrayRef<int64_t> k = op.getKey().getType().getShape();
+    batch = q[0];
+    headsQ = q[1];
+    seqQ = q[2];
+    headsKV = k[1];
+    seqKV = k[2];
+    group = headsQ / headsKV;
+    band = MaskBand::get(op.getCausal(), op.getWindow(), seqQ, seqKV);
+  }
+
+  void rewrite();
+
+private:
+  Value c(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  /// The Q-block loop [from, to) for query head `head` against one KV tile;
+  /// state = (dQ slab [1, G, Nq, D], dK tile, dV tile).
+  SmallVector<Value> emitQLoop(Location loc, Value from, Value to,
+                               bool masked, ValueRange state, Value b,
+                               Value head, Value g, Value kTile, Value vTile,
+                               Value kStart);
+
+  RewriterBase &rewriter;
+  AttentionGradOp op;
+  int64_t blockQ, blockKV;
+  int64_t batch, headsQ, seqQ, headsKV, seqKV, group;
+  MaskBand band;
+  Value delta;
+};
+
+SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
+                                            bool masked, ValueRange state,
+                                            Value b, Value head, Value g,
+                                            Value kTile, Value vTile,
+                                            Value kStart) {
+  auto loop = scf::ForOp::create(
+      rewriter, loc, from, to, c(rewriter, loc, 1), state,
+      [&](OpBuilder &nb, Location nl, Value qb, ValueRange iter) {
+        Value qStart =
+            arith::MulIOp::create(nb, nl, qb, c(nb, nl, blockQ));
+        Value rows = validRows(nb, nl, qStart, seqQ, blockQ);
+        auto tileOf = [&](Value full, Value bIdx, Value hIdx) {
+          return extractPaddedTile(nb, nl, full, bIdx, hIdx, qStart, rows,
+                                   blockQ);
+        };
+        Value zero = c(nb, nl, 0);
+        Value dqTile = tileOf(iter[0], zero, g);
+        auto step = AttentionGradTileOp::create(
+            nb, nl, dqTile.getType(), iter[1].getType(), iter[2].getType(),
+            tileOf(op.getQuery(), b, head), kTile, vTile,
+            tileOf(op.getGradOutput(), b, head), tileOf(op.getLse(), b, head),
+            tileOf(delta, b, head), dqTile, iter[1],
+            iter[2], qStart, kStart, c(nb, nl, seqQ), c(nb, nl, seqKV),
+            op.getScale() ? op.getScaleAttr()
+                          : nb.getF64FloatAttr(op.getEffectiveScale()),
+            op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+            masked ? nullptr : nb.getUnitAttr());
+        Value dqRows =
+            extractValidRows(nb, nl, step.getResultGradQuery(), rows);
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        getRowSlice(nb, nl, cast<RankedTensorType>(iter[0].getType()), zero,
+                    g, qStart, rows, offsets, sizes, strides);
+        Value slab = tensor::InsertSliceOp::create(nb, nl, dqRows, iter[0],
+                                                   offsets, sizes, strides);
+        scf::YieldOp::create(nb, nl,
+                             ValueRange{slab, step.getResultGradKey(),
+                                        step.getResultGradValue()});
+      });
+  return loop.getResults();
+}
+
+void BackwardTiler::rewrite() {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type();
+  auto qType = op.getQuery().getType();
+  int64_t headDim = qType.getDimSize(3);
+  int64_t headDimV = op.getValue().getType().getDimSize(3);
+  Type elt = qType.getElementType();
+
+  delta = computeDelta(rewriter, loc, op.getGradOutput(), op.getOutput());
+  Value dqAcc = createFilledTensor(rewriter, loc, qType.getShape(), f32, 0.0);
+  Value dkInit = tensor::EmptyOp::create(
+      rewriter, loc, op.getKey().getType().getShape(), elt);
+  Value dvInit = tensor::EmptyOp::create(
+      rewriter, loc, op.getValue().getType().getShape(), elt);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
+                             rewriter.getIndexAttr(headsKV)},
+      ValueRange{dqAcc, dkInit, dvInit}, std::nullopt);
+
+  rewriter.setInsertionPointToStart(forall.getBody());
+  SmallVector<Value> ivs = forall.getInductionVars();
+  Value b = ivs[0], kvHead = ivs[1];
+  ArrayRef<BlockArgument> shared = forall.getRegionIterArgs();
+  Value firstHead = arith::MulIOp::create(rewriter, loc, kvHead,
+                                          c(rewriter, loc, group));
+  // Per-iteration slabs: dQ rows of the group's heads, dK/dV of the KV head.
+  auto slabOf = [&](Value full, Value head, int64_t heads) {
+    auto type = cast<RankedTensorType>(full.getType());
+    SmallVector<OpFoldResult> offsets{b, head, rewriter.getIndexAttr(0),
+                                      rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{
+        rewriter.getIndexAttr(1), rewriter.getIndexAttr(heads),
+        rewriter.getIndexAttr(type.getDimSize(2)),
+        rewriter.getIndexAttr(type.getDimSize(3))};
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    return std::make_tuple(offsets, sizes, strides);
+  };
+  auto extractSlab = [&](Value full, Value head, int64_t heads) -> Value {
+    auto [offsets, sizes, strides] = slabOf(full, head, heads);
+    return tensor::ExtractSliceOp::create(rewriter, loc, full, offsets, sizes,
+                                          strides);
+  };
+  SmallVector<Value> slabs{extractSlab(shared[0], firstHead, group),
+                           extractSlab(shared[1], kvHead, 1),
+                           extractSlab(shared[2], kvHead, 1)};
+
+  int64_t numKVBlocks = llvm::divideCeil(seqKV, blockKV);
+  auto kvLoop = scf::ForOp::create(
+      rewriter, loc, c(rewriter, loc, 0), c(rewriter, loc, numKVBlocks),
+      c(rewriter, loc, 1), slabs,
+      [&](OpBuilder &nb, Location nl, Value kb, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                   nb.getInsertionPoint());
+        Value kStart =
+            arith::MulIOp::create(rewriter, nl, kb, c(rewriter, nl, blockKV));
+        Value cols = validRows(rewriter, nl, kStart, seqKV, blockKV);
+        Value kTile = extractPaddedTile(rewriter, nl, op.getKey(), b, kvHead,
+                                        kStart, cols, blockKV);
+        Value vTile = extractPaddedTile(rewriter, nl, op.getValue(), b,
+                                        kvHead, kStart, cols, blockKV);
+        Value lastKey = arith::SubIOp::create(
+            rewriter, nl, arith::AddIOp::create(rewriter, nl, kStart, cols),
+            c(rewriter, nl, 1));
+        Value inBounds = arith::CmpIOp::create(
+            rewriter, nl, arith::CmpIPredicate::eq, cols,
+            c(rewriter, nl, blockKV));
+        BlockSplit split = splitQBlocks(rewriter, nl, band, kStart, lastKey,
+                                        inBounds, seqQ, blockQ);
+        SmallVector<Value> accs{
+            createFilledTensor(rewriter, nl, {blockKV, headDim}, f32, 0.0),
+            createFilledTensor(rewriter, nl, {blockKV, headDimV}, f32, 0.0)};
+
+        auto groupLoop = scf::ForOp::create(
+            rewriter, nl, c(rewriter, nl, 0), c(rewriter, nl, group),
+            c(rewriter, nl, 1), ValueRange{iter[0], accs[0], accs[1]},
+            [&](OpBuilder &gb, Location gl, Value g, ValueRange state) {
+              OpBuilder::InsertionGuard inner(rewriter);
+              rewriter.setInsertionPoint(gb.getInsertionBlock(),
+                                         gb.getInsertionPoint());
+              Value head = arith::AddIOp::create(rewriter, gl, firstHead, g);
+              SmallVector<Value> s(state);
+              s = emitQLoop(gl, split.lo, split.fullLo, true, s, b, head, g,
+                            kTile, vTile, kStart);
+              s = emitQLoop(gl, split.fullLo, split.fullHi, false, s, b, head,
+                            g, kTile, vTile, kStart);
+              s = emitQLoop(gl, split.fullHi, split.hi, true, s, b, head, g,
+                            kTile, vTile, kStart);
+              scf::YieldOp::create(rewriter, gl, s);
+            });
+
+        SmallVector<Value> results{groupLoop.getResult(0)};
+        for (auto [acc, slab] :
+             llvm::zip(groupLoop.getResults().drop_front(), iter.drop_front())) {
+          Value rows = extractValidRows(
+              rewriter, nl, castElements(rewriter, nl, acc, elt), cols);
+          SmallVector<OpFoldResult> offsets, sizes, strides;
+          getRowSlice(rewriter, nl, cast<RankedTensorType>(slab.getType()),
+                      c(rewriter, nl, 0), c(rewriter, nl, 0), kStart, cols,
+                      offsets, sizes, strides);
+          results.push_back(tensor::InsertSliceOp::create(
+              rewriter, nl, rows, slab, offsets, sizes, strides));
+        }
+        scf::YieldOp::create(rewriter, nl, results);
+      });
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<Value> slabHeads{firstHead, kvHead, kvHead};
+  SmallVector<int64_t> slabHeadCounts{group, 1, 1};
+  for (auto [result, dest, head, heads] : llvm::zip(
+           kvLoop.getResults(), shared, slabHeads, slabHeadCounts)) {
+    auto [offsets, sizes, strides] = slabOf(dest, head, heads);
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, result, dest, offsets,
+                                          sizes, strides);
+  }
+
+  rewriter.setInsertionPointAfter(forall);
+  Value dq = castElements(rewriter, loc, forall.getResult(0), elt);
+  rewriter.replaceOp(op, ValueRange{dq, forall.getResult(1),
+                                    forall.getResult(2)});
+}
+
+struct TileAttentionGradPass
+    : fa::impl::TileAttentionGradBase<TileAttentionGradPass> {
+  using TileAttentionGradBase::TileAttentionGradBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ)) ||
+        failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV)))
+      return signalPassFailure();
+    SmallVector<AttentionGradOp> work;
+    WalkResult walk = root->walk([&](AttentionGradOp op) {
+      for (Value v : op->getOperands())
+        if (ShapedType::isDynamicShape(
+                cast<RankedTensorType>(v.getType()).getShape())) {
+          op.emitError() << "fa-tile-attention-grad needs static shapes";
+          return WalkResult::interrupt();
+        }
+      work.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    IRRewriter rewriter(&getContext());
+    for (AttentionGradOp op : work)
+      BackwardTiler(rewriter, op, blockQ, blockKV).rewrite();
+  }
+};
+
+} // namespace

@@ -1,0 +1,323 @@
+// RUN: fa-opt %s -split-input-file -verify-diagnostics
+// RUN: not fa-opt %s -split-input-file 2>&1 | FileCheck %s --check-prefix=EXIT
+// EXIT: error:
+
+// Every verifier branch of the fa dialect, with the message it gives.
+
+func.func @f(%q: tensor<4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{query must have rank 4 [B, Hq, Nq, D], got 'tensor<4x128x64xbf16>'}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{key dim 0 (B) is 2, expected 1 to match query dim 0}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x32xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{key dim 3 (D) is 32, expected 64 to match query dim 3}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x100x64xbf16>) {
+  // expected-error @+1 {{value dim 2 (Nk) is 100, expected 128 to match key dim 2}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x100x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x32xbf16>) {
+  // expected-error @+1 {{output dim 3 (Dv) is 64, expected 32 to match value dim 3}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x32xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{lse dim 2 (Nq) is 64, expected 128 to match query dim 2}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x6x128x64xbf16>, %k: tensor<1x4x128x64xbf16>, %v: tensor<1x4x128x64xbf16>) {
+  // expected-error @+1 {{query heads (Hq = 6) must be a multiple of key/value heads (Hkv = 4) for GQA/MQA}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x6x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16> -> tensor<1x6x128x64xbf16>, tensor<1x6x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{key element type 'f16' differs from query element type 'bf16'; mixed element types are not supported}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{output element type 'f16' differs from query element type 'bf16'}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xf8E4M3FN>, %k: tensor<1x2x128x64xf8E4M3FN>, %v: tensor<1x2x128x64xf8E4M3FN>) {
+  // expected-error @+1 {{FP8 operands need descale(%q_descale, %k_descale, %v_descale), got 0 descale operands}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xf8E4M3FN>, %k: tensor<1x2x128x64xf8E4M3FN>, %v: tensor<1x2x128x64xf8E4M3FN>, %d0: tensor<1x2xf32>, %d1: tensor<1x2xf32>, %d2: tensor<1x2xf32>) {
+  // expected-error @+1 {{FP8 attention produces a bf16 or f16 output, got 'f8E4M3FN'}}
+  %o, %lse = fa.attention %q, %k, %v descale(%d0, %d1, %d2 : tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>)  : tensor<1x4x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN> -> tensor<1x4x128x64xf8E4M3FN>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xf8E4M3FN>, %k: tensor<1x2x128x64xf8E4M3FN>, %v: tensor<1x2x128x64xf8E4M3FN>, %d0: tensor<1x2xf32>, %d1: tensor<1x3xf32>, %d2: tensor<1x2xf32>) {
+  // expected-error @+1 {{descale #1 dim 1 (Hkv) is 3, expected 2 to match key dim 1}}
+  %o, %lse = fa.attention %q, %k, %v descale(%d0, %d1, %d2 : tensor<1x2xf32>, tensor<1x3xf32>, tensor<1x2xf32>)  : tensor<1x4x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %d0: tensor<1x2xf32>, %d1: tensor<1x2xf32>, %d2: tensor<1x2xf32>) {
+  // expected-error @+1 {{descale operands are only meaningful for FP8 operands, got 'bf16'}}
+  %o, %lse = fa.attention %q, %k, %v descale(%d0, %d1, %d2 : tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>)  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{scale must be a positive finite number, got 0}}
+  %o, %lse = fa.attention %q, %k, %v scale = 0.0  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{softcap must be a positive finite number, got -5}}
+  %o, %lse = fa.attention %q, %k, %v softcap = -5.0  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window must be [left, right], got 3 values}}
+  %o, %lse = fa.attention %q, %k, %v window [1, 2, 3]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window bounds must be >= 0, or -1 for unbounded, got [-2, 4]}}
+  %o, %lse = fa.attention %q, %k, %v window [-2, 4]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window [-1, -1] is unbounded on both sides; drop the window}}
+  %o, %lse = fa.attention %q, %k, %v window [-1, -1]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window [64, 8] is meaningless on a causal op}}
+  %o, %lse = fa.attention %q, %k, %v causal window [64, 8]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window [-1, 0] is meaningless on a causal op}}
+  %o, %lse = fa.attention %q, %k, %v causal window [-1, 0]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xi32>, %k: tensor<1x2x128x64xi32>, %v: tensor<1x2x128x64xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type values}}
+  %o, %lse = fa.attention %q, %k, %v  : tensor<1x4x128x64xi32>, tensor<1x2x128x64xi32>, tensor<1x2x128x64xi32> -> tensor<1x4x128x64xi32>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{grad_key dim 2 (Nk) is 64, expected 128 to match key dim 2}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{grad_query element type 'f16' differs from query element type 'bf16'}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xf8E4M3FN>, %k: tensor<1x2x128x64xf8E4M3FN>, %v: tensor<1x2x128x64xf8E4M3FN>, %o: tensor<1x4x128x64xf8E4M3FN>, %do: tensor<1x4x128x64xf8E4M3FN>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{FP8 backward is not supported; run the backward in bf16 or f16}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x4x128x64xf8E4M3FN>, tensor<1x4x128x64xf8E4M3FN>, tensor<1x4x128xf32> -> tensor<1x4x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x3x128x64xbf16>, %v: tensor<1x3x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{query heads (Hq = 4) must be a multiple of key/value heads (Hkv = 3)}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x128x64xbf16>, tensor<1x3x128x64xbf16>, tensor<1x3x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xbf16>, tensor<1x3x128x64xbf16>, tensor<1x3x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{window [4, 4] is meaningless on a causal op}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse causal window [4, 4] : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x64x64xf16>, %k: tensor<4x64x64xf16>, %v: tensor<4x64x64xf16>, %acc: tensor<4x64x64xf32>, %m: tensor<4x64xf32>, %l: tensor<4x64xf32>, %i: index) {
+  // expected-error @+1 {{query must have rank 4 [B, Hq, Nq, D] (whole tensors) or rank 2 [Br, D] (a tile), got 'tensor<4x64x64xf16>'}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<4x64x64xf16>, tensor<4x64x64xf16>, tensor<4x64x64xf16>) outs(%acc, %m, %l : tensor<4x64x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{a tile needs tile(%q_start, %kv_start, %q_len, %kv_len), got 0 index operands}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %acc: tensor<1x2x64x64xf32>, %m: tensor<1x2x64xf32>, %l: tensor<1x2x64xf32>, %i: index) {
+  // expected-error @+1 {{whole-tensor operands take no tile position}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) outs(%acc, %m, %l : tensor<1x2x64x64xf32>, tensor<1x2x64xf32>, tensor<1x2x64xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %acc: tensor<1x2x64x64xf32>, %m: tensor<1x2x64xf32>, %l: tensor<1x2x64xf32>, %i: index) {
+  // expected-error @+1 {{'unmasked' is only meaningful on a tile}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) outs(%acc, %m, %l : tensor<1x2x64x64xf32>, tensor<1x2x64xf32>, tensor<1x2x64xf32>) scale = 0.125 unmasked
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{requires 'scale': the online form carries the resolved softmax scale}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) causal
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x16xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{acc dim 1 (Dv) is 64, expected 16 to match value dim 1}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x16xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<32xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{max dim 0 (Br) is 32, expected 64 to match query dim 0}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<32xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<4x64x64xf32>, %m: tensor<4x64xf32>, %l: tensor<4x64xf32>) {
+  // expected-error @+1 {{acc must have rank 4 [B, H, N, Dv] or rank 2 [Br, Dv], got 'tensor<4x64x64xf32>'}}
+  %o, %lse = fa.normalize %acc, %m, %l : tensor<4x64x64xf32>, tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64x64xf16>, tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
+  // expected-error @+1 {{output must be f32, f16 or bf16, got 'f8E4M3FN'}}
+  %o, %lse = fa.normalize %acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf8E4M3FN>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
+  // expected-error @+1 {{lse dim 0 (N) is 32, expected 64 to match acc dim 0}}
+  %o, %lse = fa.normalize %acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xbf16>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %do: tensor<64x64xf16>, %lse: tensor<64xf32>, %delta: tensor<32xf32>, %dq: tensor<64x64xf32>, %dk: tensor<32x64xf32>, %dv: tensor<32x64xf32>, %i: index) {
+  // expected-error @+1 {{delta dim 0 (Br) is 32, expected 64 to match query dim 0}}
+  %a, %b, %c = fa.attention_grad_tile ins(%q, %k, %v, %do, %lse, %delta : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf16>, tensor<64xf32>, tensor<32xf32>) outs(%dq, %dk, %dv : tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %do: tensor<64x64xf16>, %lse: tensor<64xf32>, %delta: tensor<64xf32>, %dq: tensor<64x64xf32>, %dk: tensor<32x64xf32>, %dv: tensor<32x64xf32>, %i: index) {
+  // expected-error @+1 {{requires 'scale': the tile form carries the resolved softmax scale}}
+  %a, %b, %c = fa.attention_grad_tile ins(%q, %k, %v, %do, %lse, %delta : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf16>, tensor<64xf32>, tensor<64xf32>) outs(%dq, %dk, %dv : tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) tile(%i, %i, %i, %i) causal
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf8E4M3FN>, %k: tensor<32x64xf8E4M3FN>, %v: tensor<32x64xf8E4M3FN>, %do: tensor<64x64xf8E4M3FN>, %lse: tensor<64xf32>, %delta: tensor<64xf32>, %dq: tensor<64x64xf32>, %dk: tensor<32x64xf32>, %dv: tensor<32x64xf32>, %i: index) {
+  // expected-error @+1 {{FP8 backward is not supported}}
+  %a, %b, %c = fa.attention_grad_tile ins(%q, %k, %v, %do, %lse, %delta : tensor<64x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<64x64xf8E4M3FN>, tensor<64xf32>, tensor<64xf32>) outs(%dq, %dk, %dv : tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %do: tensor<64x64xf16>, %lse: tensor<64xf32>, %delta: tensor<64xf32>, %dq: tensor<64x64xf32>, %dk: tensor<32x64xf32>, %dv: tensor<32x64xf32>, %i: index) {
+  // expected-error @+1 {{softcap must be a positive finite number, got 0}}
+  %a, %b, %c = fa.attention_grad_tile ins(%q, %k, %v, %do, %lse, %delta : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf16>, tensor<64xf32>, tensor<64xf32>) outs(%dq, %dk, %dv : tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) tile(%i, %i, %i, %i) scale = 0.125 softcap = 0.0
+  return
+}

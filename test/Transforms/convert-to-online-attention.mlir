@@ -1,0 +1,55 @@
+// RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention | FileCheck %s
+
+// The running state starts at acc = 0, max = -inf, sum = 0; the default scale
+// 1/sqrt(D) is resolved onto the online op; normalize produces O and LSE.
+
+// CHECK-LABEL: func @default_scale
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x8x128x64xf32>)
+// CHECK: %[[MAX:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<2x8x128xf32>)
+// CHECK: %[[SUM:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x8x128xf32>)
+// CHECK: %[[A:.*]], %[[M:.*]], %[[L:.*]] = fa.online_attention ins(%arg0, %arg1, %arg2 : {{.*}}) outs(%[[ACC]], %[[MAX]], %[[SUM]] : {{.*}}) scale = 1.250000e-01
+// CHECK-NOT: causal
+// CHECK: %[[O:.*]], %[[LSE:.*]] = fa.normalize %[[A]], %[[M]], %[[L]] : tensor<2x8x128x64xf32>, tensor<2x8x128xf32>, tensor<2x8x128xf32> -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+// CHECK: return %[[O]], %[[LSE]]
+// CHECK-NOT: fa.attention
+func.func @default_scale(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>,
+                         %v: tensor<2x2x128x64xbf16>)
+    -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>) {
+  %o, %lse = fa.attention %q, %k, %v
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x64xbf16>
+      -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+  return %o, %lse : tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+}
+
+// -----
+
+// Attributes carry over unchanged.
+
+// CHECK-LABEL: func @attrs_carry_over
+// CHECK: fa.online_attention {{.*}} scale = 5.000000e-01 causal window [16, 0] softcap = 3.000000e+01
+// CHECK-NOT: unmasked
+func.func @attrs_carry_over(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x48x16xf32>,
+                            %v: tensor<1x2x48x8xf32>) -> tensor<1x2x32x8xf32> {
+  %o, %lse = fa.attention %q, %k, %v scale = 0.5 causal window [16, 0] softcap = 30.0
+      : tensor<1x2x32x16xf32>, tensor<1x2x48x16xf32>, tensor<1x2x48x8xf32>
+      -> tensor<1x2x32x8xf32>, tensor<1x2x32xf32>
+  return %o : tensor<1x2x32x8xf32>
+}
+
+// -----
+
+// The backward is left for fa-tile-attention-grad.
+
+// CHECK-LABEL: func @grad_untouched
+// CHECK: fa.attention_grad
+// CHECK-NOT: fa.online_attention
+func.func @grad_untouched(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>, %lse: tensor<1x1x8xf32>)
+    -> tensor<1x1x8x8xf32> {
+  %dq, %dk, %dv = fa.attention_grad %q, %q, %q, %o, %o, %lse
+      : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>,
+        tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8xf32>
+      -> tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>
+  return %dq : tensor<1x1x8x8xf32>
+}

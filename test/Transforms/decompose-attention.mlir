@@ -1,0 +1,126 @@
+// RUN: fa-opt %s -split-input-file -fa-decompose-attention -cse | FileCheck %s
+
+// One masked online-softmax step in base 2: s = qk * (scale * log2 e), masked
+// to -inf, m' = max(m, rowmax s), alpha = 2^(m - m'), p = 2^(s - m'),
+// l' = alpha l + rowsum p, A' = alpha A + p V.
+
+// CHECK-LABEL: func @online_step_masked
+// CHECK: %[[QK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<32x64xbf16>, tensor<16x64xbf16>) outs(%{{.*}} : tensor<32x16xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[QK]] : tensor<32x16xf32>)
+// CHECK:   arith.constant 0.180336878 : f32
+// CHECK:   linalg.index 0
+// CHECK:   linalg.index 1
+// CHECK:   arith.cmpi slt
+// CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<32x16xf32>) outs(%arg4 : tensor<32xf32>)
+// CHECK:   arith.maximumf
+// CHECK: %[[RESCALE:.*]]:2 = linalg.generic {{.*}} ins(%arg4, %[[M]] : tensor<32xf32>, tensor<32xf32>)
+// CHECK:   arith.cmpf oeq
+// CHECK:   %[[SAFE:.*]] = arith.select
+// CHECK:   %[[DIFF:.*]] = arith.subf %{{.*}}, %[[SAFE]]
+// CHECK:   math.exp2 %[[DIFF]]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[RESCALE]]#0 : tensor<32x16xf32>, tensor<32xf32>)
+// CHECK:   math.exp2
+// CHECK: %[[LSCALED:.*]] = linalg.generic {{.*}} ins(%[[RESCALE]]#1, %arg5 : tensor<32xf32>, tensor<32xf32>)
+// CHECK: %[[L:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<32x16xf32>) outs(%[[LSCALED]] : tensor<32xf32>)
+// CHECK:   arith.addf
+// CHECK: %[[ASCALED:.*]] = linalg.generic {{.*}} ins(%[[RESCALE]]#1, %arg3 : tensor<32xf32>, tensor<32x32xf32>)
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]], %arg2 : tensor<32x16xf32>, tensor<16x32xbf16>) outs(%[[ASCALED]] : tensor<32x32xf32>)
+// CHECK: return %[[A]], %[[M]], %[[L]]
+// CHECK-NOT: fa.
+func.func @online_step_masked(%q: tensor<32x64xbf16>, %k: tensor<16x64xbf16>, %v: tensor<16x32xbf16>,
+                              %acc: tensor<32x32xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>,
+                              %qs: index, %ks: index, %nq: index, %nk: index)
+    -> (tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>) {
+  %a, %mm, %ll = fa.online_attention ins(%q, %k, %v : tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16x32xbf16>)
+                                     outs(%acc, %m, %l : tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>)
+                                     tile(%qs, %ks, %nq, %nk) scale = 0.125 causal
+  return %a, %mm, %ll : tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>
+}
+
+// -----
+
+// An unmasked tile emits no mask code; softcap goes through tanh with
+// log2 e folded into the cap.
+
+// CHECK-LABEL: func @online_step_unmasked_softcap
+// CHECK-NOT: linalg.index
+// CHECK: math.tanh
+// CHECK-NOT: linalg.index
+// CHECK: return
+func.func @online_step_unmasked_softcap(%q: tensor<16x16xf32>, %acc: tensor<16x16xf32>, %m: tensor<16xf32>,
+                                        %l: tensor<16xf32>, %i: index)
+    -> (tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %a, %mm, %ll = fa.online_attention ins(%q, %q, %q : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>)
+                                     outs(%acc, %m, %l : tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>)
+                                     tile(%i, %i, %i, %i) scale = 0.25 causal softcap = 10.0 unmasked
+  return %a, %mm, %ll : tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// O = acc / l (0 for an empty row) cast to the output type; LSE in natural
+// log, -inf for an empty row.
+
+// CHECK-LABEL: func @normalize_tile
+// CHECK: linalg.generic {{.*}} ins(%arg2, %arg0 : tensor<32xf32>, tensor<32x16xf32>) outs(%{{.*}} : tensor<32x16xbf16>)
+// CHECK:   arith.cmpf oeq
+// CHECK:   arith.divf
+// CHECK:   arith.truncf %{{.*}} : f32 to bf16
+// CHECK: linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<32xf32>, tensor<32xf32>)
+// CHECK:   math.log2
+// CHECK:   arith.constant 0.693147182 : f32
+// CHECK:   arith.constant 0xFF800000 : f32
+func.func @normalize_tile(%acc: tensor<32x16xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>)
+    -> (tensor<32x16xbf16>, tensor<32xf32>) {
+  %o, %lse = fa.normalize %acc, %m, %l : tensor<32x16xf32>, tensor<32xf32>, tensor<32xf32>
+      -> tensor<32x16xbf16>, tensor<32xf32>
+  return %o, %lse : tensor<32x16xbf16>, tensor<32xf32>
+}
+
+// -----
+
+// The backward tile: QKᵀ, P = 2^(s - LSE log2 e) masked to 0, dV += Pᵀ dO,
+// dP = dO Vᵀ, dS = P (dP - delta) scale, dQ += dS K, dK += dSᵀ Q.
+
+// CHECK-LABEL: func @grad_tile
+// CHECK: %[[QK:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x32xf16>, tensor<16x32xf16>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[QK]], %arg4 : tensor<64x16xf32>, tensor<64xf32>)
+// CHECK:   math.exp2
+// CHECK:   arith.select
+// CHECK: %[[DV:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]], %arg3 : tensor<64x16xf32>, tensor<64x8xf16>) outs(%arg8 : tensor<16x8xf32>)
+// CHECK: %[[DP:.*]] = linalg.generic {{.*}} ins(%arg3, %arg2 : tensor<64x8xf16>, tensor<16x8xf16>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK: %[[DS:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[DP]], %arg5 : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>)
+// CHECK:   arith.subf
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[DS]], %arg1 : tensor<64x16xf32>, tensor<16x32xf16>) outs(%arg6 : tensor<64x32xf32>)
+// CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[DS]], %arg0 : tensor<64x16xf32>, tensor<64x32xf16>) outs(%arg7 : tensor<16x32xf32>)
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @grad_tile(%q: tensor<64x32xf16>, %k: tensor<16x32xf16>, %v: tensor<16x8xf16>,
+                     %do: tensor<64x8xf16>, %lse: tensor<64xf32>, %delta: tensor<64xf32>,
+                     %dq: tensor<64x32xf32>, %dk: tensor<16x32xf32>, %dv: tensor<16x8xf32>, %i: index)
+    -> (tensor<64x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>) {
+  %a, %b, %c = fa.attention_grad_tile
+      ins(%q, %k, %v, %do, %lse, %delta : tensor<64x32xf16>, tensor<16x32xf16>, tensor<16x8xf16>, tensor<64x8xf16>, tensor<64xf32>, tensor<64xf32>)
+      outs(%dq, %dk, %dv : tensor<64x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>)
+      tile(%i, %i, %i, %i) scale = 0.125 window [8, 8]
+  return %a, %b, %c : tensor<64x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// With softcap the backward chains dS through 1 - tanh^2.
+
+// CHECK-LABEL: func @grad_tile_softcap
+// CHECK: %[[REC:.*]]:2 = linalg.generic
+// CHECK:   math.tanh
+// CHECK:   arith.mulf
+// CHECK:   arith.subf
+// CHECK: linalg.generic {{.*}} ins(%[[REC]]#0, %{{.*}}, %arg1, %[[REC]]#1 :
+func.func @grad_tile_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf32>, %acc: tensor<16x16xf32>, %i: index)
+    -> tensor<16x16xf32> {
+  %a, %b, %c = fa.attention_grad_tile
+      ins(%q, %q, %q, %q, %lse, %lse : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16xf32>, tensor<16xf32>)
+      outs(%acc, %acc, %acc : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>)
+      tile(%i, %i, %i, %i) scale = 0.25 softcap = 5.0 unmasked
+  return %a : tensor<16x16xf32>
+}

@@ -1,0 +1,29 @@
+//===- fa-opt.cpp - FlashMLIR optimizer driver ----------------------------===//
+//
+// mlir-opt with the `fa` dialect, FlashMLIR's passes and named pipelines, and
+// every upstream dialect and pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FADialect.h"
+#include "fa/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::fa::registerFAPasses();
+  mlir::fa::registerFAPipelines();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::fa::FADialect>();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "FlashMLIR optimizer driver\n", registry));
+}
