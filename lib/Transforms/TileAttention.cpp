@@ -18,7 +18,7 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
-#include "TilingUtils.h"
+#include "fa/Transforms/TilingUtils.h"
 
 #include "mlir/IR/PatternMatch.h"
 

@@ -1,6 +1,6 @@
 //===- TilingUtils.cpp - Helpers shared by the attention tiling passes ----===//
 
-#include "TilingUtils.h"
+#include "fa/Transforms/TilingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

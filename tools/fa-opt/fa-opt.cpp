@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Transforms/Passes.h"
 
@@ -12,16 +13,21 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fa::registerFAPasses();
+  mlir::fa::registerFAConversionPasses();
+  mlir::fa::registerFAConversionPipelines();
   mlir::fa::registerFAPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR in-process.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::fa::FADialect>();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FA_LIB_TRANSFORMS_TILINGUTILS_H
-#define FA_LIB_TRANSFORMS_TILINGUTILS_H
+#ifndef FA_TRANSFORMS_TILINGUTILS_H
+#define FA_TRANSFORMS_TILINGUTILS_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -78,4 +78,4 @@ LogicalResult verifyBlockSize(Operation *op, StringRef passName,
 } // namespace fa
 } // namespace mlir
 
-#endif // FA_LIB_TRANSFORMS_TILINGUTILS_H
+#endif // FA_TRANSFORMS_TILINGUTILS_H

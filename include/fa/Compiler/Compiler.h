@@ -1,0 +1,68 @@
+//===- Compiler.h - Attention config -> GPU kernel, in-process --*- C++ -*-===//
+//
+// The compiler as a library: used by `fa-compile` ahead of time and by the
+// runtime's JIT. Input is a config (or MLIR text holding `fa.attention`);
+// output is the kernel as MLIR, LLVM IR, PTX or cubin plus its launch
+// metadata (`key = value` lines, see docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_COMPILER_H
+#define FA_COMPILER_COMPILER_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir {
+namespace fa {
+
+/// One attention forward problem and how to compile it.
+struct AttentionConfig {
+  std::string dtype = "bf16"; ///< bf16 | f16
+  int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128;
+  int64_t headDim = 64, headDimV = 64;
+  std::optional<double> scale; ///< default 1/sqrt(headDim)
+  bool causal = false;
+  std::optional<std::pair<int64_t, int64_t>> window;
+  std::optional<double> softcap;
+  int64_t blockQ = 64, blockKV = 64;
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  std::string entry = "fa_fwd"; ///< kernel symbol
+
+  /// A stable one-line key: every field that changes the kernel.
+  std::string key() const;
+};
+
+enum class EmitKind { MLIR, LLVM, PTX, Cubin };
+
+struct CompiledKernel {
+  std::string payload;  ///< MLIR / LLVM IR / PTX text, or cubin bytes
+  std::string metadata; ///< `key = value` lines; empty for MLIR / LLVM
+};
+
+/// The `fa.attention` function a config stands for, as MLIR text.
+std::string configToMLIR(const AttentionConfig &config);
+
+/// Compiles MLIR text holding one function with an `fa.attention`; errors
+/// carry the diagnostics, located in `bufferName`.
+llvm::Expected<CompiledKernel> compileSource(llvm::StringRef source,
+                                             llvm::StringRef bufferName,
+                                             const AttentionConfig &options,
+                                             EmitKind emit);
+
+/// Compiles a config (validated by the dialect's verifiers).
+llvm::Expected<CompiledKernel> compileAttention(const AttentionConfig &config,
+                                                EmitKind emit);
+
+/// Version string of this compiler, part of every kernel-cache key.
+const char *compilerVersion();
+
+} // namespace fa
+} // namespace mlir
+
+#endif // FA_COMPILER_COMPILER_H

@@ -1,0 +1,57 @@
+//===- Passes.h - FlashMLIR conversion passes -------------------*- C++ -*-===//
+
+#ifndef FA_CONVERSION_PASSES_H
+#define FA_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+namespace fa {
+
+#define GEN_PASS_DECL
+#include "fa/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "fa/Conversion/Passes.h.inc"
+
+/// Options of the GPU lowering: target chip and PTX features.
+struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("Target SM, e.g. sm_80, sm_90"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features, e.g. +ptx80"),
+                               llvm::cl::init("+ptx80")};
+  Option<int64_t> optLevel{*this, "opt-level",
+                           llvm::cl::desc("LLVM optimization level"),
+                           llvm::cl::init(3)};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX) or bin (cubin "
+                     "through ptxas); empty stops at the LLVM dialect"),
+      llvm::cl::init("isa")};
+};
+
+/// gpu.module with nvgpu/gpu/vector/memref ops -> NVVM/LLVM dialect ->
+/// PTX or cubin embedded in a gpu.binary.
+void buildGPULoweringPipeline(OpPassManager &pm,
+                              const GPULoweringOptions &options);
+
+/// Registers `fa-gpu-lower-to-binary`.
+void registerFAConversionPipelines();
+
+} // namespace fa
+} // namespace mlir
+
+#endif // FA_CONVERSION_PASSES_H

@@ -1,0 +1,76 @@
+//===- Attention.h - Launching attention kernels ----------------*- C++ -*-===//
+//
+// attentionForward() validates a call against the kernel's metadata and
+// launches it. Validation is pure host code (it never touches the driver), so
+// a bad call returns an error Status and never launches anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_ATTENTION_H
+#define FA_RUNTIME_ATTENTION_H
+
+#include "fa/Runtime/Kernel.h"
+#include "fa/Runtime/Metadata.h"
+#include "fa/Runtime/Status.h"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+
+namespace fa::rt {
+
+/// The tensors and problem description of one forward call. Strides are in
+/// elements. Tensors: q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv],
+/// o [B,Hq,Nq,Dv] (all of `dtype`), lse [B,Hq,Nq] (f32).
+struct AttentionArgs {
+  CUdeviceptr q = 0, k = 0, v = 0, o = 0, lse = 0;
+  DType dtype = DType::BF16;
+
+  int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0,
+          headDimV = 0;
+
+  std::array<int64_t, 4> strideQ{}, strideK{}, strideV{}, strideO{};
+  std::array<int64_t, 3> strideLSE{};
+
+  double scale = 0.0;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1; ///< Negative: unbounded.
+  double softcap = 0.0;                      ///< 0: none.
+
+  /// Sets every stride to that of a dense row-major tensor of its shape.
+  void setContiguousStrides();
+  /// Shapes, dtype and flags from `metadata`, contiguous strides, null
+  /// pointers (the caller fills those in).
+  static AttentionArgs fromMetadata(const KernelMetadata &metadata);
+};
+
+/// The largest element count of one tensor: kernels index with 32 bits.
+constexpr int64_t kMaxTensorElements = 2147483647; // 2^31 - 1
+
+/// Checks `args` against a forward kernel's metadata without touching the
+/// driver: kernel kind, dtype, positive shapes, Hq % Hkv, per-tensor element
+/// counts (at most 2^31-1), shapes and flags equal to the metadata's, non-null
+/// pointers (lse only if the kernel takes it), 16-byte alignment of q/k/v/o
+/// and 4-byte alignment of lse, dense row-major strides, and outputs that do
+/// not overlap other tensors.
+Status validateAttentionForward(const KernelMetadata &metadata,
+                                const AttentionArgs &args);
+
+/// Validates, then launches the kernel on `stream` (asynchronously; use
+/// synchronize() or an Event to wait). Nothing is launched on error.
+Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
+                        CUstream stream = nullptr);
+
+/// Floating-point operations of one forward pass: the two matrix products,
+/// 2*B*Hq*Nq*Nk*D for S = Q K^T and 2*B*Hq*Nq*Nk*Dv for O = P V (that is
+/// 4*B*Hq*Nq*Nk*D when D == Dv), halved for causal masking when Nq == Nk.
+/// The single place this convention is defined; every TFLOP/s figure uses it.
+double attentionForwardFlops(int64_t batch, int64_t headsQ, int64_t seqQ,
+                             int64_t seqKV, int64_t headDim, int64_t headDimV,
+                             bool causal);
+double attentionForwardFlops(const KernelMetadata &metadata);
+
+} // namespace fa::rt
+
+#endif // FA_RUNTIME_ATTENTION_H

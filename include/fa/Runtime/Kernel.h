@@ -1,0 +1,110 @@
+//===- Kernel.h - Loading kernels from PTX or cubin -------------*- C++ -*-===//
+//
+// A Module is a loaded CUDA module (PTX compiled by the driver's JIT, or a
+// cubin). A Kernel is one function of a module together with the metadata
+// that describes its ABI; attentionForward() (Attention.h) launches it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_KERNEL_H
+#define FA_RUNTIME_KERNEL_H
+
+#include "fa/Runtime/Driver.h"
+#include "fa/Runtime/Metadata.h"
+#include "fa/Runtime/Status.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace fa::rt {
+
+class KernelCache;
+enum class CacheOutcome;
+
+/// A loaded CUDA module, unloaded on destruction. Move-only.
+class Module {
+public:
+  Module() = default;
+  /// JIT-compiles PTX text with the driver. On failure the error message
+  /// includes the JIT's error log (ptxas diagnostics with line numbers).
+  static StatusOr<Module> loadPTX(std::string_view ptx,
+                                  Driver &driver = Driver::get());
+  /// Loads a cubin (or fatbin) image.
+  static StatusOr<Module> loadCubin(const void *image, size_t size,
+                                    Driver &driver = Driver::get());
+  ~Module();
+  Module(Module &&other) noexcept;
+  Module &operator=(Module &&other) noexcept;
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  CUmodule handle() const { return module_; }
+  Driver *driver() const { return driver_; }
+  /// The JIT's info log of a successful PTX load (may be empty).
+  const std::string &jitLog() const { return jitLog_; }
+
+  StatusOr<CUfunction> function(const std::string &name) const;
+
+private:
+  static StatusOr<Module> loadImage(const void *image, bool isPTX,
+                                    Driver &driver);
+  void reset();
+  Driver *driver_ = nullptr;
+  CUmodule module_ = nullptr;
+  std::string jitLog_;
+};
+
+/// Compiles PTX to a cubin for the current device with the driver's linker
+/// (cuLinkCreate/cuLinkAddData/cuLinkComplete). On failure the message
+/// includes the error log.
+Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
+                         Driver &driver = Driver::get());
+
+/// A kernel function plus its metadata. Move-only (owns its module).
+class Kernel {
+public:
+  /// Loads `ptx` (JIT) and looks up metadata.entry. Checks that the device
+  /// can run it (chip, threads per block, shared memory) and raises the
+  /// function's dynamic shared memory limit to metadata.sharedBytes.
+  static StatusOr<Kernel> fromPTX(std::string_view ptx,
+                                  const KernelMetadata &metadata,
+                                  Driver &driver = Driver::get());
+  /// The same from a cubin image.
+  static StatusOr<Kernel> fromCubin(const void *image, size_t size,
+                                    const KernelMetadata &metadata,
+                                    Driver &driver = Driver::get());
+  /// A kernel object that carries metadata but no code: attentionForward()
+  /// validates its arguments as usual and then fails with "kernel is not
+  /// loaded". For tests of argument validation on machines without a GPU.
+  static Kernel unloaded(const KernelMetadata &metadata);
+
+  const KernelMetadata &metadata() const { return metadata_; }
+  bool loaded() const { return function_ != nullptr; }
+  CUfunction function() const { return function_; }
+  const Module &module() const { return module_; }
+  Driver *driver() const { return module_.driver(); }
+
+private:
+  static StatusOr<Kernel> fromModule(Module module,
+                                     const KernelMetadata &metadata);
+  Kernel() = default;
+  KernelMetadata metadata_;
+  Module module_;
+  CUfunction function_ = nullptr;
+};
+
+/// Loads a kernel through the kernel cache: the cubin compiled from `ptx`
+/// is cached under the key (metadata.configString() plus a hash of the PTX
+/// text, `compilerVersion`, the device's chip); on a miss the PTX is compiled
+/// with compilePTXToCubin(). `outcome`, if given, receives how the entry was
+/// found. A failure to write the cache is not an error.
+StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
+                                  const KernelMetadata &metadata,
+                                  std::string_view compilerVersion,
+                                  CacheOutcome *outcome = nullptr,
+                                  Driver &driver = Driver::get());
+
+} // namespace fa::rt
+
+#endif // FA_RUNTIME_KERNEL_H

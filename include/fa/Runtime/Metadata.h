@@ -1,0 +1,127 @@
+//===- Metadata.h - Kernel metadata (.meta files) ---------------*- C++ -*-===//
+//
+// fa-compile emits, next to each kernel's PTX, a `<name>.meta` text file that
+// describes the kernel's ABI: one `key = value` per line, `#` starts a comment
+// that runs to the end of the line, blank lines are ignored. Example:
+//
+//   kind = forward            # or backward
+//   entry = fa_fwd            # kernel symbol in the PTX
+//   chip = sm_90
+//   dtype = bf16              # bf16 | f16
+//   batch = 2
+//   heads_q = 8
+//   heads_kv = 2
+//   seq_q = 1024
+//   seq_kv = 1024
+//   head_dim = 128
+//   head_dim_v = 128
+//   scale = 0.08838834764831845
+//   causal = 1
+//   window_left = -1          # -1 = unbounded (optional, default -1)
+//   window_right = -1         # (optional, default -1)
+//   softcap = 0               # 0 = none (optional, default 0)
+//   block_q = 64              # informational (optional)
+//   block_kv = 64             # informational (optional)
+//   grid = 16,8,2
+//   block = 128,1,1
+//   shared_bytes = 49152      # dynamic shared memory for cuLaunchKernel
+//   args = q,k,v,o,lse        # kernel parameters, in order
+//
+// Every kernel parameter is a device pointer (u64) to a dense row-major
+// tensor: q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all
+// of `dtype`), lse [B,Hq,Nq] (f32). Shapes and flags are baked into the
+// kernel: one kernel per configuration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_METADATA_H
+#define FA_RUNTIME_METADATA_H
+
+#include "fa/Runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fa::rt {
+
+enum class KernelKind { Forward, Backward };
+enum class DType { BF16, F16 };
+
+const char *toString(KernelKind kind); ///< "forward" / "backward"
+const char *toString(DType dtype);     ///< "bf16" / "f16"
+/// Bytes per element (2 for both supported types).
+size_t elementSize(DType dtype);
+
+/// A CUDA launch dimension triple.
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t product() const { return uint64_t(x) * y * z; }
+};
+
+/// The parsed contents of a .meta file.
+struct KernelMetadata {
+  KernelKind kind = KernelKind::Forward;
+  std::string entry; ///< Kernel symbol name.
+  std::string chip;  ///< "sm_90", "sm_90a", ...
+  DType dtype = DType::BF16;
+
+  int64_t batch = 0;
+  int64_t headsQ = 0;
+  int64_t headsKV = 0;
+  int64_t seqQ = 0;
+  int64_t seqKV = 0;
+  int64_t headDim = 0;
+  int64_t headDimV = 0;
+
+  double scale = 0.0;
+  bool causal = false;
+  int64_t windowLeft = -1;  ///< -1: unbounded (any negative is stored as -1).
+  int64_t windowRight = -1; ///< -1: unbounded.
+  double softcap = 0.0;     ///< 0: none.
+
+  int64_t blockQ = 0;  ///< Informational; 0 if absent.
+  int64_t blockKV = 0; ///< Informational; 0 if absent.
+
+  Dim3 grid;
+  Dim3 block;
+  uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
+  std::vector<std::string> args; ///< Parameter names, in order.
+  std::string compiler;          ///< Compiler version that made it; optional.
+
+  bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
+  bool hasSoftcap() const { return softcap > 0.0; }
+  bool hasArg(std::string_view name) const;
+
+  /// The compute capability named by `chip` as major*10+minor ("sm_90a" ->
+  /// 90), or -1 if `chip` is malformed.
+  int chipVersion() const;
+  /// Whether `chip` carries an architecture-specific suffix ("sm_90a",
+  /// "sm_100f"): such code only runs on exactly that architecture (family).
+  bool chipIsArchSpecific() const;
+
+  /// A canonical one-line rendering of every field (fixed key order, exact
+  /// number formatting). Two metadata objects describe the same kernel ABI iff
+  /// their config strings are equal; the kernel cache uses it as part of its
+  /// key.
+  std::string configString() const;
+};
+
+/// Parses .meta text. On error, `out` is unspecified and the message locates
+/// the problem, e.g. "line 7: unknown key 'foo'", "line 5: bad value for
+/// 'batch': expected a positive integer, got 'two'", "missing required keys:
+/// entry, grid". Also checks consistency between keys (heads_q a multiple of
+/// heads_kv, forward kernels taking q, k, v and o).
+Status parseKernelMetadata(std::string_view text, KernelMetadata &out);
+
+/// Reads and parses a .meta file; errors are prefixed with the path.
+Status readKernelMetadataFile(const std::string &path, KernelMetadata &out);
+
+/// Reads a whole file into `out` (binary-safe).
+Status readFile(const std::string &path, std::string &out);
+
+} // namespace fa::rt
+
+#endif // FA_RUNTIME_METADATA_H

@@ -1,0 +1,446 @@
+//===- ForwardKernel.cpp - Attention forward as an mma.sync kernel --------===//
+//
+// One thread block per (Q block, query head, batch); warp w owns query rows
+// [16 w, 16 w + 16) of the block (FA2's split-Q: no cross-warp reductions).
+// Per KV block: cp.async K and V into shared memory, S = Q Kᵀ on mma.sync,
+// the online-softmax update on the S fragments in registers, then P (cast to
+// the element type, reused in registers as the A operand) times V. The
+// accumulator, row max and per-thread partial row sums are loop-carried; the
+// quad reduction of the sum is deferred to the epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ForwardKernel.h"
+
+#include "FragmentBuilder.h"
+#include "fa/Transforms/TilingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+Attribute workgroupSpace(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+}
+
+/// Per-thread state carried across KV blocks: the output accumulator
+/// fragments, then the row max and partial row sum of rows g and g + 8.
+struct SoftmaxState {
+  SmallVector<CFragment> acc;
+  std::array<Value, 2> max, sum;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> values;
+    for (const CFragment &frag : acc)
+      values.append(frag.begin(), frag.end());
+    values.append(max.begin(), max.end());
+    values.append(sum.begin(), sum.end());
+    return values;
+  }
+  static SoftmaxState unflatten(ValueRange values, int64_t accTiles) {
+    SoftmaxState state;
+    for (int64_t i = 0; i < accTiles; ++i)
+      state.acc.push_back({values[4 * i], values[4 * i + 1],
+                           values[4 * i + 2], values[4 * i + 3]});
+    state.max = {values[4 * accTiles], values[4 * accTiles + 1]};
+    state.sum = {values[4 * accTiles + 2], values[4 * accTiles + 3]};
+    return state;
+  }
+};
+
+class ForwardKernelEmitter {
+public:
+  ForwardKernelEmitter(const ForwardKernelConfig &config) : c(config) {
+    band = MaskBand::get(c.causal,
+                         c.window ? std::optional<ArrayRef<int64_t>>(
+                                        ArrayRef<int64_t>(windowStorage))
+                                  : std::nullopt,
+                         c.seqQ, c.seqKV);
+  }
+
+  gpu::GPUFuncOp emit(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
+
+private:
+  /// cp.async of rows [rowStart, rowStart + rows) x `cols` of the (batch,
+  /// head) slice of `src` into shared `dst`; rows at or past `seqLen` are
+  /// zero-filled. Returns the async tokens.
+  SmallVector<Value> copyTile(FragmentBuilder &fb, Value src, Value batch,
+                              Value head, Value rowStart, int64_t seqLen,
+                              int64_t rows, int64_t cols, Value dst);
+  void waitAll(FragmentBuilder &fb, ValueRange tokens);
+
+  /// One KV block: returns the updated state.
+  SoftmaxState emitKVBlock(FragmentBuilder &fb, Value kb, bool masked,
+                           const SoftmaxState &state);
+  /// scf.for kb in [from, to) of KV blocks.
+  SoftmaxState emitKVLoop(OpBuilder &b, Location loc, Value from, Value to,
+                          bool masked, const SoftmaxState &state);
+  void emitEpilogue(FragmentBuilder &fb, const SoftmaxState &state);
+
+  const ForwardKernelConfig &c;
+  std::array<int64_t, 2> windowStorage =
+      c.window ? std::array<int64_t, 2>{c.window->first, c.window->second}
+               : std::array<int64_t, 2>{-1, -1};
+  MaskBand band;
+
+  // Values of the kernel body.
+  Value q, k, v, o, lse;
+  Value batch, head, kvHead, qStart, tid, warp, lane, group, quadLane;
+  Value qShared, kShared, vShared;
+};
+
+SmallVector<Value> ForwardKernelEmitter::copyTile(FragmentBuilder &fb,
+                                                  Value src, Value batchIdx,
+                                                  Value headIdx,
+                                                  Value rowStart,
+                                                  int64_t seqLen, int64_t rows,
+                                                  int64_t cols, Value dst) {
+  OpBuilder &b = fb.builder();
+  Location loc = fb.location();
+  const int64_t chunk = 8; // 16 bytes of 16-bit elements
+  int64_t chunksPerRow = cols / chunk;
+  int64_t perThread = rows * chunksPerRow / c.threads();
+  SmallVector<Value> tokens;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value linear = fb.add(tid, i * c.threads());
+    Value row = fb.divU(linear, chunksPerRow);
+    Value col = fb.mul(fb.remU(linear, chunksPerRow), chunk);
+    Value globalRow = fb.add(rowStart, row);
+    Value inBounds = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt),
+                            globalRow, fb.index(seqLen));
+    // Past the end: copy zero bytes (zero-fill) from a clamped, valid row.
+    Value srcRow = fb.minS(globalRow, fb.index(seqLen - 1));
+    Value srcElements = fb.select(inBounds, fb.index(chunk), fb.index(0));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, dst, ValueRange{row, col}, src,
+        ValueRange{batchIdx, headIdx, srcRow, col}, b.getIndexAttr(chunk),
+        srcElements, b.getUnitAttr()));
+  }
+  return tokens;
+}
+
+void ForwardKernelEmitter::waitAll(FragmentBuilder &fb, ValueRange tokens) {
+  OpBuilder &b = fb.builder();
+  Location loc = fb.location();
+  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+}
+
+SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
+                                               bool masked,
+                                               const SoftmaxState &state) {
+  OpBuilder &b = fb.builder();
+  Location loc = fb.location();
+  Value kStart = fb.mul(kb, c.blockKV);
+
+  // Everyone is done reading the previous K/V tiles before they are reused.
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> tokens = copyTile(fb, k, batch, kvHead, kStart, c.seqKV,
+                                       c.blockKV, c.headDim, kShared);
+  tokens.append(copyTile(fb, v, batch, kvHead, kStart, c.seqKV, c.blockKV,
+                         c.headDimV, vShared));
+  waitAll(fb, tokens);
+
+  // S = Q Kᵀ for this warp's 16 rows.
+  int64_t scoreTiles = c.blockKV / 8;
+  Value zero = fb.f32(0.0);
+  SmallVector<CFragment> scores(scoreTiles, CFragment{zero, zero, zero, zero});
+  Value warpRow = fb.mul(warp, 16);
+  for (int64_t kk = 0; kk < c.headDim / 16; ++kk) {
+    std::array<Value, 4> a = fb.loadA(qShared, lane, warpRow, fb.index(16 * kk));
+    for (int64_t j = 0; j < scoreTiles; ++j)
+      scores[j] = fb.mma(
+          a, fb.loadBFromNMajor(kShared, lane, fb.index(8 * j), fb.index(16 * kk)),
+          scores[j]);
+  }
+
+  // Scores in base 2, soft-capped and masked.
+  const float negInf = -std::numeric_limits<float>::infinity();
+  Value minusInf = fb.f32(negInf);
+  std::array<Value, 2> rows;
+  for (int64_t r = 0; r < 2; ++r)
+    rows[r] = fb.add(fb.add(qStart, warpRow), fb.add(group, 8 * r));
+  Value colBase = fb.add(kStart, fb.mul(quadLane, 2));
+  for (int64_t j = 0; j < scoreTiles; ++j) {
+    for (int64_t e = 0; e < 4; ++e) {
+      Value x = scores[j][e];
+      if (c.softcap) {
+        Value t = fb.tanh(
+            arith::MulFOp::create(b, loc, x, fb.f32(c.scale / *c.softcap)));
+        x = arith::MulFOp::create(b, loc, t, fb.f32(*c.softcap * kLog2E));
+      } else {
+        x = arith::MulFOp::create(b, loc, x, fb.f32(c.scale * kLog2E));
+      }
+      if (masked) {
+        Value row = rows[e / 2];
+        Value col = fb.add(colBase, 8 * j + e % 2);
+        auto slt = static_cast<int>(arith::CmpIPredicate::slt);
+        auto sge = static_cast<int>(arith::CmpIPredicate::sge);
+        Value ok = fb.cmp(slt, col, fb.index(c.seqKV));
+        if (band.lower)
+          ok = arith::AndIOp::create(
+              b, loc, ok, fb.cmp(sge, col, fb.add(row, *band.lower)));
+        if (band.upper)
+          ok = arith::AndIOp::create(
+              b, loc, ok, fb.cmp(slt, col, fb.add(row, *band.upper)));
+        x = fb.select(ok, x, minusInf);
+      }
+      scores[j][e] = x;
+    }
+  }
+
+  // Online softmax on rows g (r = 0) and g + 8 (r = 1).
+  SoftmaxState next = state;
+  std::array<Value, 2> safeMax, alpha;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value rowMax = minusInf;
+    for (int64_t j = 0; j < scoreTiles; ++j)
+      for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+        rowMax = arith::MaximumFOp::create(b, loc, rowMax, scores[j][e]);
+    rowMax = fb.quadReduce(rowMax, /*max=*/true);
+    Value newMax = arith::MaximumFOp::create(b, loc, state.max[r], rowMax);
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        newMax, minusInf);
+    safeMax[r] = fb.select(empty, zero, newMax);
+    alpha[r] =
+        fb.exp2(arith::SubFOp::create(b, loc, state.max[r], safeMax[r]));
+    next.max[r] = newMax;
+  }
+  std::array<Value, 2> partialSum = {zero, zero};
+  for (int64_t j = 0; j < scoreTiles; ++j)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value p =
+          fb.exp2(arith::SubFOp::create(b, loc, scores[j][e], safeMax[e / 2]));
+      scores[j][e] = p;
+      partialSum[e / 2] = arith::AddFOp::create(b, loc, partialSum[e / 2], p);
+    }
+  for (int64_t r = 0; r < 2; ++r)
+    next.sum[r] = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, alpha[r], state.sum[r]),
+        partialSum[r]);
+  for (CFragment &frag : next.acc)
+    for (int64_t e = 0; e < 4; ++e)
+      frag[e] = arith::MulFOp::create(b, loc, frag[e], alpha[e / 2]);
+
+  // O += P V, P straight from registers.
+  for (int64_t kk = 0; kk < c.blockKV / 16; ++kk) {
+    std::array<Value, 4> a = fb.packA(scores[2 * kk], scores[2 * kk + 1]);
+    for (int64_t dn = 0; dn < c.headDimV / 8; ++dn)
+      next.acc[dn] = fb.mma(
+          a, fb.loadBFromKMajor(vShared, lane, fb.index(16 * kk), fb.index(8 * dn)),
+          next.acc[dn]);
+  }
+  return next;
+}
+
+SoftmaxState ForwardKernelEmitter::emitKVLoop(OpBuilder &b, Location loc,
+                                              Value from, Value to,
+                                              bool masked,
+                                              const SoftmaxState &state) {
+  int64_t accTiles = static_cast<int64_t>(state.acc.size());
+  auto loop = scf::ForOp::create(
+      b, loc, from, to, arith::ConstantIndexOp::create(b, loc, 1),
+      state.flatten(),
+      [&](OpBuilder &nb, Location nl, Value kb, ValueRange iterArgs) {
+        FragmentBuilder fb(nb, nl, c.elementType);
+        SoftmaxState next = emitKVBlock(
+            fb, kb, masked, SoftmaxState::unflatten(iterArgs, accTiles));
+        scf::YieldOp::create(nb, nl, next.flatten());
+      });
+  return SoftmaxState::unflatten(loop.getResults(), accTiles);
+}
+
+void ForwardKernelEmitter::emitEpilogue(FragmentBuilder &fb,
+                                        const SoftmaxState &state) {
+  OpBuilder &b = fb.builder();
+  Location loc = fb.location();
+  Value zero = fb.f32(0.0);
+  Value warpRow = fb.mul(warp, 16);
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = fb.quadReduce(state.sum[r], /*max=*/false);
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                                        zero);
+    Value inverse = fb.select(
+        empty, zero,
+        arith::DivFOp::create(b, loc, fb.f32(1.0), sum).getResult());
+    Value row = fb.add(fb.add(qStart, warpRow), fb.add(group, 8 * r));
+    Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+                           fb.index(c.seqQ));
+    auto ifRow = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+    Value colBase = fb.mul(quadLane, 2);
+    for (int64_t dn = 0; dn < static_cast<int64_t>(state.acc.size()); ++dn)
+      for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
+        Value value = arith::MulFOp::create(b, loc, state.acc[dn][e], inverse);
+        value = arith::TruncFOp::create(b, loc, c.elementType, value);
+        Value col = fb.add(colBase, 8 * dn + e % 2);
+        memref::StoreOp::create(b, loc, value, o,
+                                ValueRange{batch, head, row, col});
+      }
+    // One lane per quad writes the row's log-sum-exp (natural log).
+    Value firstLane = fb.cmp(static_cast<int>(arith::CmpIPredicate::eq),
+                             quadLane, fb.index(0));
+    auto ifLane = scf::IfOp::create(b, loc, firstLane, false);
+    b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+    Value logSum = fb.log2(sum);
+    Value value = arith::MulFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, state.max[r], logSum),
+        fb.f32(kLn2));
+    value = fb.select(empty, fb.f32(-std::numeric_limits<float>::infinity()),
+                      value);
+    memref::StoreOp::create(b, loc, value, lse, ValueRange{batch, head, row});
+  }
+}
+
+gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
+                                          gpu::GPUModuleOp module) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  MLIRContext *ctx = b.getContext();
+  Type t = c.elementType, f32 = b.getF32Type();
+  auto qType = MemRefType::get({c.batch, c.headsQ, c.seqQ, c.headDim}, t);
+  auto kType = MemRefType::get({c.batch, c.headsKV, c.seqKV, c.headDim}, t);
+  auto vType = MemRefType::get({c.batch, c.headsKV, c.seqKV, c.headDimV}, t);
+  auto oType = MemRefType::get({c.batch, c.headsQ, c.seqQ, c.headDimV}, t);
+  auto lseType = MemRefType::get({c.batch, c.headsQ, c.seqQ}, f32);
+  auto func = gpu::GPUFuncOp::create(
+      b, loc, c.name,
+      b.getFunctionType({qType, kType, vType, oType, lseType}, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(c.threads()), 1, 1}));
+  func->setAttr("fa.kind", b.getStringAttr("forward"));
+  func->setAttr("fa.grid", b.getDenseI64ArrayAttr(
+                               {c.numQBlocks(), c.headsQ, c.batch}));
+  func->setAttr("fa.block", b.getDenseI64ArrayAttr({c.threads(), 1, 1}));
+  func->setAttr("fa.shared_bytes", b.getI64IntegerAttr(c.sharedBytes()));
+  func->setAttr("fa.block_q", b.getI64IntegerAttr(c.blockQ));
+  func->setAttr("fa.block_kv", b.getI64IntegerAttr(c.blockKV));
+  func->setAttr("fa.scale", b.getF64FloatAttr(c.scale));
+  if (c.causal)
+    func->setAttr("fa.causal", b.getUnitAttr());
+  if (c.window)
+    func->setAttr("fa.window", b.getDenseI64ArrayAttr(
+                                   {c.window->first, c.window->second}));
+  if (c.softcap)
+    func->setAttr("fa.softcap", b.getF64FloatAttr(*c.softcap));
+
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  q = entry.getArgument(0);
+  k = entry.getArgument(1);
+  v = entry.getArgument(2);
+  o = entry.getArgument(3);
+  lse = entry.getArgument(4);
+  FragmentBuilder fb(b, loc, t);
+
+  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warp = fb.divU(tid, 32);
+  lane = fb.remU(tid, 32);
+  group = fb.divU(lane, 4);
+  quadLane = fb.remU(lane, 4);
+  kvHead = fb.divU(head, c.headsQ / c.headsKV);
+  qStart = fb.mul(qBlock, c.blockQ);
+
+  // Shared memory: Q tile, then K and V tiles, rows padded.
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroupSpace(ctx)));
+  int64_t offset = 0;
+  auto view = [&](int64_t rows, int64_t cols) {
+    auto type = MemRefType::get({rows, c.rowPitch(cols)}, t,
+                                MemRefLayoutAttrInterface(),
+                                workgroupSpace(ctx));
+    Value result = memref::ViewOp::create(b, loc, type, raw,
+                                          fb.index(offset), ValueRange{});
+    offset += rows * c.rowPitch(cols) * 2;
+    return result;
+  };
+  qShared = view(c.blockQ, c.headDim);
+  kShared = view(c.blockKV, c.headDim);
+  vShared = view(c.blockKV, c.headDimV);
+
+  waitAll(fb, copyTile(fb, q, batch, head, qStart, c.seqQ, c.blockQ,
+                       c.headDim, qShared));
+
+  Value lastRow =
+      fb.add(fb.minS(fb.add(qStart, c.blockQ), fb.index(c.seqQ)), -1);
+  BlockSplit split =
+      splitKVBlocks(b, loc, band, qStart, lastRow, c.seqKV, c.blockKV);
+
+  Value zero = fb.f32(0.0);
+  SoftmaxState state;
+  state.acc.assign(c.headDimV / 8, CFragment{zero, zero, zero, zero});
+  Value minusInf = fb.f32(-std::numeric_limits<float>::infinity());
+  state.max = {minusInf, minusInf};
+  state.sum = {zero, zero};
+  state = emitKVLoop(b, loc, split.lo, split.fullLo, true, state);
+  state = emitKVLoop(b, loc, split.fullLo, split.fullHi, false, state);
+  state = emitKVLoop(b, loc, split.fullHi, split.hi, true, state);
+  emitEpilogue(fb, state);
+  gpu::ReturnOp::create(b, loc);
+  return func;
+}
+
+} // namespace
+
+int64_t ForwardKernelConfig::sharedBytes() const {
+  return 2 * (blockQ * rowPitch(headDim) + blockKV * rowPitch(headDim) +
+              blockKV * rowPitch(headDimV));
+}
+
+std::string mlir::fa::checkForwardKernelConfig(const ForwardKernelConfig &c) {
+  if (!c.elementType.isF16() && !c.elementType.isBF16())
+    return "the mma.sync kernel takes f16 or bf16 operands";
+  if (c.blockQ % 16 != 0 || c.blockQ < 16 || c.blockQ > 256)
+    return llvm::formatv("block-q must be a multiple of 16 in [16, 256] "
+                         "(one warp per 16 rows), got {0}",
+                         c.blockQ);
+  if (c.blockKV % 16 != 0 || c.blockKV < 16)
+    return llvm::formatv("block-kv must be a multiple of 16, got {0}",
+                         c.blockKV);
+  if (c.headDim % 16 != 0 || c.headDimV % 16 != 0)
+    return llvm::formatv("head dims must be multiples of 16, got D = {0}, "
+                         "Dv = {1}",
+                         c.headDim, c.headDimV);
+  for (auto [rows, cols] : {std::pair{c.blockQ, c.headDim},
+                            std::pair{c.blockKV, c.headDim},
+                            std::pair{c.blockKV, c.headDimV}})
+    if ((rows * cols / 8) % c.threads() != 0)
+      return llvm::formatv("a {0} x {1} tile does not split into 16-byte "
+                           "copies over {2} threads",
+                           rows, cols, c.threads());
+  if (c.sharedBytes() > 227 * 1024)
+    return llvm::formatv("tiles need {0} bytes of shared memory, over the "
+                         "227 KiB a block can have",
+                         c.sharedBytes());
+  return "";
+}
+
+gpu::GPUFuncOp mlir::fa::emitForwardKernel(OpBuilder &b, Location loc,
+                                           gpu::GPUModuleOp module,
+                                           const ForwardKernelConfig &config) {
+  return ForwardKernelEmitter(config).emit(b, loc, module);
+}

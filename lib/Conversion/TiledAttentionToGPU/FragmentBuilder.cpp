@@ -1,0 +1,170 @@
+//===- FragmentBuilder.cpp - Warp-level mma.sync fragment helpers ---------===//
+
+#include "FragmentBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+Value FragmentBuilder::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value FragmentBuilder::i32(int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+Value FragmentBuilder::f32(double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+Value FragmentBuilder::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value FragmentBuilder::mul(Value x, int64_t y) {
+  return arith::MulIOp::create(b, loc, x, index(y));
+}
+Value FragmentBuilder::divU(Value x, int64_t y) {
+  return arith::DivUIOp::create(b, loc, x, index(y));
+}
+Value FragmentBuilder::remU(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, loc, x, index(y));
+}
+Value FragmentBuilder::minS(Value x, Value y) {
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+Value FragmentBuilder::cmp(int pred, Value x, Value y) {
+  return arith::CmpIOp::create(b, loc, static_cast<arith::CmpIPredicate>(pred),
+                               x, y);
+}
+Value FragmentBuilder::select(Value c, Value x, Value y) {
+  return arith::SelectOp::create(b, loc, c, x, y);
+}
+
+// convert-gpu-to-nvvm turns math ops and llvm.intr.exp2/tanh into libdevice
+// calls; an intrinsic call is left alone and selects the PTX instruction.
+static Value callF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
+                              Value x, LLVM::FastmathFlags flags) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
+             ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
+      .getResult(0);
+}
+Value FragmentBuilder::exp2(Value x) {
+  return callF32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f", x,
+                          LLVM::FastmathFlags::none);
+}
+Value FragmentBuilder::log2(Value x) {
+  return callF32Intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x,
+                          LLVM::FastmathFlags::none);
+}
+Value FragmentBuilder::tanh(Value x) {
+  return callF32Intrinsic(b, loc, "llvm.tanh.f32", x,
+                          LLVM::FastmathFlags::afn);
+}
+
+Value FragmentBuilder::quadReduce(Value v, bool max) {
+  for (int64_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, loc, v, i32(offset), i32(32),
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = max ? arith::MaximumFOp::create(b, loc, v, other).getResult()
+            : arith::AddFOp::create(b, loc, v, other).getResult();
+  }
+  return v;
+}
+
+Value FragmentBuilder::packPair(Value pair) {
+  // f16 mma takes vector<2xf16>; bf16 mma takes the pair as an i32.
+  if (elementType.isF16())
+    return pair;
+  Value asInt = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, asInt, ArrayRef<int64_t>{0});
+}
+
+std::array<Value, 4> FragmentBuilder::unpackLdMatrix(Value result,
+                                                     unsigned count) {
+  std::array<Value, 4> regs;
+  for (unsigned i = 0; i < count; ++i)
+    regs[i] = packPair(vector::ExtractOp::create(
+        b, loc, result, ArrayRef<int64_t>{static_cast<int64_t>(i)}));
+  return regs;
+}
+
+std::array<Value, 4> FragmentBuilder::loadA(Value smem, Value lane, Value row0,
+                                            Value col0) {
+  // Lanes 0-15 address rows 0-15 of the left 8 columns, lanes 16-31 the
+  // right 8 columns: matrices come back as a0a1, a2a3, a4a5, a6a7.
+  Value row = add(row0, remU(lane, 16));
+  Value col = add(col0, mul(divU(lane, 16), 8));
+  auto type = VectorType::get({4, 2}, elementType);
+  Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
+                                           ValueRange{row, col},
+                                           /*transpose=*/false,
+                                           /*numTiles=*/4);
+  return unpackLdMatrix(result, 4);
+}
+
+std::array<Value, 2> FragmentBuilder::loadBFromNMajor(Value smem, Value lane,
+                                                      Value n0, Value k0) {
+  // Lanes 0-7 address n rows for k 0-7, lanes 8-15 for k 8-15.
+  Value row = add(n0, remU(lane, 8));
+  Value col = add(k0, mul(remU(divU(lane, 8), 2), 8));
+  auto type = VectorType::get({2, 2}, elementType);
+  Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
+                                           ValueRange{row, col},
+                                           /*transpose=*/false,
+                                           /*numTiles=*/2);
+  std::array<Value, 4> regs = unpackLdMatrix(result, 2);
+  return {regs[0], regs[1]};
+}
+
+std::array<Value, 2> FragmentBuilder::loadBFromKMajor(Value smem, Value lane,
+                                                      Value k0, Value n0) {
+  // Lanes 0-7 address k rows 0-7, lanes 8-15 k rows 8-15; .trans hands
+  // each thread (k 2t..2t+1, n g).
+  Value row = add(k0, remU(lane, 16));
+  auto type = VectorType::get({2, 2}, elementType);
+  Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
+                                           ValueRange{row, n0},
+                                           /*transpose=*/true,
+                                           /*numTiles=*/2);
+  std::array<Value, 4> regs = unpackLdMatrix(result, 2);
+  return {regs[0], regs[1]};
+}
+
+std::array<Value, 4> FragmentBuilder::packA(const CFragment &lo,
+                                            const CFragment &hi) {
+  auto pair = [&](Value x, Value y) {
+    Value xs = arith::TruncFOp::create(b, loc, elementType, x);
+    Value ys = arith::TruncFOp::create(b, loc, elementType, y);
+    return packPair(vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, elementType), ValueRange{xs, ys}));
+  };
+  return {pair(lo[0], lo[1]), pair(lo[2], lo[3]), pair(hi[0], hi[1]),
+          pair(hi[2], hi[3])};
+}
+
+CFragment FragmentBuilder::mma(const std::array<Value, 4> &a,
+                               const std::array<Value, 2> &bb,
+                               const CFragment &c) {
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, f32));
+  NVVM::MMATypes ptxType =
+      elementType.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, ValueRange(a), ValueRange(bb), ValueRange(c),
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  CFragment d;
+  for (int64_t i = 0; i < 4; ++i)
+    d[i] = LLVM::ExtractValueOp::create(b, loc, op.getResult(), i);
+  return d;
+}

@@ -1,0 +1,261 @@
+//===- Kernel.cpp - Loading kernels from PTX or cubin ---------------------===//
+
+#include "fa/Runtime/Kernel.h"
+#include "fa/Runtime/KernelCache.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <vector>
+
+namespace fa::rt {
+
+namespace {
+
+constexpr size_t kLogBytes = 1 << 16;
+
+/// The text of a JIT log buffer (NUL-terminated, possibly empty).
+std::string logText(const std::vector<char> &buffer) {
+  std::string s(buffer.data());
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+/// Appends a JIT error log to an error message.
+Status withLog(Status status, const std::string &log) {
+  if (status.ok() || log.empty())
+    return status;
+  return Status::error(status.message() + "\nJIT log:\n" + log);
+}
+
+/// Whether a kernel compiled for metadata.chip can run on the device.
+Status checkChip(const KernelMetadata &metadata, const Driver &driver) {
+  int want = metadata.chipVersion();
+  const DeviceInfo &dev = driver.device();
+  int have = dev.ccMajor * 10 + dev.ccMinor;
+  if (want < 0)
+    return Status::error("bad chip '" + metadata.chip + "' in the metadata");
+  if (metadata.chipIsArchSpecific() ? want != have : want > have)
+    return Status::error("kernel is compiled for " + metadata.chip +
+                         " but the device is " + dev.chip() + " (" + dev.name +
+                         ")");
+  return Status::success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+StatusOr<Module> Module::loadImage(const void *image, bool isPTX,
+                                   Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  std::vector<char> info(kLogBytes, 0), error(kLogBytes, 0);
+  CUjit_option options[] = {
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {
+      info.data(), reinterpret_cast<void *>(uintptr_t(kLogBytes - 1)),
+      error.data(), reinterpret_cast<void *>(uintptr_t(kLogBytes - 1))};
+  Module module;
+  CUresult r = driver.api().moduleLoadDataEx(&module.module_, image,
+                                             sizeof options / sizeof options[0],
+                                             options, values);
+  if (r != CUDA_SUCCESS) {
+    module.module_ = nullptr;
+    return withLog(driver.check(r, "cuModuleLoadDataEx"), logText(error))
+        .withContext(isPTX ? "loading PTX" : "loading cubin");
+  }
+  module.driver_ = &driver;
+  module.jitLog_ = logText(info);
+  return module;
+}
+
+StatusOr<Module> Module::loadPTX(std::string_view ptx, Driver &driver) {
+  if (ptx.empty())
+    return Status::error("loading PTX: the PTX text is empty");
+  std::string text(ptx); // The driver wants a NUL-terminated string.
+  return loadImage(text.c_str(), /*isPTX=*/true, driver);
+}
+
+StatusOr<Module> Module::loadCubin(const void *image, size_t size,
+                                   Driver &driver) {
+  if (!image || size < 16)
+    return Status::error("loading cubin: the image is empty");
+  return loadImage(image, /*isPTX=*/false, driver);
+}
+
+void Module::reset() {
+  if (module_ && driver_ && driver_->ensureContext().ok())
+    (void)driver_->api().moduleUnload(module_);
+  module_ = nullptr;
+  driver_ = nullptr;
+  jitLog_.clear();
+}
+
+Module::~Module() { reset(); }
+
+Module::Module(Module &&other) noexcept
+    : driver_(other.driver_), module_(other.module_),
+      jitLog_(std::move(other.jitLog_)) {
+  other.driver_ = nullptr;
+  other.module_ = nullptr;
+}
+
+Module &Module::operator=(Module &&other) noexcept {
+  if (this != &other) {
+    reset();
+    driver_ = other.driver_;
+    module_ = other.module_;
+    jitLog_ = std::move(other.jitLog_);
+    other.driver_ = nullptr;
+    other.module_ = nullptr;
+  }
+  return *this;
+}
+
+StatusOr<CUfunction> Module::function(const std::string &name) const {
+  if (!module_)
+    return Status::error("looking up '" + name + "' in an empty module");
+  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  CUfunction fn = nullptr;
+  CUresult r = driver_->api().moduleGetFunction(&fn, module_, name.c_str());
+  if (r != CUDA_SUCCESS)
+    return driver_->check(r, "cuModuleGetFunction")
+        .withContext("kernel entry '" + name + "' not found in the module");
+  return fn;
+}
+
+Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
+                         Driver &driver) {
+  if (ptx.empty())
+    return Status::error("compiling PTX: the PTX text is empty");
+  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  const DriverApi &a = driver.api();
+  std::vector<char> info(kLogBytes, 0), error(kLogBytes, 0);
+  CUjit_option options[] = {
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {
+      info.data(), reinterpret_cast<void *>(uintptr_t(kLogBytes - 1)),
+      error.data(), reinterpret_cast<void *>(uintptr_t(kLogBytes - 1))};
+  CUlinkState state = nullptr;
+  FA_RT_RETURN_IF_ERROR(driver.check(
+      a.linkCreate(sizeof options / sizeof options[0], options, values, &state),
+      "cuLinkCreate"));
+  std::string text(ptx);
+  Status status = driver.check(a.linkAddData(state, CU_JIT_INPUT_PTX,
+                                             text.data(), text.size() + 1,
+                                             "kernel.ptx", 0, nullptr, nullptr),
+                               "cuLinkAddData");
+  if (status.ok()) {
+    void *image = nullptr;
+    size_t size = 0;
+    status =
+        driver.check(a.linkComplete(state, &image, &size), "cuLinkComplete");
+    if (status.ok())
+      cubin.assign(static_cast<const char *>(image), size);
+  }
+  (void)a.linkDestroy(state);
+  return withLog(status, logText(error)).withContext("compiling PTX");
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+StatusOr<Kernel> Kernel::fromModule(Module module,
+                                    const KernelMetadata &metadata) {
+  Driver &driver = *module.driver();
+  const DriverApi &a = driver.api();
+  StatusOr<CUfunction> fn = module.function(metadata.entry);
+  if (!fn.ok())
+    return fn.status();
+
+  int maxThreads = 0, staticShared = 0;
+  FA_RT_RETURN_IF_ERROR(driver.check(
+      a.funcGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                         *fn),
+      "cuFuncGetAttribute"));
+  FA_RT_RETURN_IF_ERROR(
+      driver.check(a.funcGetAttribute(&staticShared,
+                                      CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, *fn),
+                   "cuFuncGetAttribute"));
+  if (uint64_t(maxThreads) < metadata.block.product())
+    return Status::error(
+        "kernel '" + metadata.entry + "' can run at most " +
+        std::to_string(maxThreads) +
+        " threads per block on this device (register usage), but the "
+        "metadata's block has " +
+        std::to_string(metadata.block.product()));
+  int optin = driver.device().maxSharedPerBlockOptin;
+  if (int64_t(metadata.sharedBytes) + staticShared > optin)
+    return Status::error("kernel '" + metadata.entry + "' needs " +
+                         std::to_string(metadata.sharedBytes) +
+                         " bytes of dynamic + " + std::to_string(staticShared) +
+                         " bytes of static shared memory; the device allows " +
+                         std::to_string(optin) + " per block");
+  if (metadata.sharedBytes > 0)
+    FA_RT_RETURN_IF_ERROR(
+        driver
+            .check(a.funcSetAttribute(
+                       *fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                       int(metadata.sharedBytes)),
+                   "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+            .withContext("kernel '" + metadata.entry + "'"));
+
+  Kernel kernel;
+  kernel.metadata_ = metadata;
+  kernel.function_ = *fn;
+  kernel.module_ = std::move(module);
+  return kernel;
+}
+
+StatusOr<Kernel> Kernel::fromPTX(std::string_view ptx,
+                                 const KernelMetadata &metadata,
+                                 Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
+  StatusOr<Module> module = Module::loadPTX(ptx, driver);
+  if (!module.ok())
+    return module.status();
+  return fromModule(std::move(*module), metadata);
+}
+
+StatusOr<Kernel> Kernel::fromCubin(const void *image, size_t size,
+                                   const KernelMetadata &metadata,
+                                   Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
+  StatusOr<Module> module = Module::loadCubin(image, size, driver);
+  if (!module.ok())
+    return module.status();
+  return fromModule(std::move(*module), metadata);
+}
+
+Kernel Kernel::unloaded(const KernelMetadata &metadata) {
+  Kernel kernel;
+  kernel.metadata_ = metadata;
+  return kernel;
+}
+
+StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
+                                  const KernelMetadata &metadata,
+                                  std::string_view compilerVersion,
+                                  CacheOutcome *outcome, Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
+  char ptxHash[32];
+  std::snprintf(ptxHash, sizeof ptxHash, "%016" PRIx64, fnv1a64(ptx));
+  CacheKey key{metadata.configString() + ";ptx_fnv1a64=" + ptxHash,
+               std::string(compilerVersion), driver.device().chip()};
+  std::string cubin;
+  FA_RT_RETURN_IF_ERROR(cache.getOrBuild(
+      key,
+      [&](std::string &bytes) { return compilePTXToCubin(ptx, bytes, driver); },
+      cubin, outcome));
+  return Kernel::fromCubin(cubin.data(), cubin.size(), metadata, driver);
+}
+
+} // namespace fa::rt

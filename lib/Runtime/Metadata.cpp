@@ -1,0 +1,492 @@
+//===- Metadata.cpp - Kernel metadata (.meta files) -----------------------===//
+
+#include "fa/Runtime/Metadata.h"
+
+#include "Format.h"
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+namespace fa::rt {
+
+const char *toString(KernelKind kind) {
+  return kind == KernelKind::Forward ? "forward" : "backward";
+}
+
+const char *toString(DType dtype) {
+  return dtype == DType::BF16 ? "bf16" : "f16";
+}
+
+size_t elementSize(DType) { return 2; }
+
+bool KernelMetadata::hasArg(std::string_view name) const {
+  for (const std::string &arg : args)
+    if (arg == name)
+      return true;
+  return false;
+}
+
+namespace {
+
+/// Parses "sm_<digits>[suffix letters]"; returns the number or -1.
+int parseChip(std::string_view chip, bool *archSpecific = nullptr) {
+  if (chip.size() < 4 || chip.substr(0, 3) != "sm_")
+    return -1;
+  size_t i = 3;
+  int version = 0;
+  while (i < chip.size() && chip[i] >= '0' && chip[i] <= '9') {
+    version = version * 10 + (chip[i] - '0');
+    if (version > 100000)
+      return -1;
+    ++i;
+  }
+  if (i == 3 || version < 10)
+    return -1;
+  size_t suffixStart = i;
+  while (i < chip.size() && chip[i] >= 'a' && chip[i] <= 'z')
+    ++i;
+  if (i != chip.size() || i - suffixStart > 1)
+    return -1;
+  if (archSpecific)
+    *archSpecific = suffixStart != chip.size();
+  return version;
+}
+
+std::string_view trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r'))
+    ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+    --e;
+  return s.substr(b, e - b);
+}
+
+/// Strict integer parse: optional '-', decimal digits, nothing else.
+bool parseInt(std::string_view s, int64_t &out) {
+  if (s.empty() || s.size() > 30)
+    return false;
+  std::string buf(s);
+  const char *p = buf.c_str();
+  if (*p != '-' && (*p < '0' || *p > '9'))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(p, &end, 10);
+  if (errno != 0 || end != p + buf.size())
+    return false;
+  out = v;
+  return true;
+}
+
+/// Strict floating-point parse (decimal or exponent notation, finite).
+bool parseDouble(std::string_view s, double &out) {
+  if (s.empty() || s.size() > 64)
+    return false;
+  std::string buf(s);
+  for (char c : buf)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' ||
+          c == 'e' || c == 'E'))
+      return false;
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(buf.c_str(), &end);
+  if (errno != 0 || end != buf.c_str() + buf.size() || !std::isfinite(v))
+    return false;
+  out = v;
+  return true;
+}
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.'))
+      return false;
+  return !(s[0] >= '0' && s[0] <= '9');
+}
+
+std::vector<std::string_view> splitCommas(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string_view::npos) {
+      parts.push_back(trim(s.substr(start)));
+      break;
+    }
+    parts.push_back(trim(s.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return parts;
+}
+
+enum class KeyType {
+  Kind,
+  Entry,
+  Chip,
+  DType,
+  PositiveInt,
+  Window,
+  Scale,
+  Softcap,
+  Bool,
+  NonNegativeInt,
+  Dim3,
+  SharedBytes,
+  Args,
+  Text
+};
+
+struct KeySpec {
+  const char *name;
+  KeyType type;
+  bool required;
+};
+
+const KeySpec kKeys[] = {
+    {"kind", KeyType::Kind, true},
+    {"entry", KeyType::Entry, true},
+    {"chip", KeyType::Chip, true},
+    {"dtype", KeyType::DType, true},
+    {"batch", KeyType::PositiveInt, true},
+    {"heads_q", KeyType::PositiveInt, true},
+    {"heads_kv", KeyType::PositiveInt, true},
+    {"seq_q", KeyType::PositiveInt, true},
+    {"seq_kv", KeyType::PositiveInt, true},
+    {"head_dim", KeyType::PositiveInt, true},
+    {"head_dim_v", KeyType::PositiveInt, true},
+    {"scale", KeyType::Scale, true},
+    {"causal", KeyType::Bool, true},
+    {"window_left", KeyType::Window, false},
+    {"window_right", KeyType::Window, false},
+    {"softcap", KeyType::Softcap, false},
+    {"block_q", KeyType::NonNegativeInt, false},
+    {"block_kv", KeyType::NonNegativeInt, false},
+    {"grid", KeyType::Dim3, true},
+    {"block", KeyType::Dim3, true},
+    {"shared_bytes", KeyType::SharedBytes, true},
+    {"args", KeyType::Args, true},
+    {"compiler", KeyType::Text, false},
+};
+
+const KeySpec *findKey(std::string_view name) {
+  for (const KeySpec &spec : kKeys)
+    if (name == spec.name)
+      return &spec;
+  return nullptr;
+}
+
+int64_t *intField(KernelMetadata &m, std::string_view key) {
+  if (key == "batch")
+    return &m.batch;
+  if (key == "heads_q")
+    return &m.headsQ;
+  if (key == "heads_kv")
+    return &m.headsKV;
+  if (key == "seq_q")
+    return &m.seqQ;
+  if (key == "seq_kv")
+    return &m.seqKV;
+  if (key == "head_dim")
+    return &m.headDim;
+  if (key == "head_dim_v")
+    return &m.headDimV;
+  if (key == "window_left")
+    return &m.windowLeft;
+  if (key == "window_right")
+    return &m.windowRight;
+  if (key == "block_q")
+    return &m.blockQ;
+  if (key == "block_kv")
+    return &m.blockKV;
+  return nullptr;
+}
+
+/// Parses one value into `m`; returns "" or the reason (without location).
+std::string parseValue(const KeySpec &spec, std::string_view value,
+                       KernelMetadata &m) {
+  std::string key = spec.name;
+  auto bad = [&](const char *expected) {
+    return "bad value for '" + key + "': expected " + expected + ", got '" +
+           std::string(value) + "'";
+  };
+  switch (spec.type) {
+  case KeyType::Kind:
+    if (value == "forward")
+      m.kind = KernelKind::Forward;
+    else if (value == "backward")
+      m.kind = KernelKind::Backward;
+    else
+      return bad("'forward' or 'backward'");
+    return "";
+  case KeyType::Text:
+    if (value.empty())
+      return bad("a non-empty value");
+    m.compiler = std::string(value);
+    return "";
+  case KeyType::Entry:
+    if (!isIdentifier(value))
+      return bad("a kernel symbol name");
+    m.entry = std::string(value);
+    return "";
+  case KeyType::Chip:
+    if (parseChip(value) < 0)
+      return bad("sm_<version> (e.g. sm_90 or sm_90a)");
+    m.chip = std::string(value);
+    return "";
+  case KeyType::DType:
+    if (value == "bf16")
+      m.dtype = DType::BF16;
+    else if (value == "f16")
+      m.dtype = DType::F16;
+    else
+      return bad("'bf16' or 'f16'");
+    return "";
+  case KeyType::PositiveInt: {
+    int64_t v;
+    if (!parseInt(value, v) || v <= 0)
+      return bad("a positive integer");
+    *intField(m, key) = v;
+    return "";
+  }
+  case KeyType::NonNegativeInt: {
+    int64_t v;
+    if (!parseInt(value, v) || v < 0)
+      return bad("a non-negative integer");
+    *intField(m, key) = v;
+    return "";
+  }
+  case KeyType::Window: {
+    int64_t v;
+    if (!parseInt(value, v))
+      return bad("an integer (negative: unbounded)");
+    *intField(m, key) = v < 0 ? -1 : v;
+    return "";
+  }
+  case KeyType::Scale: {
+    double v;
+    if (!parseDouble(value, v) || !(v > 0))
+      return bad("a positive finite number");
+    m.scale = v;
+    return "";
+  }
+  case KeyType::Softcap: {
+    double v;
+    if (!parseDouble(value, v) || v < 0)
+      return bad("a non-negative finite number (0: none)");
+    m.softcap = v;
+    return "";
+  }
+  case KeyType::Bool:
+    if (value == "1" || value == "true")
+      m.causal = true;
+    else if (value == "0" || value == "false")
+      m.causal = false;
+    else
+      return bad("0 or 1");
+    return "";
+  case KeyType::Dim3: {
+    std::vector<std::string_view> parts = splitCommas(value);
+    if (parts.size() != 3)
+      return bad("three comma-separated positive integers (x,y,z)");
+    uint32_t xyz[3];
+    for (int i = 0; i < 3; ++i) {
+      int64_t v;
+      if (!parseInt(parts[i], v) || v <= 0 || v > INT32_MAX)
+        return bad("three comma-separated positive integers (x,y,z)");
+      xyz[i] = uint32_t(v);
+    }
+    Dim3 d{xyz[0], xyz[1], xyz[2]};
+    if (key == "grid") {
+      if (d.y > 65535 || d.z > 65535)
+        return "bad value for 'grid': y and z must be at most 65535, got '" +
+               std::string(value) + "'";
+      m.grid = d;
+    } else {
+      if (d.x > 1024 || d.y > 1024 || d.z > 64 || d.product() > 1024)
+        return "bad value for 'block': at most 1024 threads (x,y <= 1024, z "
+               "<= 64), got '" +
+               std::string(value) + "'";
+      m.block = d;
+    }
+    return "";
+  }
+  case KeyType::SharedBytes: {
+    int64_t v;
+    if (!parseInt(value, v) || v < 0 || v > INT32_MAX)
+      return bad("a non-negative byte count");
+    m.sharedBytes = uint32_t(v);
+    return "";
+  }
+  case KeyType::Args: {
+    m.args.clear();
+    for (std::string_view part : splitCommas(value)) {
+      if (!isIdentifier(part))
+        return bad("comma-separated parameter names");
+      for (const std::string &seen : m.args)
+        if (seen == part)
+          return "bad value for 'args': parameter '" + std::string(part) +
+                 "' listed twice";
+      m.args.emplace_back(part);
+    }
+    return "";
+  }
+  }
+  return "internal error";
+}
+
+} // namespace
+
+int KernelMetadata::chipVersion() const { return parseChip(chip); }
+
+bool KernelMetadata::chipIsArchSpecific() const {
+  bool specific = false;
+  return parseChip(chip, &specific) >= 0 && specific;
+}
+
+std::string KernelMetadata::configString() const {
+  std::string s;
+  auto add = [&](const char *key, const std::string &value) {
+    if (!s.empty())
+      s += ';';
+    s += key;
+    s += '=';
+    s += value;
+  };
+  auto dim = [](const Dim3 &d) {
+    return std::to_string(d.x) + "," + std::to_string(d.y) + "," +
+           std::to_string(d.z);
+  };
+  add("kind", toString(kind));
+  add("entry", entry);
+  add("chip", chip);
+  add("dtype", toString(dtype));
+  add("batch", std::to_string(batch));
+  add("heads_q", std::to_string(headsQ));
+  add("heads_kv", std::to_string(headsKV));
+  add("seq_q", std::to_string(seqQ));
+  add("seq_kv", std::to_string(seqKV));
+  add("head_dim", std::to_string(headDim));
+  add("head_dim_v", std::to_string(headDimV));
+  add("scale", detail::formatShortest(scale));
+  add("causal", causal ? "1" : "0");
+  add("window_left", std::to_string(windowLeft));
+  add("window_right", std::to_string(windowRight));
+  add("softcap", detail::formatShortest(softcap));
+  add("block_q", std::to_string(blockQ));
+  add("block_kv", std::to_string(blockKV));
+  add("grid", dim(grid));
+  add("block", dim(block));
+  add("shared_bytes", std::to_string(sharedBytes));
+  std::string argList;
+  for (const std::string &a : args)
+    argList += (argList.empty() ? "" : ",") + a;
+  add("args", argList);
+  if (!compiler.empty())
+    add("compiler", compiler);
+  return s;
+}
+
+Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
+  KernelMetadata m;
+  std::map<std::string, int> seenOnLine;
+  int lineNo = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw = text.substr(
+        pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++lineNo;
+
+    size_t hash = raw.find('#');
+    std::string_view line =
+        trim(hash == std::string_view::npos ? raw : raw.substr(0, hash));
+    if (line.empty())
+      continue;
+    std::string where = "line " + std::to_string(lineNo) + ": ";
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos)
+      return Status::error(where + "expected 'key = value', got '" +
+                           std::string(line) + "'");
+    std::string_view key = trim(line.substr(0, eq));
+    std::string_view value = trim(line.substr(eq + 1));
+    if (key.empty())
+      return Status::error(where + "missing key before '='");
+    const KeySpec *spec = findKey(key);
+    if (!spec)
+      return Status::error(where + "unknown key '" + std::string(key) + "'");
+    auto [it, inserted] = seenOnLine.emplace(std::string(key), lineNo);
+    if (!inserted)
+      return Status::error(where + "duplicate key '" + std::string(key) +
+                           "' (first set on line " +
+                           std::to_string(it->second) + ")");
+    if (value.empty())
+      return Status::error(where + "missing value for '" + std::string(key) +
+                           "'");
+    std::string problem = parseValue(*spec, value, m);
+    if (!problem.empty())
+      return Status::error(where + problem);
+  }
+
+  std::string missing;
+  for (const KeySpec &spec : kKeys)
+    if (spec.required && !seenOnLine.count(spec.name))
+      missing += (missing.empty() ? "" : ", ") + std::string(spec.name);
+  if (!missing.empty())
+    return Status::error(std::string(missing.find(',') == std::string::npos
+                                         ? "missing required key: "
+                                         : "missing required keys: ") +
+                         missing);
+
+  auto at = [&](const char *key) {
+    return " (line " + std::to_string(seenOnLine[key]) + ")";
+  };
+  if (m.headsQ % m.headsKV != 0)
+    return Status::error("heads_q = " + std::to_string(m.headsQ) +
+                         at("heads_q") + " is not a multiple of heads_kv = " +
+                         std::to_string(m.headsKV) + at("heads_kv"));
+  if (m.kind == KernelKind::Forward) {
+    for (const std::string &arg : m.args)
+      if (arg != "q" && arg != "k" && arg != "v" && arg != "o" && arg != "lse")
+        return Status::error("args" + at("args") +
+                             ": unknown forward kernel parameter '" + arg +
+                             "' (known: q, k, v, o, lse)");
+    for (const char *needed : {"q", "k", "v", "o"})
+      if (!m.hasArg(needed))
+        return Status::error("args" + at("args") +
+                             ": a forward kernel must take '" + needed + "'");
+  }
+  out = std::move(m);
+  return Status::success();
+}
+
+Status readFile(const std::string &path, std::string &out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error("cannot open '" + path + "': " + std::strerror(errno));
+  out.clear();
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed)
+    return Status::error("error reading '" + path + "'");
+  return Status::success();
+}
+
+Status readKernelMetadataFile(const std::string &path, KernelMetadata &out) {
+  std::string text;
+  FA_RT_RETURN_IF_ERROR(readFile(path, text));
+  return parseKernelMetadata(text, out).withContext(path);
+}
+
+} // namespace fa::rt

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Checks fa-compile kernels on a GPU machine (which has cmake, ninja, g++ and
+# the CUDA toolkit but no MLIR). Run from anywhere in the repo:
+#
+#   scripts/gpu/check.sh [KERNEL_DIR]        # default: .gpu-carry/kernels
+#
+# 1. Builds the runtime-only tree (cmake -G Ninja -DFA_RUNTIME_ONLY=ON -B
+#    build-gpu; ninja -C build-gpu).
+# 2. Runs the runtime unit tests (their GPU tests run here), if GoogleTest was
+#    available to the build: installed, or sources in .gpu-carry/googletest
+#    (copy /usr/src/googletest there on the dev machine and carry .gpu-carry).
+# 3. Runs fa-gpu-check on every KERNEL_DIR/*.ptx with its .meta, smallest
+#    problem first, and prints a summary table.
+# 4. With FA_SANITIZE=1, runs the smallest kernel under
+#    compute-sanitizer --tool memcheck.
+#
+# Environment:
+#   FA_CHECK_ARGS      extra fa-gpu-check arguments, e.g. "--bench --iters 50"
+#   FA_SANITIZE=1      also run compute-sanitizer memcheck on the first kernel
+#   FA_SKIP_BUILD=1    reuse an existing build-gpu
+#   FA_SKIP_UNITTESTS=1  do not run the unit tests
+#   FA_BUILD_DIR       build directory (default build-gpu)
+#   FA_LOG_DIR         per-kernel logs (default $FA_BUILD_DIR/gpu-check-logs)
+#
+# Exit status: 0 if everything passed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+kernel_dir=${1:-.gpu-carry/kernels}
+build_dir=${FA_BUILD_DIR:-build-gpu}
+log_dir=${FA_LOG_DIR:-$build_dir/gpu-check-logs}
+failures=0
+
+if [ "${FA_SKIP_BUILD:-0}" != 1 ]; then
+  echo "== building runtime-only tree in $build_dir"
+  mkdir -p "$build_dir"
+  cmake -G Ninja -S . -B "$build_dir" -DFA_RUNTIME_ONLY=ON \
+    -DCMAKE_BUILD_TYPE=Release >"$build_dir/configure.log" 2>&1 ||
+    { cat "$build_dir/configure.log"; echo "check.sh: cmake failed"; exit 1; }
+  ninja -C "$build_dir" || { echo "check.sh: build failed"; exit 1; }
+fi
+tool=$build_dir/bin/fa-gpu-check
+[ -x "$tool" ] || { echo "check.sh: $tool not built"; exit 1; }
+
+if [ "${FA_SKIP_UNITTESTS:-0}" != 1 ]; then
+  if [ -x "$build_dir/unittests/Runtime/FARuntimeTests" ]; then
+    echo "== runtime unit tests"
+    if ! ctest --test-dir "$build_dir" --output-on-failure -j4 >"$build_dir/ctest.log" 2>&1; then
+      cat "$build_dir/ctest.log"
+      echo "check.sh: unit tests FAILED"
+      failures=$((failures + 1))
+    fi
+    tail -n 3 "$build_dir/ctest.log" | sed '/^$/d'
+    skipped=$(grep -c '(Skipped)' "$build_dir/ctest.log" || true)
+    [ "$skipped" != 0 ] && echo "   ($skipped tests skipped)"
+  else
+    echo "== runtime unit tests not built (no GoogleTest); skipping"
+  fi
+fi
+
+# Kernels, smallest problem (B*Hq*Nq*Nk*(D+Dv)) first.
+shopt -s nullglob
+ptx_files=("$kernel_dir"/*.ptx)
+if [ ${#ptx_files[@]} -eq 0 ]; then
+  echo "check.sh: no *.ptx files in $kernel_dir"
+  exit 1
+fi
+meta_value() { sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*\([^#[:space:]]*\).*/\1/p" "$1" | head -n1; }
+sorted=()
+while IFS= read -r line; do sorted+=("${line#* }"); done < <(
+  for ptx in "${ptx_files[@]}"; do
+    meta=${ptx%.ptx}.meta
+    size=0
+    if [ -f "$meta" ]; then
+      size=$(awk -v b="$(meta_value "$meta" batch)" -v h="$(meta_value "$meta" heads_q)" \
+        -v nq="$(meta_value "$meta" seq_q)" -v nk="$(meta_value "$meta" seq_kv)" \
+        -v d="$(meta_value "$meta" head_dim)" -v dv="$(meta_value "$meta" head_dim_v)" \
+        'BEGIN { printf "%.0f", b * h * nq * nk * (d + dv) }')
+    fi
+    echo "$size $ptx"
+  done | sort -n -k1,1)
+
+mkdir -p "$log_dir"
+echo "== fa-gpu-check on ${#sorted[@]} kernel(s) from $kernel_dir (logs: $log_dir)"
+results=()
+for ptx in "${sorted[@]}"; do
+  name=$(basename "${ptx%.ptx}")
+  meta=${ptx%.ptx}.meta
+  if [ ! -f "$meta" ]; then
+    results+=("FAIL $name reason=\"no $meta\"")
+    failures=$((failures + 1))
+    continue
+  fi
+  # shellcheck disable=SC2086
+  line=$("$tool" --ptx "$ptx" --meta "$meta" ${FA_CHECK_ARGS:-} 2>"$log_dir/$name.log" |
+    grep -E '^(PASS|FAIL) ' | tail -n1)
+  rc=${PIPESTATUS[0]}
+  [ -n "$line" ] || line="FAIL $name reason=\"no verdict (exit $rc); see $log_dir/$name.log\""
+  [ "$rc" -eq 0 ] && [[ $line == PASS* ]] || failures=$((failures + 1))
+  echo "$line"
+  results+=("$line")
+done
+
+echo
+echo "== summary"
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+printf '%-6s %-48s %-11s %-11s %-10s %-8s\n' RESULT KERNEL ERR_O ERR_LSE MS TFLOPS
+for line in "${results[@]}"; do
+  read -r verdict name _ <<<"$line"
+  printf '%-6s %-48s %-11s %-11s %-10s %-8s\n' "$verdict" "$name" \
+    "$(field err_o "$line")" "$(field err_lse "$line")" \
+    "$(field ms "$line")" "$(field tflops "$line")"
+  reason=$(sed -n 's/.* reason=\(.*\)/\1/p' <<<"$line")
+  [ -n "$reason" ] && echo "       $reason"
+done
+
+if [ "${FA_SANITIZE:-0}" = 1 ]; then
+  first=${sorted[0]}
+  echo
+  echo "== compute-sanitizer memcheck on $(basename "$first")"
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if "$sanitizer" --tool memcheck --error-exitcode 3 \
+      "$tool" --ptx "$first" --meta "${first%.ptx}.meta" --iters 1 \
+      >"$log_dir/sanitizer.log" 2>&1; then
+    echo "memcheck: clean"
+  else
+    tail -n 30 "$log_dir/sanitizer.log"
+    echo "memcheck: FAILED (full log: $log_dir/sanitizer.log)"
+    failures=$((failures + 1))
+  fi
+fi
+
+echo
+if [ "$failures" -ne 0 ]; then
+  echo "check.sh: $failures failure(s)"
+  exit 1
+fi
+echo "check.sh: all passed"

@@ -1,0 +1,226 @@
+//===- MetadataTest.cpp - .meta parsing -----------------------------------===//
+
+#include "TestUtil.h"
+
+#include "fa/Runtime/Metadata.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+using namespace fa::rt;
+using namespace fa::rt::test;
+
+namespace {
+
+TEST(RuntimeMetadata, ParsesGoodFile) {
+  KernelMetadata m = parseOrDie(goodMetaText());
+  EXPECT_EQ(m.kind, KernelKind::Forward);
+  EXPECT_EQ(m.entry, "fa_fwd");
+  EXPECT_EQ(m.chip, "sm_90");
+  EXPECT_EQ(m.chipVersion(), 90);
+  EXPECT_FALSE(m.chipIsArchSpecific());
+  EXPECT_EQ(m.dtype, DType::BF16);
+  EXPECT_EQ(m.batch, 2);
+  EXPECT_EQ(m.headsQ, 8);
+  EXPECT_EQ(m.headsKV, 2);
+  EXPECT_EQ(m.seqQ, 1024);
+  EXPECT_EQ(m.seqKV, 1024);
+  EXPECT_EQ(m.headDim, 128);
+  EXPECT_EQ(m.headDimV, 128);
+  EXPECT_DOUBLE_EQ(m.scale, 0.08838834764831845);
+  EXPECT_TRUE(m.causal);
+  EXPECT_EQ(m.windowLeft, -1);
+  EXPECT_EQ(m.windowRight, -1);
+  EXPECT_FALSE(m.hasWindow());
+  EXPECT_FALSE(m.hasSoftcap());
+  EXPECT_EQ(m.blockQ, 64);
+  EXPECT_EQ(m.blockKV, 64);
+  EXPECT_EQ(m.grid.x, 16u);
+  EXPECT_EQ(m.grid.y, 8u);
+  EXPECT_EQ(m.grid.z, 2u);
+  EXPECT_EQ(m.block.product(), 128u);
+  EXPECT_EQ(m.sharedBytes, 49152u);
+  EXPECT_EQ(m.args, (std::vector<std::string>{"q", "k", "v", "o", "lse"}));
+  EXPECT_TRUE(m.hasArg("lse"));
+  EXPECT_FALSE(m.hasArg("dq"));
+}
+
+TEST(RuntimeMetadata, OptionalKeysDefaultAndFormattingIsLenient) {
+  std::string text = goodMetaText();
+  for (const char *key :
+       {"window_left", "window_right", "softcap", "block_q", "block_kv"})
+    text = withLine(text, key, "");
+  text = withLine(text, "grid", "grid=16, 8 ,2");
+  text = withLine(text, "dtype", "   dtype\t=\tf16   ");
+  text = withLine(text, "causal", "causal = false");
+  text = "# a comment line\n\n" + text + "\r\n";
+  KernelMetadata m = parseOrDie(text);
+  EXPECT_EQ(m.windowLeft, -1);
+  EXPECT_EQ(m.windowRight, -1);
+  EXPECT_EQ(m.softcap, 0.0);
+  EXPECT_EQ(m.blockQ, 0);
+  EXPECT_EQ(m.grid.y, 8u);
+  EXPECT_EQ(m.dtype, DType::F16);
+  EXPECT_FALSE(m.causal);
+}
+
+TEST(RuntimeMetadata, WindowSoftcapAndArchSpecificChip) {
+  std::string text = goodMetaText();
+  text = withLine(text, "window_left", "window_left = 128");
+  text = withLine(text, "window_right", "window_right = -7");
+  text = withLine(text, "softcap", "softcap = 30.0");
+  text = withLine(text, "chip", "chip = sm_90a");
+  KernelMetadata m = parseOrDie(text);
+  EXPECT_EQ(m.windowLeft, 128);
+  EXPECT_EQ(m.windowRight, -1); // Any negative bound is normalised.
+  EXPECT_TRUE(m.hasWindow());
+  EXPECT_DOUBLE_EQ(m.softcap, 30.0);
+  EXPECT_EQ(m.chipVersion(), 90);
+  EXPECT_TRUE(m.chipIsArchSpecific());
+}
+
+TEST(RuntimeMetadata, ConfigStringIsCanonical) {
+  KernelMetadata a = parseOrDie(goodMetaText());
+  // Same ABI written differently: same config string.
+  std::string reordered = "args = q,k,v,o,lse\n" +
+                          withLine(goodMetaText(), "args", "") +
+                          "# trailing comment\n";
+  KernelMetadata b = parseOrDie(reordered);
+  EXPECT_EQ(a.configString(), b.configString());
+  EXPECT_NE(a.configString().find("scale=0.08838834764831845"),
+            std::string::npos);
+  // Any difference shows.
+  KernelMetadata c =
+      parseOrDie(withLine(goodMetaText(), "seq_kv", "seq_kv = 2048"));
+  EXPECT_NE(a.configString(), c.configString());
+  KernelMetadata d = parseOrDie(
+      withLine(goodMetaText(), "scale", "scale = 0.088388347648318"));
+  EXPECT_NE(a.configString(), d.configString());
+}
+
+struct BadCase {
+  const char *key;  ///< Line to replace (nullptr: append `line`).
+  const char *line; ///< Replacement ("" removes the line).
+  const char *expected;
+};
+
+void PrintTo(const BadCase &c, std::ostream *os) {
+  *os << "'" << c.line << "'";
+}
+
+class RuntimeMetadataError : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(RuntimeMetadataError, IsReportedWithLocation) {
+  const BadCase &c = GetParam();
+  std::string text = goodMetaText();
+  if (c.key)
+    text = withLine(text, c.key, c.line);
+  else
+    text += std::string(c.line) + "\n";
+  KernelMetadata m;
+  Status s = parseKernelMetadata(text, m);
+  ASSERT_FALSE(s.ok()) << "accepted: " << text;
+  EXPECT_NE(s.message().find(c.expected), std::string::npos)
+      << "message: " << s.message() << "\nexpected to contain: " << c.expected;
+}
+
+// Lines of goodMetaText(): 1 kind, 2 entry, 3 chip, 4 dtype, 5 batch,
+// 6 heads_q, 7 heads_kv, 8 seq_q, 9 seq_kv, 10 head_dim, 11 head_dim_v,
+// 12 scale, 13 causal, 14 window_left, 15 window_right, 16 softcap,
+// 17 block_q, 18 block_kv, 19 grid, 20 block, 21 shared_bytes, 22 args.
+const BadCase kBadCases[] = {
+    {"heads_kv", "foo = 3", "line 7: unknown key 'foo'"},
+    {nullptr, "bar = 1", "line 23: unknown key 'bar'"},
+    {"batch", "batch 2", "line 5: expected 'key = value', got 'batch 2'"},
+    {"batch", "= 2", "line 5: missing key before '='"},
+    {"batch", "batch =   # nothing", "line 5: missing value for 'batch'"},
+    {nullptr, "seq_q = 1024",
+     "line 23: duplicate key 'seq_q' (first set on line 8)"},
+    {"batch", "batch = two",
+     "line 5: bad value for 'batch': expected a positive integer, got 'two'"},
+    {"batch", "batch = 0", "line 5: bad value for 'batch'"},
+    {"batch", "batch = -2", "line 5: bad value for 'batch'"},
+    {"seq_q", "seq_q = 1024.0", "line 8: bad value for 'seq_q'"},
+    {"seq_q", "seq_q = 99999999999999999999", "line 8: bad value for 'seq_q'"},
+    {"head_dim", "head_dim = 12x", "line 10: bad value for 'head_dim'"},
+    {"kind", "kind = sideways", "line 1: bad value for 'kind'"},
+    {"entry", "entry = fa fwd", "line 2: bad value for 'entry'"},
+    {"chip", "chip = gfx90a", "line 3: bad value for 'chip'"},
+    {"chip", "chip = sm_", "line 3: bad value for 'chip'"},
+    {"dtype", "dtype = f32",
+     "line 4: bad value for 'dtype': expected 'bf16' "
+     "or 'f16', got 'f32'"},
+    {"scale", "scale = -0.1", "line 12: bad value for 'scale'"},
+    {"scale", "scale = nan", "line 12: bad value for 'scale'"},
+    {"scale", "scale = 1e999", "line 12: bad value for 'scale'"},
+    {"scale", "scale = 0.1.2", "line 12: bad value for 'scale'"},
+    {"causal", "causal = 2", "line 13: bad value for 'causal'"},
+    {"window_left", "window_left = left",
+     "line 14: bad value for "
+     "'window_left'"},
+    {"softcap", "softcap = -1", "line 16: bad value for 'softcap'"},
+    {"block_q", "block_q = -64", "line 17: bad value for 'block_q'"},
+    {"grid", "grid = 16,8", "line 19: bad value for 'grid'"},
+    {"grid", "grid = 16,0,2", "line 19: bad value for 'grid'"},
+    {"grid", "grid = 16,70000,2", "line 19: bad value for 'grid'"},
+    {"block", "block = 2048,1,1", "line 20: bad value for 'block'"},
+    {"block", "block = 64,64,1", "line 20: bad value for 'block'"},
+    {"shared_bytes", "shared_bytes = lots",
+     "line 21: bad value for "
+     "'shared_bytes'"},
+    {"shared_bytes", "shared_bytes = -1",
+     "line 21: bad value for "
+     "'shared_bytes'"},
+    {"args", "args = q,k,,o", "line 22: bad value for 'args'"},
+    {"args", "args = q,k,v,o,q",
+     "line 22: bad value for 'args': parameter "
+     "'q' listed twice"},
+    {"args", "args = q,k,v,o,lse,dq",
+     "args (line 22): unknown forward kernel parameter 'dq'"},
+    {"args", "args = q,k,v,lse",
+     "args (line 22): a forward kernel must take 'o'"},
+    {"entry", "", "missing required key: entry"},
+    {"grid", "", "missing required key: grid"},
+    {"heads_kv", "heads_kv = 3",
+     "heads_q = 8 (line 6) is not a multiple of heads_kv = 3 (line 7)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, RuntimeMetadataError,
+                         ::testing::ValuesIn(kBadCases),
+                         [](const ::testing::TestParamInfo<BadCase> &info) {
+                           std::string name = std::to_string(info.index) + "_";
+                           name += info.param.key ? info.param.key : "appended";
+                           return name;
+                         });
+
+TEST(RuntimeMetadata, ListsAllMissingKeys) {
+  std::string text = withLine(goodMetaText(), "entry", "");
+  text = withLine(text, "grid", "");
+  KernelMetadata m;
+  Status s = parseKernelMetadata(text, m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "missing required keys: entry, grid");
+  s = parseKernelMetadata("", m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("missing required keys: kind, entry, chip", 0),
+            0u)
+      << s.message();
+}
+
+TEST(RuntimeMetadata, BackwardKernelsParse) {
+  std::string text = withLine(goodMetaText(), "kind", "kind = backward");
+  text = withLine(text, "args", "args = q,k,v,o,lse,do,dq,dk,dv");
+  KernelMetadata m = parseOrDie(text);
+  EXPECT_EQ(m.kind, KernelKind::Backward);
+  EXPECT_EQ(m.args.size(), 9u);
+}
+
+TEST(RuntimeMetadata, ReadFileErrorsNameThePath) {
+  KernelMetadata m;
+  Status s = readKernelMetadataFile("/nonexistent/dir/k.meta", m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent/dir/k.meta"), std::string::npos);
+}
+
+} // namespace

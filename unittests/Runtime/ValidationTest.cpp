@@ -1,0 +1,279 @@
+//===- ValidationTest.cpp - attentionForward argument validation ----------===//
+//
+// Uses fake, non-null device pointers: validation must reject bad calls
+// without touching the driver, so these tests run without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "fa/Runtime/Attention.h"
+
+#include <gtest/gtest.h>
+
+using namespace fa::rt;
+using namespace fa::rt::test;
+
+namespace {
+
+constexpr CUdeviceptr kGiB = CUdeviceptr(1) << 30;
+
+KernelMetadata smallMeta() {
+  std::string text = goodMetaText();
+  text = withLine(text, "batch", "batch = 2");
+  text = withLine(text, "seq_q", "seq_q = 128");
+  text = withLine(text, "seq_kv", "seq_kv = 256");
+  text = withLine(text, "head_dim", "head_dim = 64");
+  text = withLine(text, "head_dim_v", "head_dim_v = 32");
+  text = withLine(text, "scale", "scale = 0.125");
+  return parseOrDie(text);
+}
+
+/// Valid arguments for `m` with fake pointers 1 GiB apart.
+AttentionArgs goodArgs(const KernelMetadata &m) {
+  AttentionArgs a = AttentionArgs::fromMetadata(m);
+  a.q = 1 * kGiB;
+  a.k = 2 * kGiB;
+  a.v = 3 * kGiB;
+  a.o = 4 * kGiB;
+  a.lse = 5 * kGiB;
+  return a;
+}
+
+void expectRejected(const KernelMetadata &m, const AttentionArgs &a,
+                    const std::string &expected) {
+  Status s = validateAttentionForward(m, a);
+  ASSERT_FALSE(s.ok()) << "accepted; expected: " << expected;
+  EXPECT_NE(s.message().find(expected), std::string::npos)
+      << "message: " << s.message() << "\nexpected to contain: " << expected;
+  // The launcher rejects it the same way, before it would need a driver.
+  Status launch = attentionForward(Kernel::unloaded(m), a);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.message().find(expected), std::string::npos)
+      << launch.message();
+  EXPECT_EQ(launch.message().find("not loaded"), std::string::npos);
+}
+
+TEST(RuntimeValidation, AcceptsGoodArguments) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.strideQ, (std::array<int64_t, 4>{8 * 128 * 64, 128 * 64, 64, 1}));
+  EXPECT_EQ(a.strideV, (std::array<int64_t, 4>{2 * 256 * 32, 256 * 32, 32, 1}));
+  EXPECT_EQ(a.strideLSE, (std::array<int64_t, 3>{8 * 128, 128, 1}));
+  // Good arguments reach the launch, which fails only for want of code.
+  Status launch = attentionForward(Kernel::unloaded(m), a);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.message().find("kernel is not loaded"), std::string::npos)
+      << launch.message();
+}
+
+TEST(RuntimeValidation, RejectsNullPointers) {
+  KernelMetadata m = smallMeta();
+  struct {
+    CUdeviceptr AttentionArgs::*field;
+    const char *name;
+  } cases[] = {{&AttentionArgs::q, "query"},
+               {&AttentionArgs::k, "key"},
+               {&AttentionArgs::v, "value"},
+               {&AttentionArgs::o, "output"},
+               {&AttentionArgs::lse, "lse"}};
+  for (const auto &c : cases) {
+    AttentionArgs a = goodArgs(m);
+    a.*c.field = 0;
+    expectRejected(m, a, std::string(c.name) + " pointer is null");
+  }
+}
+
+TEST(RuntimeValidation, LseMayBeNullIfTheKernelDoesNotWriteIt) {
+  std::string text = withLine(goodMetaText(), "args", "args = q,k,v,o");
+  KernelMetadata m = parseOrDie(text);
+  AttentionArgs a = goodArgs(m);
+  a.lse = 0;
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeValidation, RejectsMisalignedPointers) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  a.q += 8;
+  expectRejected(m, a, "query pointer 0x40000008 is not 16-byte aligned");
+  a = goodArgs(m);
+  a.o += 2;
+  expectRejected(m, a, "output pointer 0x100000002 is not 16-byte aligned");
+  a = goodArgs(m);
+  a.lse += 2;
+  expectRejected(m, a, "lse pointer 0x140000002 is not 4-byte aligned");
+  a = goodArgs(m);
+  a.lse += 4; // f32 alignment is enough for lse.
+  EXPECT_TRUE(validateAttentionForward(m, a).ok());
+}
+
+TEST(RuntimeValidation, RejectsNonContiguousStrides) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  // [B, N, H, D] memory order viewed as [B, H, N, D] (a transposed view).
+  a.strideQ = {128 * 8 * 64, 64, 8 * 64, 1};
+  expectRejected(m, a,
+                 "query stride [65536, 64, 512, 1] (shape [2, 8, 128, 64]) "
+                 "not supported; pass a contiguous tensor (row-major strides "
+                 "[65536, 8192, 64, 1])");
+  a = goodArgs(m);
+  a.strideK[3] = 2;
+  expectRejected(m, a, "key stride");
+  a = goodArgs(m);
+  a.strideV[0] += 32; // Padded batch stride.
+  expectRejected(m, a, "value stride");
+  a = goodArgs(m);
+  a.strideO[2] = 0;
+  expectRejected(m, a, "output stride");
+  a = goodArgs(m);
+  a.strideLSE = {128, 8 * 128, 1};
+  expectRejected(m, a, "lse stride");
+}
+
+TEST(RuntimeValidation, StridesOfSizeOneDimensionsDoNotMatter) {
+  std::string text = withLine(goodMetaText(), "batch", "batch = 1");
+  KernelMetadata m = parseOrDie(text);
+  AttentionArgs a = goodArgs(m);
+  a.strideQ[0] = 12345; // batch == 1: the stride never affects an address.
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeValidation, RejectsShapesThatDifferFromTheKernel) {
+  KernelMetadata m = smallMeta();
+  struct {
+    int64_t AttentionArgs::*field;
+    const char *name;
+    int64_t value;
+    const char *expected;
+  } cases[] = {
+      {&AttentionArgs::batch, "batch", 3,
+       "batch = 3 does not match the kernel's batch = 2"},
+      {&AttentionArgs::headsQ, "heads_q", 4,
+       "heads_q = 4 does not match the kernel's heads_q = 8"},
+      {&AttentionArgs::headsKV, "heads_kv", 4,
+       "heads_kv = 4 does not match the kernel's heads_kv = 2"},
+      {&AttentionArgs::seqQ, "seq_q", 129,
+       "seq_q = 129 does not match the kernel's seq_q = 128"},
+      {&AttentionArgs::seqKV, "seq_kv", 128,
+       "seq_kv = 128 does not match the kernel's seq_kv = 256"},
+      {&AttentionArgs::headDim, "head_dim", 128,
+       "head_dim = 128 does not match the kernel's head_dim = 64"},
+      {&AttentionArgs::headDimV, "head_dim_v", 64,
+       "head_dim_v = 64 does not match the kernel's head_dim_v = 32"},
+  };
+  for (const auto &c : cases) {
+    AttentionArgs a = goodArgs(m);
+    a.*c.field = c.value;
+    a.setContiguousStrides();
+    expectRejected(m, a, c.expected);
+  }
+}
+
+TEST(RuntimeValidation, RejectsNonPositiveShapesAndBadGrouping) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  a.seqKV = 0;
+  expectRejected(m, a, "seq_kv must be positive, got 0");
+  a = goodArgs(m);
+  a.headDim = -64;
+  expectRejected(m, a, "head_dim must be positive, got -64");
+  a = goodArgs(m);
+  a.headsKV = 3;
+  a.setContiguousStrides();
+  expectRejected(m, a, "heads_q (8) must be a multiple of heads_kv (3)");
+}
+
+TEST(RuntimeValidation, RejectsDtypeAndFlagMismatches) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  a.dtype = DType::F16;
+  expectRejected(m, a, "dtype f16 does not match the kernel's bf16");
+  a = goodArgs(m);
+  a.causal = false;
+  expectRejected(m, a, "causal = 0 does not match the kernel's causal = 1");
+  a = goodArgs(m);
+  a.windowLeft = 64;
+  expectRejected(m, a,
+                 "window (64, -1) does not match the kernel's window "
+                 "(-1, -1)");
+  a = goodArgs(m);
+  a.windowRight = -5; // Any negative bound means unbounded: accepted.
+  EXPECT_TRUE(validateAttentionForward(m, a).ok());
+  a = goodArgs(m);
+  a.softcap = 30;
+  expectRejected(m, a, "softcap = 30 does not match the kernel's softcap = 0");
+  a = goodArgs(m);
+  a.scale = 0.1;
+  expectRejected(m, a,
+                 "scale = 0.1 does not match the kernel's scale = "
+                 "0.125");
+  a = goodArgs(m);
+  a.scale = 0.125 * (1 + 1e-12); // Rounding noise is tolerated.
+  EXPECT_TRUE(validateAttentionForward(m, a).ok());
+}
+
+TEST(RuntimeValidation, RejectsTensorsBeyond32BitIndexing) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  a.seqQ = int64_t(1) << 22; // 2*8*2^22*64 = 2^32 query elements.
+  a.setContiguousStrides();
+  expectRejected(m, a,
+                 "query tensor of shape [2, 8, 4194304, 64] has 4294967296 "
+                 "elements; at most 2^31-1 are supported");
+  a = goodArgs(m);
+  a.seqKV = int64_t(1) << 62; // Overflows int64 arithmetic.
+  a.setContiguousStrides();
+  expectRejected(m, a, "has more than 2^63 elements");
+  // Exactly 2^31 - 1 elements would be allowed by the counting rule.
+  EXPECT_EQ(kMaxTensorElements, 2147483647);
+}
+
+TEST(RuntimeValidation, RejectsOverlappingOutputs) {
+  KernelMetadata m = smallMeta();
+  AttentionArgs a = goodArgs(m);
+  a.o = a.q + 4096; // Inside Q (256 KiB); O is 128 KiB.
+  expectRejected(m, a, "output [0x40001000, 0x40021000) overlaps query");
+  a = goodArgs(m);
+  a.lse = a.o + 1024;
+  expectRejected(m, a, "overlaps lse");
+  a = goodArgs(m);
+  a.o = a.q + 2 * 8 * 128 * 64 * 2; // Right after Q: fine.
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // Inputs may alias each other (e.g. self-attention with K == V).
+  a = goodArgs(m);
+  a.k = a.q;
+  s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeValidation, RejectsBackwardKernels) {
+  std::string text = withLine(goodMetaText(), "kind", "kind = backward");
+  KernelMetadata m = parseOrDie(text);
+  expectRejected(m, goodArgs(m),
+                 "kernel 'fa_fwd' is a backward kernel; attentionForward "
+                 "needs a forward kernel");
+}
+
+TEST(RuntimeValidation, FlopCount) {
+  // 4*B*Hq*Nq*Nk*D for D == Dv; causal with Nq == Nk halves it.
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(2, 8, 1024, 1024, 128, 128, false),
+                   4.0 * 2 * 8 * 1024 * 1024 * 128);
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(2, 8, 1024, 1024, 128, 128, true),
+                   2.0 * 2 * 8 * 1024 * 1024 * 128);
+  // Causal with Nq != Nk is not halved (the mask is bottom-right aligned).
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(1, 1, 128, 256, 64, 64, true),
+                   4.0 * 128 * 256 * 64);
+  // D != Dv: 2*(D + Dv) per (query, key) pair.
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(1, 1, 10, 10, 64, 32, false),
+                   2.0 * 100 * (64 + 32));
+  KernelMetadata m = parseOrDie(goodMetaText());
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(m), 2.0 * 2 * 8 * 1024 * 1024 * 128);
+}
+
+} // namespace
