@@ -32,12 +32,12 @@ const char *mlir::fa::compilerVersion() { return "flashmlir-0.1-mma.sync"; }
 std::string AttentionConfig::key() const {
   return llvm::formatv(
       "{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
-      "t{13}x{14}:{15}{16}:{17}",
+      "t{13}x{14}r{18}:{15}{16}:{17}",
       dtype, batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV,
       scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
       window ? window->first : -2, window ? window->second : -2,
       softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none", blockQ,
-      blockKV, chip, features, entry);
+      blockKV, chip, features, entry, rowsPerWarp);
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
@@ -121,6 +121,8 @@ std::string kernelMetadata(gpu::GPUFuncOp kernel,
      << kernel->getAttrOfType<IntegerAttr>("fa.block_q").getInt()
      << "\nblock_kv = "
      << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
+     << "\nrows_per_warp = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt()
      << "\ngrid = " << llvm::join(llvm::map_range(ints("fa.grid"),
                                                   [](int64_t v) {
                                                     return std::to_string(v);
@@ -158,7 +160,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
   toKernel.addPass(createTileAttention({options.blockQ, options.blockKV}));
-  toKernel.addPass(createConvertTiledAttentionToGPU());
+  toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
   if (failed(toKernel.run(*module)))

@@ -168,6 +168,7 @@ const KeySpec kKeys[] = {
     {"softcap", KeyType::Softcap, false},
     {"block_q", KeyType::NonNegativeInt, false},
     {"block_kv", KeyType::NonNegativeInt, false},
+    {"rows_per_warp", KeyType::NonNegativeInt, false},
     {"grid", KeyType::Dim3, true},
     {"block", KeyType::Dim3, true},
     {"shared_bytes", KeyType::SharedBytes, true},
@@ -205,6 +206,8 @@ int64_t *intField(KernelMetadata &m, std::string_view key) {
     return &m.blockQ;
   if (key == "block_kv")
     return &m.blockKV;
+  if (key == "rows_per_warp")
+    return &m.rowsPerWarp;
   return nullptr;
 }
 
@@ -381,6 +384,7 @@ std::string KernelMetadata::configString() const {
   add("softcap", detail::formatShortest(softcap));
   add("block_q", std::to_string(blockQ));
   add("block_kv", std::to_string(blockKV));
+  add("rows_per_warp", std::to_string(rowsPerWarp));
   add("grid", dim(grid));
   add("block", dim(block));
   add("shared_bytes", std::to_string(sharedBytes));

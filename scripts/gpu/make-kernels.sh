@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Compiles the GPU check matrix with fa-compile (here, where MLIR is) into
-# .gpu-carry/kernels/NAME.{ptx,meta}; scripts/gpu/check.sh runs them on the
-# GPU machine. Usage: scripts/gpu/make-kernels.sh [OUT_DIR] [CHIP]
+# Compiles GPU kernels with fa-compile (here, where MLIR is) for the GPU
+# machine, which has no MLIR.
+#   scripts/gpu/make-kernels.sh [OUT_DIR] [CHIP]          check matrix
+#       -> .gpu-carry/kernels, run by scripts/gpu/check.sh
+#   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
+#       (16k tokens, hidden 2048) -> .gpu-carry/bench, run by bench.py
+# FA_BENCH_DIMS / FA_BENCH_SEQS narrow the bench shapes; FA_BENCH_FLAGS adds
+# fa-compile flags (e.g. block sizes) to every bench kernel.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:-.gpu-carry/kernels}
+mode=check
+if [ "${1:-}" = --bench ]; then mode=bench; shift; fi
+default_out=.gpu-carry/kernels
+[ "$mode" = bench ] && default_out=.gpu-carry/bench
+out=${1:-$default_out}
 chip=${2:-sm_90}
 compile=${FA_COMPILE:-build/bin/fa-compile}
 mkdir -p "$out"
 rm -f "$out"/*.ptx "$out"/*.meta
 
-# name                      flags
-while read -r name flags; do
-  [ -z "$name" ] && continue
-  case "$name" in \#*) continue ;; esac
-  # shellcheck disable=SC2086
-  "$compile" --chip="$chip" --entry="$name" $flags -o "$out/$name"
-done <<'MATRIX'
+check_matrix() {
+  cat <<'MATRIX'
 d64_n1_bf16                 --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1 --head-dim=64
 d64_n77_causal_gqa_bf16     --dtype=bf16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=64 --causal
 d64_n77_f16                 --dtype=f16 --batch=1 --heads-q=4 --seq-q=77 --head-dim=64
@@ -32,4 +36,25 @@ d128_n4096_causal_gqa_bf16  --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --se
 d256_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --block-kv=32
 d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --head-dim=256 --block-kv=32 --causal
 MATRIX
-ls "$out" | wc -l
+}
+
+bench_matrix() {
+  for d in ${FA_BENCH_DIMS:-64 128 256}; do
+    for n in ${FA_BENCH_SEQS:-512 2048 8192 16384}; do
+      for causal in 0 1; do
+        flags="--dtype=bf16 --batch=$((16384 / n)) --heads-q=$((2048 / d)) --seq-q=$n --head-dim=$d"
+        [ "$d" = 256 ] && flags="$flags --block-kv=32"
+        name="fwd_d${d}_n${n}"
+        [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
+        echo "$name $flags ${FA_BENCH_FLAGS:-}"
+      done
+    done
+  done
+}
+
+while read -r name flags; do
+  [ -z "$name" ] && continue
+  # shellcheck disable=SC2086
+  "$compile" --chip="$chip" --entry="$name" $flags -o "$out/$name"
+done < <(if [ "$mode" = bench ]; then bench_matrix; else check_matrix; fi)
+echo "make-kernels: $(ls "$out"/*.ptx | wc -l) kernels in $out"

@@ -12,22 +12,32 @@
 // CHECK-SAME: fa.causal
 // CHECK-SAME: fa.grid = array<i64: 4, 4, 1>
 // CHECK-SAME: fa.kind = "forward"
+// CHECK-SAME: fa.rows_per_warp = 16
 // CHECK-SAME: fa.shared_bytes = 27648
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// Prologue: Q, then the first K tile when any KV block is visible.
 // CHECK: nvgpu.device_async_copy {{.*}} : memref<1x4x200x64xbf16> to memref<64x72xbf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_wait
-// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.if
+// CHECK:   nvgpu.device_async_copy {{.*}} : memref<1x2x300x64xbf16> to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK:   nvvm.cp.async.commit.group
+// Each KV block: wait K, issue V, QKᵀ + softmax, wait V, prefetch K, P·V.
 // CHECK: scf.for
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK:   gpu.barrier
 // CHECK:   nvgpu.device_async_copy {{.*}} : memref<1x2x300x64xbf16> to memref<64x72xbf16, #gpu.address_space<workgroup>>
 // CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} {{.*}} -> vector<4x2xbf16>
-// CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = false} {{.*}} -> vector<2x2xbf16>
+// CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} {{.*}} -> vector<4x2xbf16>
 // CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK:   arith.select {{.*}} : f32
 // CHECK:   gpu.shuffle xor
 // CHECK:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = true}
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK:   scf.if
+// CHECK:     nvgpu.device_async_copy
+// CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: scf.for
 // CHECK-NOT: gpu.shuffle xor
 // CHECK:   arith.maximumf

@@ -12,13 +12,14 @@
 // PTX: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
 // PTX: .visible .entry gqa_causal(
 // PTX: cp.async.cg.shared.global
+// PTX: cp.async.commit_group
 // PTX: cp.async.wait_group
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: shfl.sync.bfly.b32
 // PTX-NOT: __nv_
 // PTX: ex2.approx.ftz.f32
-// PTX: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // META: kind = forward
 // META-NEXT: entry = gqa_causal
@@ -36,11 +37,12 @@
 // META-NEXT: window_left = -1
 // META-NEXT: window_right = -1
 // META-NEXT: softcap = 0.0000000000000000e+00
-// META-NEXT: block_q = 64
+// META-NEXT: block_q = 128
 // META-NEXT: block_kv = 64
-// META-NEXT: grid = 2,8,2
+// META-NEXT: rows_per_warp = 32
+// META-NEXT: grid = 1,8,2
 // META-NEXT: block = 128,1,1
-// META-NEXT: shared_bytes = 27648
+// META-NEXT: shared_bytes = 36864
 // META-NEXT: args = q,k,v,o,lse
 func.func @gqa_causal(%q: tensor<2x8x77x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x77x64xbf16>, tensor<2x8x77xf32>) {

@@ -3,7 +3,8 @@
 //   fa-compile [input.mlir] [--dtype=bf16] [--batch=N] [--heads-q=N]
 //              [--heads-kv=N] [--seq-q=N] [--seq-kv=N] [--head-dim=N]
 //              [--head-dim-v=N] [--causal] [--window=L,R] [--softcap=X]
-//              [--scale=X] [--block-q=N] [--block-kv=N] [--chip=sm_90]
+//              [--scale=X] [--block-q=N] [--block-kv=N] [--rows-per-warp=N]
+//              [--chip=sm_90]
 //              [--emit=mlir|llvm|ptx|cubin] [-o PREFIX]
 //
 // Writes PREFIX.{mlir,ll,ptx,cubin} and, for ptx/cubin, PREFIX.meta (entry,
@@ -52,8 +53,11 @@ cl::opt<double> softcap("softcap", cl::desc("0 = none"), cl::init(0.0),
                         cl::cat(category));
 cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
                       cl::init(0.0), cl::cat(category));
-cl::opt<int64_t> blockQ("block-q", cl::init(64), cl::cat(category));
+cl::opt<int64_t> blockQ("block-q", cl::init(128), cl::cat(category));
 cl::opt<int64_t> blockKV("block-kv", cl::init(64), cl::cat(category));
+cl::opt<int64_t> rowsPerWarp("rows-per-warp",
+                            cl::desc("16 or 32; 0 = automatic"), cl::init(0),
+                            cl::cat(category));
 cl::opt<std::string> chip("chip", cl::desc("sm_80, sm_89, sm_90, ..."),
                           cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> entry("entry", cl::desc("kernel name (config input)"),
@@ -116,6 +120,7 @@ int main(int argc, char **argv) {
   }
   config.blockQ = blockQ;
   config.blockKV = blockKV;
+  config.rowsPerWarp = rowsPerWarp;
   config.chip = chip;
   config.entry = entry;
 

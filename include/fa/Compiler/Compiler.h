@@ -29,7 +29,8 @@ struct AttentionConfig {
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<double> softcap;
-  int64_t blockQ = 64, blockKV = 64;
+  int64_t blockQ = 128, blockKV = 64;
+  int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol

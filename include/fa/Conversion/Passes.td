@@ -23,6 +23,11 @@ def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
     attributes (`fa.grid`, `fa.block`, `fa.shared_bytes`, `fa.kind`, ...).
     Portable to sm_80 and later.
   }];
+  let options = [
+    Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
+           "Query rows per warp: 16 or 32 (0: 32 for block-q >= 128 and "
+           "head dims up to 128, else 16)">,
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",

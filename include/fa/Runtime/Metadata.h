@@ -84,6 +84,7 @@ struct KernelMetadata {
 
   int64_t blockQ = 0;  ///< Informational; 0 if absent.
   int64_t blockKV = 0; ///< Informational; 0 if absent.
+  int64_t rowsPerWarp = 0; ///< Informational; 0 if absent.
 
   Dim3 grid;
   Dim3 block;

@@ -1,12 +1,16 @@
 //===- ForwardKernel.cpp - Attention forward as an mma.sync kernel --------===//
 //
 // One thread block per (Q block, query head, batch); warp w owns query rows
-// [16 w, 16 w + 16) of the block (FA2's split-Q: no cross-warp reductions).
-// Per KV block: cp.async K and V into shared memory, S = Q Kᵀ on mma.sync,
-// the online-softmax update on the S fragments in registers, then P (cast to
-// the element type, reused in registers as the A operand) times V. The
-// accumulator, row max and per-thread partial row sums are loop-carried; the
-// quad reduction of the sum is deferred to the epilogue.
+// [R w, R w + R) of the block, R = 16 or 32 (FA2's split-Q: no cross-warp
+// reductions; with R = 32 every K/V fragment a warp loads feeds two m16
+// tiles). Per KV block, software-pipelined on one K and one V buffer:
+//
+//   wait K(kb); issue V(kb)      S = Q K(kb)ᵀ on mma.sync; online softmax
+//   wait V(kb); issue K(kb + 1)  O += P V(kb), P reused from registers
+//
+// so each copy overlaps the other GEMM. The accumulator, row max and
+// per-thread partial row sums are loop-carried; the quad reduction of the
+// sum is deferred to the epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +20,7 @@
 #include "fa/Transforms/TilingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -37,27 +41,37 @@ Attribute workgroupSpace(MLIRContext *ctx) {
   return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 }
 
-/// Per-thread state carried across KV blocks: the output accumulator
-/// fragments, then the row max and partial row sum of rows g and g + 8.
+/// Per-thread state carried across KV blocks, for each of the warp's m16
+/// tiles: output accumulator fragments, then the row max and partial row sum
+/// of rows g and g + 8.
 struct SoftmaxState {
-  SmallVector<CFragment> acc;
-  std::array<Value, 2> max, sum;
+  SmallVector<SmallVector<CFragment>> acc; // [m][dn]
+  SmallVector<std::array<Value, 2>> max, sum; // [m][row half]
 
   SmallVector<Value> flatten() const {
     SmallVector<Value> values;
-    for (const CFragment &frag : acc)
-      values.append(frag.begin(), frag.end());
-    values.append(max.begin(), max.end());
-    values.append(sum.begin(), sum.end());
+    for (const auto &tile : acc)
+      for (const CFragment &frag : tile)
+        values.append(frag.begin(), frag.end());
+    for (const auto &pair : max)
+      values.append(pair.begin(), pair.end());
+    for (const auto &pair : sum)
+      values.append(pair.begin(), pair.end());
     return values;
   }
-  static SoftmaxState unflatten(ValueRange values, int64_t accTiles) {
+  static SoftmaxState unflatten(ValueRange values, int64_t mTiles,
+                                int64_t accTiles) {
     SoftmaxState state;
-    for (int64_t i = 0; i < accTiles; ++i)
-      state.acc.push_back({values[4 * i], values[4 * i + 1],
-                           values[4 * i + 2], values[4 * i + 3]});
-    state.max = {values[4 * accTiles], values[4 * accTiles + 1]};
-    state.sum = {values[4 * accTiles + 2], values[4 * accTiles + 3]};
+    unsigned i = 0;
+    state.acc.resize(mTiles);
+    for (int64_t m = 0; m < mTiles; ++m)
+      for (int64_t d = 0; d < accTiles; ++d, i += 4)
+        state.acc[m].push_back(
+            {values[i], values[i + 1], values[i + 2], values[i + 3]});
+    for (int64_t m = 0; m < mTiles; ++m, i += 2)
+      state.max.push_back({values[i], values[i + 1]});
+    for (int64_t m = 0; m < mTiles; ++m, i += 2)
+      state.sum.push_back({values[i], values[i + 1]});
     return state;
   }
 };
@@ -76,12 +90,12 @@ public:
 
 private:
   /// cp.async of rows [rowStart, rowStart + rows) x `cols` of the (batch,
-  /// head) slice of `src` into shared `dst`; rows at or past `seqLen` are
-  /// zero-filled. Returns the async tokens.
-  SmallVector<Value> copyTile(FragmentBuilder &fb, Value src, Value batch,
-                              Value head, Value rowStart, int64_t seqLen,
-                              int64_t rows, int64_t cols, Value dst);
-  void waitAll(FragmentBuilder &fb, ValueRange tokens);
+  /// head) slice of `src` into shared `dst`, committed as one group; rows at
+  /// or past `seqLen` are zero-filled.
+  void copyTile(FragmentBuilder &fb, Value src, Value head, Value rowStart,
+                int64_t seqLen, int64_t rows, int64_t cols, Value dst);
+  /// Waits for every committed copy, then a block barrier.
+  void waitCopies(FragmentBuilder &fb);
 
   /// One KV block: returns the updated state.
   SoftmaxState emitKVBlock(FragmentBuilder &fb, Value kb, bool masked,
@@ -99,22 +113,20 @@ private:
 
   // Values of the kernel body.
   Value q, k, v, o, lse;
-  Value batch, head, kvHead, qStart, tid, warp, lane, group, quadLane;
+  Value batch, head, kvHead, qStart, kvEnd, tid, warp, lane, group, quadLane;
+  Value warpRow; ///< first row of the warp within the Q block
   Value qShared, kShared, vShared;
 };
 
-SmallVector<Value> ForwardKernelEmitter::copyTile(FragmentBuilder &fb,
-                                                  Value src, Value batchIdx,
-                                                  Value headIdx,
-                                                  Value rowStart,
-                                                  int64_t seqLen, int64_t rows,
-                                                  int64_t cols, Value dst) {
+void ForwardKernelEmitter::copyTile(FragmentBuilder &fb, Value src,
+                                    Value headIdx, Value rowStart,
+                                    int64_t seqLen, int64_t rows, int64_t cols,
+                                    Value dst) {
   OpBuilder &b = fb.builder();
   Location loc = fb.location();
   const int64_t chunk = 8; // 16 bytes of 16-bit elements
   int64_t chunksPerRow = cols / chunk;
   int64_t perThread = rows * chunksPerRow / c.threads();
-  SmallVector<Value> tokens;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t i = 0; i < perThread; ++i) {
     Value linear = fb.add(tid, i * c.threads());
@@ -126,21 +138,18 @@ SmallVector<Value> ForwardKernelEmitter::copyTile(FragmentBuilder &fb,
     // Past the end: copy zero bytes (zero-fill) from a clamped, valid row.
     Value srcRow = fb.minS(globalRow, fb.index(seqLen - 1));
     Value srcElements = fb.select(inBounds, fb.index(chunk), fb.index(0));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+    nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, dst, ValueRange{row, col}, src,
-        ValueRange{batchIdx, headIdx, srcRow, col}, b.getIndexAttr(chunk),
-        srcElements, b.getUnitAttr()));
+        ValueRange{batch, headIdx, srcRow, col}, b.getIndexAttr(chunk),
+        srcElements, b.getUnitAttr());
   }
-  return tokens;
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
-void ForwardKernelEmitter::waitAll(FragmentBuilder &fb, ValueRange tokens) {
+void ForwardKernelEmitter::waitCopies(FragmentBuilder &fb) {
   OpBuilder &b = fb.builder();
-  Location loc = fb.location();
-  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
-  gpu::BarrierOp::create(b, loc);
+  NVVM::CpAsyncWaitGroupOp::create(b, fb.location(), b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, fb.location());
 }
 
 SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
@@ -149,103 +158,133 @@ SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
   OpBuilder &b = fb.builder();
   Location loc = fb.location();
   Value kStart = fb.mul(kb, c.blockKV);
+  int64_t mTiles = c.mTiles();
 
-  // Everyone is done reading the previous K/V tiles before they are reused.
-  gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> tokens = copyTile(fb, k, batch, kvHead, kStart, c.seqKV,
-                                       c.blockKV, c.headDim, kShared);
-  tokens.append(copyTile(fb, v, batch, kvHead, kStart, c.seqKV, c.blockKV,
-                         c.headDimV, vShared));
-  waitAll(fb, tokens);
+  // K(kb) has landed (issued by the previous block or the prologue); V(kb)
+  // streams in while QKᵀ and the softmax run.
+  waitCopies(fb);
+  copyTile(fb, v, kvHead, kStart, c.seqKV, c.blockKV, c.headDimV, vShared);
 
-  // S = Q Kᵀ for this warp's 16 rows.
+  // S = Q Kᵀ for the warp's rows; each K fragment pair feeds every m tile.
   int64_t scoreTiles = c.blockKV / 8;
   Value zero = fb.f32(0.0);
-  SmallVector<CFragment> scores(scoreTiles, CFragment{zero, zero, zero, zero});
-  Value warpRow = fb.mul(warp, 16);
+  SmallVector<SmallVector<CFragment>> scores(
+      mTiles, SmallVector<CFragment>(scoreTiles,
+                                     CFragment{zero, zero, zero, zero}));
   for (int64_t kk = 0; kk < c.headDim / 16; ++kk) {
-    std::array<Value, 4> a = fb.loadA(qShared, lane, warpRow, fb.index(16 * kk));
-    for (int64_t j = 0; j < scoreTiles; ++j)
-      scores[j] = fb.mma(
-          a, fb.loadBFromNMajor(kShared, lane, fb.index(8 * j), fb.index(16 * kk)),
-          scores[j]);
+    SmallVector<std::array<Value, 4>> a;
+    for (int64_t m = 0; m < mTiles; ++m)
+      a.push_back(fb.loadA(qShared, lane, fb.add(warpRow, 16 * m),
+                           fb.index(16 * kk)));
+    for (int64_t j = 0; j < scoreTiles; j += 2) {
+      auto pair = fb.loadBPairFromNMajor(kShared, lane, fb.index(8 * j),
+                                         fb.index(16 * kk));
+      for (int64_t m = 0; m < mTiles; ++m)
+        for (int64_t h = 0; h < 2; ++h)
+          scores[m][j + h] = fb.mma(a[m], pair[h], scores[m][j + h]);
+    }
   }
 
   // Scores in base 2, soft-capped and masked.
   const float negInf = -std::numeric_limits<float>::infinity();
   Value minusInf = fb.f32(negInf);
-  std::array<Value, 2> rows;
-  for (int64_t r = 0; r < 2; ++r)
-    rows[r] = fb.add(fb.add(qStart, warpRow), fb.add(group, 8 * r));
   Value colBase = fb.add(kStart, fb.mul(quadLane, 2));
-  for (int64_t j = 0; j < scoreTiles; ++j) {
-    for (int64_t e = 0; e < 4; ++e) {
-      Value x = scores[j][e];
-      if (c.softcap) {
-        Value t = fb.tanh(
-            arith::MulFOp::create(b, loc, x, fb.f32(c.scale / *c.softcap)));
-        x = arith::MulFOp::create(b, loc, t, fb.f32(*c.softcap * kLog2E));
-      } else {
-        x = arith::MulFOp::create(b, loc, x, fb.f32(c.scale * kLog2E));
+  auto slt = static_cast<int>(arith::CmpIPredicate::slt);
+  auto sge = static_cast<int>(arith::CmpIPredicate::sge);
+  for (int64_t m = 0; m < mTiles; ++m) {
+    std::array<Value, 2> rows;
+    for (int64_t r = 0; r < 2; ++r)
+      rows[r] = fb.add(fb.add(qStart, warpRow), fb.add(group, 16 * m + 8 * r));
+    for (int64_t j = 0; j < scoreTiles; ++j) {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value x = scores[m][j][e];
+        if (c.softcap) {
+          Value t = fb.tanh(
+              arith::MulFOp::create(b, loc, x, fb.f32(c.scale / *c.softcap)));
+          x = arith::MulFOp::create(b, loc, t, fb.f32(*c.softcap * kLog2E));
+        } else {
+          x = arith::MulFOp::create(b, loc, x, fb.f32(c.scale * kLog2E));
+        }
+        if (masked) {
+          Value row = rows[e / 2];
+          Value col = fb.add(colBase, 8 * j + e % 2);
+          Value ok = fb.cmp(slt, col, fb.index(c.seqKV));
+          if (band.lower)
+            ok = arith::AndIOp::create(
+                b, loc, ok, fb.cmp(sge, col, fb.add(row, *band.lower)));
+          if (band.upper)
+            ok = arith::AndIOp::create(
+                b, loc, ok, fb.cmp(slt, col, fb.add(row, *band.upper)));
+          x = fb.select(ok, x, minusInf);
+        }
+        scores[m][j][e] = x;
       }
-      if (masked) {
-        Value row = rows[e / 2];
-        Value col = fb.add(colBase, 8 * j + e % 2);
-        auto slt = static_cast<int>(arith::CmpIPredicate::slt);
-        auto sge = static_cast<int>(arith::CmpIPredicate::sge);
-        Value ok = fb.cmp(slt, col, fb.index(c.seqKV));
-        if (band.lower)
-          ok = arith::AndIOp::create(
-              b, loc, ok, fb.cmp(sge, col, fb.add(row, *band.lower)));
-        if (band.upper)
-          ok = arith::AndIOp::create(
-              b, loc, ok, fb.cmp(slt, col, fb.add(row, *band.upper)));
-        x = fb.select(ok, x, minusInf);
-      }
-      scores[j][e] = x;
     }
   }
 
-  // Online softmax on rows g (r = 0) and g + 8 (r = 1).
+  // Online softmax on rows g (r = 0) and g + 8 (r = 1) of each m tile.
   SoftmaxState next = state;
-  std::array<Value, 2> safeMax, alpha;
-  for (int64_t r = 0; r < 2; ++r) {
-    Value rowMax = minusInf;
-    for (int64_t j = 0; j < scoreTiles; ++j)
-      for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
-        rowMax = arith::MaximumFOp::create(b, loc, rowMax, scores[j][e]);
-    rowMax = fb.quadReduce(rowMax, /*max=*/true);
-    Value newMax = arith::MaximumFOp::create(b, loc, state.max[r], rowMax);
-    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                        newMax, minusInf);
-    safeMax[r] = fb.select(empty, zero, newMax);
-    alpha[r] =
-        fb.exp2(arith::SubFOp::create(b, loc, state.max[r], safeMax[r]));
-    next.max[r] = newMax;
-  }
-  std::array<Value, 2> partialSum = {zero, zero};
-  for (int64_t j = 0; j < scoreTiles; ++j)
-    for (int64_t e = 0; e < 4; ++e) {
-      Value p =
-          fb.exp2(arith::SubFOp::create(b, loc, scores[j][e], safeMax[e / 2]));
-      scores[j][e] = p;
-      partialSum[e / 2] = arith::AddFOp::create(b, loc, partialSum[e / 2], p);
+  for (int64_t m = 0; m < mTiles; ++m) {
+    std::array<Value, 2> safeMax, alpha;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value rowMax = minusInf;
+      for (int64_t j = 0; j < scoreTiles; ++j)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+          rowMax = arith::MaximumFOp::create(b, loc, rowMax, scores[m][j][e]);
+      rowMax = fb.quadReduce(rowMax, /*max=*/true);
+      Value newMax =
+          arith::MaximumFOp::create(b, loc, state.max[m][r], rowMax);
+      // A row that has seen no key keeps -inf; exponentiate against 0.
+      Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                          newMax, minusInf);
+      safeMax[r] = fb.select(empty, zero, newMax);
+      alpha[r] = fb.exp2(
+          arith::SubFOp::create(b, loc, state.max[m][r], safeMax[r]));
+      next.max[m][r] = newMax;
     }
-  for (int64_t r = 0; r < 2; ++r)
-    next.sum[r] = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, alpha[r], state.sum[r]),
-        partialSum[r]);
-  for (CFragment &frag : next.acc)
-    for (int64_t e = 0; e < 4; ++e)
-      frag[e] = arith::MulFOp::create(b, loc, frag[e], alpha[e / 2]);
+    std::array<Value, 2> partialSum = {zero, zero};
+    for (int64_t j = 0; j < scoreTiles; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value p = fb.exp2(
+            arith::SubFOp::create(b, loc, scores[m][j][e], safeMax[e / 2]));
+        scores[m][j][e] = p;
+        partialSum[e / 2] =
+            arith::AddFOp::create(b, loc, partialSum[e / 2], p);
+      }
+    for (int64_t r = 0; r < 2; ++r)
+      next.sum[m][r] = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, alpha[r], state.sum[m][r]),
+          partialSum[r]);
+    for (CFragment &frag : next.acc[m])
+      for (int64_t e = 0; e < 4; ++e)
+        frag[e] = arith::MulFOp::create(b, loc, frag[e], alpha[e / 2]);
+  }
 
-  // O += P V, P straight from registers.
+  // V(kb) has landed and every warp is done with K(kb): prefetch K(kb + 1)
+  // under the P·V GEMM.
+  waitCopies(fb);
+  Value nextKb = fb.add(kb, 1);
+  auto ifMore = scf::IfOp::create(
+      b, loc, fb.cmp(slt, nextKb, kvEnd), /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifMore.thenBlock()->getTerminator());
+    copyTile(fb, k, kvHead, fb.mul(nextKb, c.blockKV), c.seqKV, c.blockKV,
+             c.headDim, kShared);
+  }
+
+  // O += P V, P straight from registers; each V fragment pair feeds every m.
   for (int64_t kk = 0; kk < c.blockKV / 16; ++kk) {
-    std::array<Value, 4> a = fb.packA(scores[2 * kk], scores[2 * kk + 1]);
-    for (int64_t dn = 0; dn < c.headDimV / 8; ++dn)
-      next.acc[dn] = fb.mma(
-          a, fb.loadBFromKMajor(vShared, lane, fb.index(16 * kk), fb.index(8 * dn)),
-          next.acc[dn]);
+    SmallVector<std::array<Value, 4>> a;
+    for (int64_t m = 0; m < mTiles; ++m)
+      a.push_back(fb.packA(scores[m][2 * kk], scores[m][2 * kk + 1]));
+    for (int64_t dn = 0; dn < c.headDimV / 8; dn += 2) {
+      auto pair = fb.loadBPairFromKMajor(vShared, lane, fb.index(16 * kk),
+                                         fb.index(8 * dn));
+      for (int64_t m = 0; m < mTiles; ++m)
+        for (int64_t h = 0; h < 2; ++h)
+          next.acc[m][dn + h] = fb.mma(a[m], pair[h], next.acc[m][dn + h]);
+    }
   }
   return next;
 }
@@ -254,17 +293,18 @@ SoftmaxState ForwardKernelEmitter::emitKVLoop(OpBuilder &b, Location loc,
                                               Value from, Value to,
                                               bool masked,
                                               const SoftmaxState &state) {
-  int64_t accTiles = static_cast<int64_t>(state.acc.size());
+  int64_t accTiles = c.headDimV / 8;
   auto loop = scf::ForOp::create(
       b, loc, from, to, arith::ConstantIndexOp::create(b, loc, 1),
       state.flatten(),
       [&](OpBuilder &nb, Location nl, Value kb, ValueRange iterArgs) {
         FragmentBuilder fb(nb, nl, c.elementType);
-        SoftmaxState next = emitKVBlock(
-            fb, kb, masked, SoftmaxState::unflatten(iterArgs, accTiles));
+        SoftmaxState next =
+            emitKVBlock(fb, kb, masked,
+                        SoftmaxState::unflatten(iterArgs, c.mTiles(), accTiles));
         scf::YieldOp::create(nb, nl, next.flatten());
       });
-  return SoftmaxState::unflatten(loop.getResults(), accTiles);
+  return SoftmaxState::unflatten(loop.getResults(), c.mTiles(), accTiles);
 }
 
 void ForwardKernelEmitter::emitEpilogue(FragmentBuilder &fb,
@@ -272,41 +312,44 @@ void ForwardKernelEmitter::emitEpilogue(FragmentBuilder &fb,
   OpBuilder &b = fb.builder();
   Location loc = fb.location();
   Value zero = fb.f32(0.0);
-  Value warpRow = fb.mul(warp, 16);
-  for (int64_t r = 0; r < 2; ++r) {
-    Value sum = fb.quadReduce(state.sum[r], /*max=*/false);
-    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
-                                        zero);
-    Value inverse = fb.select(
-        empty, zero,
-        arith::DivFOp::create(b, loc, fb.f32(1.0), sum).getResult());
-    Value row = fb.add(fb.add(qStart, warpRow), fb.add(group, 8 * r));
-    Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
-                           fb.index(c.seqQ));
-    auto ifRow = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
-    Value colBase = fb.mul(quadLane, 2);
-    for (int64_t dn = 0; dn < static_cast<int64_t>(state.acc.size()); ++dn)
-      for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
-        Value value = arith::MulFOp::create(b, loc, state.acc[dn][e], inverse);
-        value = arith::TruncFOp::create(b, loc, c.elementType, value);
-        Value col = fb.add(colBase, 8 * dn + e % 2);
-        memref::StoreOp::create(b, loc, value, o,
-                                ValueRange{batch, head, row, col});
-      }
-    // One lane per quad writes the row's log-sum-exp (natural log).
-    Value firstLane = fb.cmp(static_cast<int>(arith::CmpIPredicate::eq),
-                             quadLane, fb.index(0));
-    auto ifLane = scf::IfOp::create(b, loc, firstLane, false);
-    b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
-    Value logSum = fb.log2(sum);
-    Value value = arith::MulFOp::create(
-        b, loc, arith::AddFOp::create(b, loc, state.max[r], logSum),
-        fb.f32(kLn2));
-    value = fb.select(empty, fb.f32(-std::numeric_limits<float>::infinity()),
-                      value);
-    memref::StoreOp::create(b, loc, value, lse, ValueRange{batch, head, row});
+  Value colBase = fb.mul(quadLane, 2);
+  for (int64_t m = 0; m < c.mTiles(); ++m) {
+    for (int64_t r = 0; r < 2; ++r) {
+      Value sum = fb.quadReduce(state.sum[m][r], /*max=*/false);
+      Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                          sum, zero);
+      Value inverse = fb.select(
+          empty, zero,
+          arith::DivFOp::create(b, loc, fb.f32(1.0), sum).getResult());
+      Value row =
+          fb.add(fb.add(qStart, warpRow), fb.add(group, 16 * m + 8 * r));
+      Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+                             fb.index(c.seqQ));
+      auto ifRow = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+      for (int64_t dn = 0; dn < c.headDimV / 8; ++dn)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
+          Value value =
+              arith::MulFOp::create(b, loc, state.acc[m][dn][e], inverse);
+          value = arith::TruncFOp::create(b, loc, c.elementType, value);
+          Value col = fb.add(colBase, 8 * dn + e % 2);
+          memref::StoreOp::create(b, loc, value, o,
+                                  ValueRange{batch, head, row, col});
+        }
+      // One lane per quad writes the row's log-sum-exp (natural log).
+      Value firstLane = fb.cmp(static_cast<int>(arith::CmpIPredicate::eq),
+                               quadLane, fb.index(0));
+      auto ifLane = scf::IfOp::create(b, loc, firstLane, false);
+      b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+      Value value = arith::MulFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, state.max[m][r], fb.log2(sum)),
+          fb.f32(kLn2));
+      value = fb.select(empty, fb.f32(-std::numeric_limits<float>::infinity()),
+                        value);
+      memref::StoreOp::create(b, loc, value, lse,
+                              ValueRange{batch, head, row});
+    }
   }
 }
 
@@ -334,6 +377,7 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
   func->setAttr("fa.shared_bytes", b.getI64IntegerAttr(c.sharedBytes()));
   func->setAttr("fa.block_q", b.getI64IntegerAttr(c.blockQ));
   func->setAttr("fa.block_kv", b.getI64IntegerAttr(c.blockKV));
+  func->setAttr("fa.rows_per_warp", b.getI64IntegerAttr(c.rowsPerWarp));
   func->setAttr("fa.scale", b.getF64FloatAttr(c.scale));
   if (c.causal)
     func->setAttr("fa.causal", b.getUnitAttr());
@@ -360,6 +404,7 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
   lane = fb.remU(tid, 32);
   group = fb.divU(lane, 4);
   quadLane = fb.remU(lane, 4);
+  warpRow = fb.mul(warp, c.rowsPerWarp);
   kvHead = fb.divU(head, c.headsQ / c.headsKV);
   qStart = fb.mul(qBlock, c.blockQ);
 
@@ -382,20 +427,33 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
   kShared = view(c.blockKV, c.headDim);
   vShared = view(c.blockKV, c.headDimV);
 
-  waitAll(fb, copyTile(fb, q, batch, head, qStart, c.seqQ, c.blockQ,
-                       c.headDim, qShared));
-
   Value lastRow =
       fb.add(fb.minS(fb.add(qStart, c.blockQ), fb.index(c.seqQ)), -1);
   BlockSplit split =
       splitKVBlocks(b, loc, band, qStart, lastRow, c.seqKV, c.blockKV);
+  kvEnd = split.hi;
+
+  // Prologue: Q and the first K tile.
+  copyTile(fb, q, head, qStart, c.seqQ, c.blockQ, c.headDim, qShared);
+  auto ifAny = scf::IfOp::create(
+      b, loc,
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), split.lo, kvEnd),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    copyTile(fb, k, kvHead, fb.mul(split.lo, c.blockKV), c.seqKV, c.blockKV,
+             c.headDim, kShared);
+  }
 
   Value zero = fb.f32(0.0);
-  SoftmaxState state;
-  state.acc.assign(c.headDimV / 8, CFragment{zero, zero, zero, zero});
   Value minusInf = fb.f32(-std::numeric_limits<float>::infinity());
-  state.max = {minusInf, minusInf};
-  state.sum = {zero, zero};
+  SoftmaxState state;
+  state.acc.assign(c.mTiles(), SmallVector<CFragment>(
+                                   c.headDimV / 8,
+                                   CFragment{zero, zero, zero, zero}));
+  state.max.assign(c.mTiles(), {minusInf, minusInf});
+  state.sum.assign(c.mTiles(), {zero, zero});
   state = emitKVLoop(b, loc, split.lo, split.fullLo, true, state);
   state = emitKVLoop(b, loc, split.fullLo, split.fullHi, false, state);
   state = emitKVLoop(b, loc, split.fullHi, split.hi, true, state);
@@ -411,13 +469,21 @@ int64_t ForwardKernelConfig::sharedBytes() const {
               blockKV * rowPitch(headDimV));
 }
 
+int64_t mlir::fa::defaultRowsPerWarp(int64_t blockQ, int64_t headDim,
+                                     int64_t headDimV) {
+  return blockQ >= 128 && std::max(headDim, headDimV) <= 128 ? 32 : 16;
+}
+
 std::string mlir::fa::checkForwardKernelConfig(const ForwardKernelConfig &c) {
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return "the mma.sync kernel takes f16 or bf16 operands";
-  if (c.blockQ % 16 != 0 || c.blockQ < 16 || c.blockQ > 256)
-    return llvm::formatv("block-q must be a multiple of 16 in [16, 256] "
-                         "(one warp per 16 rows), got {0}",
-                         c.blockQ);
+  if (c.rowsPerWarp != 16 && c.rowsPerWarp != 32)
+    return llvm::formatv("rows per warp must be 16 or 32, got {0}",
+                         c.rowsPerWarp);
+  if (c.blockQ % c.rowsPerWarp != 0 || c.blockQ < 16 || c.warps() > 16)
+    return llvm::formatv("block-q must be a multiple of {0} rows per warp, "
+                         "with at most 16 warps, got {1}",
+                         c.rowsPerWarp, c.blockQ);
   if (c.blockKV % 16 != 0 || c.blockKV < 16)
     return llvm::formatv("block-kv must be a multiple of 16, got {0}",
                          c.blockKV);

@@ -109,32 +109,35 @@ std::array<Value, 4> FragmentBuilder::loadA(Value smem, Value lane, Value row0,
   return unpackLdMatrix(result, 4);
 }
 
-std::array<Value, 2> FragmentBuilder::loadBFromNMajor(Value smem, Value lane,
-                                                      Value n0, Value k0) {
-  // Lanes 0-7 address n rows for k 0-7, lanes 8-15 for k 8-15.
-  Value row = add(n0, remU(lane, 8));
+std::array<std::array<Value, 2>, 2>
+FragmentBuilder::loadBPairFromNMajor(Value smem, Value lane, Value n0,
+                                     Value k0) {
+  // Lanes 8i..8i+7 address matrix i: n rows of tile (i / 2), k half (i % 2).
+  Value row = add(add(n0, remU(lane, 8)), mul(divU(lane, 16), 8));
   Value col = add(k0, mul(remU(divU(lane, 8), 2), 8));
-  auto type = VectorType::get({2, 2}, elementType);
+  auto type = VectorType::get({4, 2}, elementType);
   Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
                                            ValueRange{row, col},
                                            /*transpose=*/false,
-                                           /*numTiles=*/2);
-  std::array<Value, 4> regs = unpackLdMatrix(result, 2);
-  return {regs[0], regs[1]};
+                                           /*numTiles=*/4);
+  std::array<Value, 4> regs = unpackLdMatrix(result, 4);
+  return {{{regs[0], regs[1]}, {regs[2], regs[3]}}};
 }
 
-std::array<Value, 2> FragmentBuilder::loadBFromKMajor(Value smem, Value lane,
-                                                      Value k0, Value n0) {
-  // Lanes 0-7 address k rows 0-7, lanes 8-15 k rows 8-15; .trans hands
-  // each thread (k 2t..2t+1, n g).
+std::array<std::array<Value, 2>, 2>
+FragmentBuilder::loadBPairFromKMajor(Value smem, Value lane, Value k0,
+                                     Value n0) {
+  // Lanes 8i..8i+7 address matrix i: k rows (i % 2) half, n tile (i / 2);
+  // .trans hands each thread (k 2t..2t+1, n g).
   Value row = add(k0, remU(lane, 16));
-  auto type = VectorType::get({2, 2}, elementType);
+  Value col = add(n0, mul(divU(lane, 16), 8));
+  auto type = VectorType::get({4, 2}, elementType);
   Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
-                                           ValueRange{row, n0},
+                                           ValueRange{row, col},
                                            /*transpose=*/true,
-                                           /*numTiles=*/2);
-  std::array<Value, 4> regs = unpackLdMatrix(result, 2);
-  return {regs[0], regs[1]};
+                                           /*numTiles=*/4);
+  std::array<Value, 4> regs = unpackLdMatrix(result, 4);
+  return {{{regs[0], regs[1]}, {regs[2], regs[3]}}};
 }
 
 std::array<Value, 4> FragmentBuilder::packA(const CFragment &lo,

@@ -60,14 +60,18 @@ public:
   /// ldmatrix of 4 8x8 tiles as the A operand of rows [row0, row0 + 16) and
   /// columns [col0, col0 + 16) of a shared row-major tile.
   std::array<Value, 4> loadA(Value smem, Value lane, Value row0, Value col0);
-  /// ldmatrix (non-transposed) of the B operand for n = rows [n0, n0 + 8) and
-  /// k = columns [k0, k0 + 16) of a shared tile stored n-major (K for QKᵀ).
-  std::array<Value, 2> loadBFromNMajor(Value smem, Value lane, Value n0,
-                                       Value k0);
-  /// ldmatrix.trans of the B operand for k = rows [k0, k0 + 16) and
-  /// n = columns [n0, n0 + 8) of a shared tile stored k-major (V for P·V).
-  std::array<Value, 2> loadBFromKMajor(Value smem, Value lane, Value k0,
-                                       Value n0);
+  /// Two B operands (n tiles [n0, n0 + 8) and [n0 + 8, n0 + 16)) for
+  /// k = [k0, k0 + 16) from a shared tile stored n-major (K for QKᵀ), with one
+  /// ldmatrix.x4.
+  std::array<std::array<Value, 2>, 2> loadBPairFromNMajor(Value smem,
+                                                          Value lane, Value n0,
+                                                          Value k0);
+  /// Two B operands (n tiles [n0, n0 + 8) and [n0 + 8, n0 + 16)) for
+  /// k = [k0, k0 + 16) from a shared tile stored k-major (V for P·V), with
+  /// one ldmatrix.x4.trans.
+  std::array<std::array<Value, 2>, 2> loadBPairFromKMajor(Value smem,
+                                                          Value lane, Value k0,
+                                                          Value n0);
   /// A operand of P·V from two C fragments of probabilities (keys 16 j ..
   /// 16 j + 7 and 16 j + 8 .. 16 j + 15), converted to the element type.
   std::array<Value, 4> packA(const CFragment &lo, const CFragment &hi);

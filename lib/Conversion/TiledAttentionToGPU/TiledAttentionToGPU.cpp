@@ -34,7 +34,8 @@ Value sourceOfTile(Value tile) {
 /// fa-tile-attention and the tile ops in it.
 FailureOr<ForwardKernelConfig> readForwardConfig(scf::ForallOp forall,
                                                  OnlineAttentionOp tile,
-                                                 StringRef name) {
+                                                 StringRef name,
+                                                 int64_t rowsPerWarp) {
   Value query = sourceOfTile(tile.getQuery());
   Value key = sourceOfTile(tile.getKey());
   Value value = sourceOfTile(tile.getValue());
@@ -57,6 +58,10 @@ FailureOr<ForwardKernelConfig> readForwardConfig(scf::ForallOp forall,
   config.headDimV = v[3];
   config.blockQ = tile.getQuery().getType().getDimSize(0);
   config.blockKV = tile.getKey().getType().getDimSize(0);
+  config.rowsPerWarp =
+      rowsPerWarp ? rowsPerWarp
+                  : defaultRowsPerWarp(config.blockQ, config.headDim,
+                                       config.headDimV);
   config.scale = *asDouble(tile.getScale());
   config.causal = tile.getCausal();
   if (std::optional<ArrayRef<int64_t>> window = tile.getWindow())
@@ -76,6 +81,8 @@ FailureOr<ForwardKernelConfig> readForwardConfig(scf::ForallOp forall,
 struct ConvertTiledAttentionToGPUPass
     : fa::impl::ConvertTiledAttentionToGPUBase<
           ConvertTiledAttentionToGPUPass> {
+  using ConvertTiledAttentionToGPUBase::ConvertTiledAttentionToGPUBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, ForwardKernelConfig>> kernels;
@@ -104,7 +111,8 @@ struct ConvertTiledAttentionToGPUPass
         return WalkResult::interrupt();
       }
       FailureOr<ForwardKernelConfig> config =
-          readForwardConfig(foralls.front(), tile, func.getSymName());
+          readForwardConfig(foralls.front(), tile, func.getSymName(),
+                            rowsPerWarp);
       if (failed(config))
         return WalkResult::interrupt();
       kernels.emplace_back(func, *config);
