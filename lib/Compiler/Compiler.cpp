@@ -6,17 +6,73 @@
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Transforms/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/GPU/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/InlinerInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/RuntimeOpVerification.h"
+#include "mlir/Dialect/MemRef/IR/MemRefMemorySlot.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/RuntimeOpVerification.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,13 +87,14 @@ const char *mlir::fa::compilerVersion() { return "flashmlir-0.1-mma.sync"; }
 
 std::string AttentionConfig::key() const {
   return llvm::formatv(
-      "{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
+      "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
       "t{13}x{14}r{18}:{15}{16}:{17}",
       dtype, batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV,
       scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
       window ? window->first : -2, window ? window->second : -2,
-      softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none", blockQ,
-      blockKV, chip, features, entry, rowsPerWarp);
+      softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
+      effectiveBlockQ(), effectiveBlockKV(), chip, features, entry,
+      rowsPerWarp, backward ? "bwd" : "fwd");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
@@ -62,6 +119,14 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
                            c.window->second);
   if (c.softcap)
     attrs += llvm::formatv(" softcap = {0:e16}", *c.softcap);
+  if (c.backward)
+    return llvm::formatv(
+        "func.func @{0}(%q: {1}, %k: {2}, %v: {3}, %o: {4}, %do: {4}, "
+        "%lse: {5}) -> ({1}, {2}, {3}) {{\n"
+        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse{6} "
+        ": {1}, {2}, {3}, {4}, {4}, {5} -> {1}, {2}, {3}\n"
+        "  return %dq, %dk, %dv : {1}, {2}, {3}\n}\n",
+        c.entry, q, k, v, o, lse, attrs);
   return llvm::formatv(
       "func.func @{0}(%q: {1}, %k: {2}, %v: {3}) -> ({4}, {5}) {{\n"
       "  %o, %lse = fa.attention %q, %k, %v{6} : {1}, {2}, {3} -> {4}, {5}\n"
@@ -71,13 +136,85 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
 
 namespace {
 
+/// The dialects the pipeline touches, with the interface implementations and
+/// LLVM conversion / translation interfaces that registerAllDialects(),
+/// registerAllExtensions() and registerAllToLLVMIRTranslations() attach to
+/// them. Naming them (instead of registering everything) keeps AMDGPU, SPIR-V
+/// and the other targets out of the compiler, which matters for the static
+/// JIT build (FA_STATIC_JIT). A pass that needs another dialect or extension
+/// must add it here.
+void registerCompilerDialects(DialectRegistry &r) {
+  r.insert<FADialect, affine::AffineDialect, arith::ArithDialect,
+           bufferization::BufferizationDialect, cf::ControlFlowDialect,
+           DLTIDialect, func::FuncDialect, gpu::GPUDialect,
+           index::IndexDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+           math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
+           NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
+           ub::UBDialect, vector::VectorDialect>();
+
+  // External models (as registerAllDialects() attaches them).
+  affine::registerValueBoundsOpInterfaceExternalModels(r);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(r);
+  arith::registerBufferizableOpInterfaceExternalModels(r);
+  arith::registerBufferViewFlowOpInterfaceExternalModels(r);
+  arith::registerValueBoundsOpInterfaceExternalModels(r);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(r);
+  builtin::registerCastOpInterfaceExternalModels(r);
+  cf::registerBufferizableOpInterfaceExternalModels(r);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(r);
+  gpu::registerBufferDeallocationOpInterfaceExternalModels(r);
+  gpu::registerValueBoundsOpInterfaceExternalModels(r);
+  LLVM::registerInlinerInterface(r);
+  NVVM::registerInlinerInterface(r);
+  linalg::registerAllDialectInterfaceImplementations(r);
+  linalg::registerRuntimeVerifiableOpInterfaceExternalModels(r);
+  memref::registerAllocationOpInterfaceExternalModels(r);
+  memref::registerBufferViewFlowOpInterfaceExternalModels(r);
+  memref::registerRuntimeVerifiableOpInterfaceExternalModels(r);
+  memref::registerValueBoundsOpInterfaceExternalModels(r);
+  memref::registerMemorySlotExternalModels(r);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(r);
+  scf::registerBufferizableOpInterfaceExternalModels(r);
+  scf::registerValueBoundsOpInterfaceExternalModels(r);
+  tensor::registerBufferizableOpInterfaceExternalModels(r);
+  tensor::registerInferTypeOpInterfaceExternalModels(r);
+  tensor::registerRuntimeVerifiableOpInterfaceExternalModels(r);
+  tensor::registerSubsetOpInterfaceExternalModels(r);
+  tensor::registerTilingInterfaceExternalModels(r);
+  tensor::registerValueBoundsOpInterfaceExternalModels(r);
+  vector::registerBufferizableOpInterfaceExternalModels(r);
+  vector::registerSubsetOpInterfaceExternalModels(r);
+  vector::registerValueBoundsOpInterfaceExternalModels(r);
+  NVVM::registerNVVMTargetInterfaceExternalModels(r);
+
+  // Conversion-to-LLVM interfaces and dialect extensions (as
+  // registerAllExtensions() attaches them).
+  arith::registerConvertArithToLLVMInterface(r);
+  cf::registerConvertControlFlowToLLVMInterface(r);
+  func::registerAllExtensions(r);
+  tensor::registerAllExtensions(r);
+  registerConvertFuncToLLVMInterface(r);
+  index::registerConvertIndexToLLVMInterface(r);
+  registerConvertMathToLLVMInterface(r);
+  registerConvertMemRefToLLVMInterface(r);
+  registerConvertNVVMToLLVMInterface(r);
+  ub::registerConvertUBToLLVMInterface(r);
+  gpu::registerConvertGpuToLLVMInterface(r);
+  NVVM::registerConvertGpuToNVVMInterface(r);
+  vector::registerConvertVectorToLLVMInterface(r);
+
+  // Translation to LLVM IR.
+  registerBuiltinDialectTranslation(r);
+  registerGPUDialectTranslation(r);
+  registerLLVMDialectTranslation(r);
+  registerNVVMDialectTranslation(r);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(r);
+}
+
 DialectRegistry &registry() {
   static DialectRegistry *instance = [] {
     auto *r = new DialectRegistry();
-    registerAllDialects(*r);
-    registerAllExtensions(*r);
-    registerAllToLLVMIRTranslations(*r);
-    r->insert<FADialect>();
+    registerCompilerDialects(*r);
     return r;
   }();
   return *instance;
@@ -89,22 +226,48 @@ llvm::Error compileError(const Twine &what, StringRef diagnostics) {
       (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
 }
 
-/// `key = value` lines for the runtime, from the kernel's attributes.
-std::string kernelMetadata(gpu::GPUFuncOp kernel,
+std::string joinInts(ArrayRef<int64_t> values) {
+  return llvm::join(llvm::map_range(values,
+                                    [](int64_t v) { return std::to_string(v); }),
+                    ",");
+}
+
+/// Launch keys of one kernel: entry, grid, block, shared bytes, arguments,
+/// each name prefixed by `prefix` ("" for the main kernel).
+void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel,
+                StringRef prefix, StringRef args) {
+  os << prefix << "entry = " << kernel.getName() << "\n"
+     << prefix << "grid = "
+     << joinInts(kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid")
+                     .asArrayRef())
+     << "\n"
+     << prefix << "block = "
+     << joinInts(kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block")
+                     .asArrayRef())
+     << "\n"
+     << prefix << "shared_bytes = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt()
+     << "\n"
+     << prefix << "args = " << args << "\n";
+}
+
+/// `key = value` lines for the runtime, from the kernels' attributes: the
+/// problem, then the launch of the main kernel and, for the backward, of
+/// its `pre_` (delta, zeroed dq_acc) and `post_` (dq cast) kernels.
+std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
                            const AttentionConfig &options) {
+  bool backward = kernels.count("backward");
+  gpu::GPUFuncOp kernel = kernels.lookup(backward ? "backward" : "forward");
   std::string text;
   llvm::raw_string_ostream os(text);
   auto shape = [&](unsigned arg) {
     return cast<MemRefType>(kernel.getArgumentTypes()[arg]).getShape();
   };
-  auto ints = [&](StringRef name) {
-    return kernel->getAttrOfType<DenseI64ArrayAttr>(name).asArrayRef();
-  };
   Type elt = cast<MemRefType>(kernel.getArgumentTypes()[0]).getElementType();
   auto window = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.window");
   auto softcap = kernel->getAttrOfType<FloatAttr>("fa.softcap");
-  os << "kind = " << kernel->getAttrOfType<StringAttr>("fa.kind").getValue()
-     << "\nentry = " << kernel.getName() << "\nchip = " << options.chip
+  os << "kind = " << (backward ? "backward" : "forward")
+     << "\nchip = " << options.chip
      << "\ndtype = " << (elt.isF16() ? "f16" : "bf16")
      << "\nbatch = " << shape(0)[0] << "\nheads_q = " << shape(0)[1]
      << "\nheads_kv = " << shape(1)[1] << "\nseq_q = " << shape(0)[2]
@@ -123,18 +286,16 @@ std::string kernelMetadata(gpu::GPUFuncOp kernel,
      << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
      << "\nrows_per_warp = "
      << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt()
-     << "\ngrid = " << llvm::join(llvm::map_range(ints("fa.grid"),
-                                                  [](int64_t v) {
-                                                    return std::to_string(v);
-                                                  }),
-                                  ",")
-     << "\nblock = "
-     << llvm::join(llvm::map_range(ints("fa.block"),
-                                   [](int64_t v) { return std::to_string(v); }),
-                   ",")
-     << "\nshared_bytes = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt()
-     << "\nargs = q,k,v,o,lse\ncompiler = " << compilerVersion() << "\n";
+     << "\n";
+  if (!backward) {
+    launchKeys(os, kernel, "", "q,k,v,o,lse");
+  } else {
+    launchKeys(os, kernel, "", "q,k,v,do,lse,delta,dq_acc,dk,dv");
+    launchKeys(os, kernels.lookup("backward_pre"), "pre_",
+               "o,do,delta,dq_acc");
+    launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
+  }
+  os << "compiler = " << compilerVersion() << "\n";
   return text;
 }
 
@@ -159,22 +320,27 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
 
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
-  toKernel.addPass(createTileAttention({options.blockQ, options.blockKV}));
+  toKernel.addPass(createTileAttention(
+      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
+  toKernel.addPass(createTileAttentionGrad(
+      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
   toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
   if (failed(toKernel.run(*module)))
     return compileError("compiling to a GPU kernel failed", diagnostics);
 
-  gpu::GPUFuncOp kernel;
+  llvm::StringMap<gpu::GPUFuncOp> kernels;
   module->walk([&](gpu::GPUFuncOp func) {
-    if (func->hasAttr("fa.kind"))
-      kernel = func;
+    if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
+      kernels[kind.getValue()] = func;
   });
-  if (!kernel)
-    return compileError("no fa.attention to compile in " + bufferName.str(), "");
+  if (!kernels.count("forward") && !kernels.count("backward"))
+    return compileError("no fa.attention or fa.attention_grad to compile in " +
+                            bufferName.str(),
+                        "");
   CompiledKernel result;
-  result.metadata = kernelMetadata(kernel, options);
+  result.metadata = kernelMetadata(kernels, options);
 
   if (emit == EmitKind::MLIR) {
     llvm::raw_string_ostream os(result.payload);

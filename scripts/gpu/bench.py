@@ -1,13 +1,14 @@
 """FlashMLIR's fa-compile kernels against torch's attention backends, in one
 process, on the same tensors (run on the GPU machine).
 
-    python3 scripts/gpu/bench.py [KERNEL_DIR] [--json OUT.json]
+    python3 scripts/gpu/bench.py [KERNEL_DIR] [--json OUT.json] [--check-only]
 
-Each KERNEL_DIR/NAME.ptx + NAME.meta (from scripts/gpu/make-kernels.sh
---bench) is loaded through the CUDA driver (ctypes, the context torch uses),
-launched on torch tensors, checked against torch's SDPA (math backend in
-fp32 on a slice), and timed with triton's do_bench (median) beside SDPA's
-flash (FA2) and cuDNN backends. Prints a table with ratios.
+Each KERNEL_DIR/NAME.ptx + NAME.meta (from scripts/gpu/make-kernels.sh) is
+loaded through the CUDA driver (ctypes, the context torch uses) and launched
+on torch tensors. Forward kernels are checked against fp32 SDPA on one head;
+backward kernels (pre, main, post) against an fp64 autograd reference on
+fresh inputs with every output poisoned first. Then both are timed with
+triton's do_bench (median) beside SDPA's flash (FA2) and cuDNN backends.
 """
 import argparse
 import ctypes
@@ -71,6 +72,116 @@ class Driver:
         return launch
 
 
+def reference(q, k, v, meta):
+    """fp64 attention with our masks (bottom-right), GQA, softcap; O, LSE."""
+    hq, hkv = q.shape[1], k.shape[1]
+    k = k.repeat_interleave(hq // hkv, 1)
+    v = v.repeat_interleave(hq // hkv, 1)
+    s = (q @ k.transpose(-1, -2)) * float(meta["scale"])
+    cap = float(meta.get("softcap", "0"))
+    if cap > 0:
+        s = cap * torch.tanh(s / cap)
+    nq, nk = q.shape[2], k.shape[2]
+    i = torch.arange(nq, device=q.device)[:, None]
+    j = torch.arange(nk, device=q.device)[None, :]
+    shift = nk - nq
+    keep = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
+    if meta["causal"] == "1":
+        keep &= j <= i + shift
+    left, right = int(meta.get("window_left", "-1")), int(meta.get("window_right", "-1"))
+    if left >= 0:
+        keep &= j >= i + shift - left
+    if right >= 0:
+        keep &= j <= i + shift + right
+    s = s.masked_fill(~keep, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    return p @ v, lse
+
+
+def rel(out, ref):
+    """||out - ref|| / ||ref||, with ||ref|| floored at 0.1 per element: a
+    gradient that is exactly 0 (N = 1: P = 1, dS = dP - delta = 0) is then
+    judged against the O(1) scale of the inputs instead of against 0."""
+    out, ref = out.double(), ref.double()
+    if torch.isnan(out).any():
+        return float("inf")
+    floor = 0.1 * math.sqrt(ref.numel())
+    return ((out - ref).norm() / max(ref.norm().item(), floor)).item()
+
+
+def run_backward(driver, name, meta, meta_path, check_only):
+    dtype = torch.bfloat16 if meta["dtype"] == "bf16" else torch.float16
+    b, hq, hkv = int(meta["batch"]), int(meta["heads_q"]), int(meta["heads_kv"])
+    nq, nk, d, dv = (int(meta[k]) for k in ("seq_q", "seq_kv", "head_dim", "head_dim_v"))
+    dev = "cuda"
+    q = torch.randn(b, hq, nq, d, device=dev).to(dtype)
+    k = torch.randn(b, hkv, nk, d, device=dev).to(dtype)
+    v = torch.randn(b, hkv, nk, dv, device=dev).to(dtype)
+    do = torch.randn(b, hq, nq, dv, device=dev).to(dtype)
+    row = {"kernel": name, "kind": "backward", "B": b, "Hq": hq, "Hkv": hkv, "N": nq, "D": d,
+           "causal": meta["causal"] == "1"}
+    small = b * hq * nq * nk <= 64 * 1024 * 1024
+    if small:
+        q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+        o64, lse64 = reference(q64, k64, v64, meta)
+        dq64, dk64, dv64 = torch.autograd.grad(o64, (q64, k64, v64), do.double())
+        o, lse = o64.detach().to(dtype), lse64.detach().float()
+    else:  # timing only: any finite O and LSE
+        o = torch.randn(b, hq, nq, dv, device=dev).to(dtype)
+        lse = torch.full((b, hq, nq), 8.0, device=dev)
+    nan = float("nan")
+    delta = torch.full((b, hq, nq), nan, device=dev)
+    dq_acc = torch.full((b, hq, nq, d), nan, device=dev)
+    dq = torch.full_like(q, nan)
+    dk = torch.full_like(k, nan)
+    dv_out = torch.full_like(v, nan)
+    ptx = meta_path[:-5] + ".ptx"
+    tensors = {"q": q, "k": k, "v": v, "o": o, "do": do, "lse": lse, "delta": delta,
+               "dq_acc": dq_acc, "dq": dq, "dk": dk, "dv": dv_out}
+    launches = []
+    for prefix in ("pre_", "", "post_"):
+        sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
+            if prefix else dict(meta)
+        func = driver.load(ptx, sub)
+        launches.append(driver.launcher(func, sub, [tensors[a] for a in sub["args"].split(",")]))
+    def ours():
+        for launch in launches:
+            launch()
+    ours()
+    torch.cuda.synchronize()
+    if small:
+        row["err_dq"], row["err_dk"], row["err_dv"] = rel(dq, dq64), rel(dk, dk64), rel(dv_out, dv64)
+    else:
+        row["err_dq"] = row["err_dk"] = row["err_dv"] = None
+    written = not any(torch.isnan(t).any().item() for t in (dq, dk, dv_out))
+    row["written"] = written
+    bound = 2e-2 if dtype == torch.bfloat16 else 5e-3
+    row["ok"] = written and all(e is None or e < bound for e in (row["err_dq"], row["err_dk"], row["err_dv"]))
+    if not check_only:
+        fl = 2.5 * flops(meta)
+        row["flashmlir"] = fl / (bench(ours) * 1e-3) / 1e12
+        kx = k.repeat_interleave(hq // hkv, 1).requires_grad_()
+        vx = v.repeat_interleave(hq // hkv, 1).requires_grad_()
+        qx = q.clone().requires_grad_()
+        for peer, backend in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel([backend]):
+                    out = F.scaled_dot_product_attention(qx, kx, vx, is_causal=row["causal"])
+                    g = lambda: torch.autograd.grad(out, (qx, kx, vx), do, retain_graph=True)
+                    row[peer] = fl / (bench(g) * 1e-3) / 1e12
+            except Exception:
+                row[peer] = None
+    fmt = lambda x: f"{x:.2e}" if x is not None else "n/a"
+    print(f"{'PASS' if row['ok'] else 'FAIL'} {name} bwd err_dq={fmt(row['err_dq'])} "
+          f"err_dk={fmt(row['err_dk'])} err_dv={fmt(row['err_dv'])}" +
+          ("" if check_only else
+           f" flashmlir={row['flashmlir']:.1f} fa2={row['fa2'] or 0:.1f} cudnn={row['cudnn'] or 0:.1f}"
+           f" x_fa2={row['flashmlir'] / row['fa2'] if row['fa2'] else 0:.2f}"
+           f" x_cudnn={row['flashmlir'] / row['cudnn'] if row['cudnn'] else 0:.2f}"), flush=True)
+    return row
+
+
 def flops(meta):
     b, h, nq, nk = (int(meta[k]) for k in ("batch", "heads_q", "seq_q", "seq_kv"))
     d, dv = int(meta["head_dim"]), int(meta["head_dim_v"])
@@ -86,6 +197,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("kernel_dir", nargs="?", default=".gpu-carry/bench")
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench.json"))
+    parser.add_argument("--check-only", action="store_true", help="no timing")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.cuda.init()
@@ -95,6 +207,9 @@ def main():
     for meta_path in sorted(glob.glob(os.path.join(args.kernel_dir, "*.meta"))):
         meta = read_meta(meta_path)
         name = os.path.basename(meta_path)[:-5]
+        if meta["kind"] == "backward":
+            rows.append(run_backward(driver, name, meta, meta_path, args.check_only))
+            continue
         dtype = torch.bfloat16 if meta["dtype"] == "bf16" else torch.float16
         b, hq, hkv = int(meta["batch"]), int(meta["heads_q"]), int(meta["heads_kv"])
         nq, nk, d, dv = (int(meta[k]) for k in ("seq_q", "seq_kv", "head_dim", "head_dim_v"))
@@ -137,7 +252,7 @@ def main():
               flush=True)
     with open(args.json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
-    bad = [r for r in rows if not r["written"] or not r["err"] < 2e-2]
+    bad = [r for r in rows if not r["written"] or not r.get("ok", r.get("err", 1) < 2e-2)]
     sys.exit(1 if bad else 0)
 
 

@@ -3,16 +3,23 @@
 # machine, which has no MLIR.
 #   scripts/gpu/make-kernels.sh [OUT_DIR] [CHIP]          check matrix
 #       -> .gpu-carry/kernels, run by scripts/gpu/check.sh
+#   scripts/gpu/make-kernels.sh --bwd [OUT_DIR] [CHIP]    backward matrix
+#       -> .gpu-carry/bwd, run by bench.py --check-only
 #   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
-#       (16k tokens, hidden 2048) -> .gpu-carry/bench, run by bench.py
+#       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
+#       run by bench.py
 # FA_BENCH_DIMS / FA_BENCH_SEQS narrow the bench shapes; FA_BENCH_FLAGS adds
 # fa-compile flags (e.g. block sizes) to every bench kernel.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=check
-if [ "${1:-}" = --bench ]; then mode=bench; shift; fi
+case "${1:-}" in
+  --bench) mode=bench; shift ;;
+  --bwd) mode=bwd; shift ;;
+esac
 default_out=.gpu-carry/kernels
 [ "$mode" = bench ] && default_out=.gpu-carry/bench
+[ "$mode" = bwd ] && default_out=.gpu-carry/bwd
 out=${1:-$default_out}
 chip=${2:-sm_90}
 compile=${FA_COMPILE:-build/bin/fa-compile}
@@ -38,6 +45,23 @@ d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --hea
 MATRIX
 }
 
+bwd_matrix() {
+  cat <<'MATRIX'
+bwd_d64_n1_bf16                --backward --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1 --head-dim=64
+bwd_d64_n77_causal_gqa_bf16    --backward --dtype=bf16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=64 --causal
+bwd_d64_n1000_f16              --backward --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64
+bwd_d128_n1000_bf16            --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128
+bwd_d128_n1000_causal_f16      --backward --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --causal
+bwd_d128_nq77_nk1000_causal    --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal
+bwd_d128_nq1000_nk77_causal    --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --seq-kv=77 --head-dim=128 --causal
+bwd_d128_n1000_window_f16      --backward --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --window=64,64
+bwd_d128_n1000_softcap_bf16    --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --softcap=30 --causal
+bwd_d128_dv64_n1000_bf16       --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --head-dim-v=64
+bwd_d128_n4096_causal_gqa_bf16 --backward --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --causal
+bwd_d256_n1000_bf16            --backward --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
+MATRIX
+}
+
 bench_matrix() {
   for d in ${FA_BENCH_DIMS:-64 128 256}; do
     for n in ${FA_BENCH_SEQS:-512 2048 8192 16384}; do
@@ -47,6 +71,7 @@ bench_matrix() {
         name="fwd_d${d}_n${n}"
         [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
         echo "$name $flags ${FA_BENCH_FLAGS:-}"
+        [ "$d" != 256 ] && echo "${name/fwd/bwd} --backward ${flags/ --block-kv=32/} ${FA_BENCH_BWD_FLAGS:-}"
       done
     done
   done
@@ -56,5 +81,9 @@ while read -r name flags; do
   [ -z "$name" ] && continue
   # shellcheck disable=SC2086
   "$compile" --chip="$chip" --entry="$name" $flags -o "$out/$name"
-done < <(if [ "$mode" = bench ]; then bench_matrix; else check_matrix; fi)
+done < <(case "$mode" in
+           bench) bench_matrix ;;
+           bwd) bwd_matrix ;;
+           *) check_matrix ;;
+         esac)
 echo "make-kernels: $(ls "$out"/*.ptx | wc -l) kernels in $out"

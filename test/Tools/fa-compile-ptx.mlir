@@ -22,7 +22,6 @@
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // META: kind = forward
-// META-NEXT: entry = gqa_causal
 // META-NEXT: chip = sm_90
 // META-NEXT: dtype = bf16
 // META-NEXT: batch = 2
@@ -40,10 +39,12 @@
 // META-NEXT: block_q = 128
 // META-NEXT: block_kv = 64
 // META-NEXT: rows_per_warp = 32
+// META-NEXT: entry = gqa_causal
 // META-NEXT: grid = 1,8,2
 // META-NEXT: block = 128,1,1
 // META-NEXT: shared_bytes = 36864
 // META-NEXT: args = q,k,v,o,lse
+// META-NEXT: compiler = flashmlir-
 func.func @gqa_causal(%q: tensor<2x8x77x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x77x64xbf16>, tensor<2x8x77xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal

@@ -1,6 +1,6 @@
 //===- fa-compile.cpp - Attention -> PTX / cubin, ahead of time -----------===//
 //
-//   fa-compile [input.mlir] [--dtype=bf16] [--batch=N] [--heads-q=N]
+//   fa-compile [input.mlir] [--backward] [--dtype=bf16] [--batch=N] [--heads-q=N]
 //              [--heads-kv=N] [--seq-q=N] [--seq-kv=N] [--head-dim=N]
 //              [--head-dim-v=N] [--causal] [--window=L,R] [--softcap=X]
 //              [--scale=X] [--block-q=N] [--block-kv=N] [--rows-per-warp=N]
@@ -53,15 +53,23 @@ cl::opt<double> softcap("softcap", cl::desc("0 = none"), cl::init(0.0),
                         cl::cat(category));
 cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
                       cl::init(0.0), cl::cat(category));
-cl::opt<int64_t> blockQ("block-q", cl::init(128), cl::cat(category));
-cl::opt<int64_t> blockKV("block-kv", cl::init(64), cl::cat(category));
+cl::opt<bool> backward("backward",
+                        cl::desc("compile the backward (fa.attention_grad)"),
+                        cl::init(false), cl::cat(category));
+cl::opt<int64_t> blockQ("block-q",
+                        cl::desc("0 = default (forward 128, backward 64)"),
+                        cl::init(0), cl::cat(category));
+cl::opt<int64_t> blockKV("block-kv", cl::desc("0 = default (64)"),
+                         cl::init(0), cl::cat(category));
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),
                             cl::cat(category));
 cl::opt<std::string> chip("chip", cl::desc("sm_80, sm_89, sm_90, ..."),
                           cl::init("sm_90"), cl::cat(category));
-cl::opt<std::string> entry("entry", cl::desc("kernel name (config input)"),
-                           cl::init("fa_fwd"), cl::cat(category));
+cl::opt<std::string> entry("entry",
+                           cl::desc("kernel name for a config input "
+                                    "(default fa_fwd / fa_bwd)"),
+                           cl::init(""), cl::cat(category));
 cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::PTX),
     cl::values(clEnumValN(EmitKind::MLIR, "mlir", "the GPU kernel in MLIR"),
@@ -118,11 +126,14 @@ int main(int argc, char **argv) {
                   window + "'");
     config.window = std::make_pair(l, r);
   }
+  config.backward = backward;
   config.blockQ = blockQ;
   config.blockKV = blockKV;
   config.rowsPerWarp = rowsPerWarp;
   config.chip = chip;
-  config.entry = entry;
+  config.entry = !entry.empty() ? entry.getValue()
+                 : backward    ? std::string("fa_bwd")
+                               : std::string("fa_fwd");
 
   Expected<CompiledKernel> kernel = [&]() -> Expected<CompiledKernel> {
     if (inputFile.empty())

@@ -20,8 +20,10 @@
 namespace mlir {
 namespace fa {
 
-/// One attention forward problem and how to compile it.
+/// One attention problem (forward, or backward with `backward`) and how to
+/// compile it.
 struct AttentionConfig {
+  bool backward = false;
   std::string dtype = "bf16"; ///< bf16 | f16
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128;
   int64_t headDim = 64, headDimV = 64;
@@ -29,11 +31,14 @@ struct AttentionConfig {
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<double> softcap;
-  int64_t blockQ = 128, blockKV = 64;
+  int64_t blockQ = 0, blockKV = 0; ///< 0: forward 128 x 64, backward 64 x 64
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
   std::string chip = "sm_90";
   std::string features = "+ptx80";
-  std::string entry = "fa_fwd"; ///< kernel symbol
+  std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
+
+  int64_t effectiveBlockQ() const { return blockQ ? blockQ : backward ? 64 : 128; }
+  int64_t effectiveBlockKV() const { return blockKV ? blockKV : 64; }
 
   /// A stable one-line key: every field that changes the kernel.
   std::string key() const;
@@ -46,7 +51,8 @@ struct CompiledKernel {
   std::string metadata; ///< `key = value` lines; empty for MLIR / LLVM
 };
 
-/// The `fa.attention` function a config stands for, as MLIR text.
+/// The `fa.attention` (or `fa.attention_grad`) function a config stands
+/// for, as MLIR text.
 std::string configToMLIR(const AttentionConfig &config);
 
 /// Compiles MLIR text holding one function with an `fa.attention`; errors

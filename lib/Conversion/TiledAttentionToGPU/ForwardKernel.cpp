@@ -37,10 +37,6 @@ namespace {
 constexpr double kLog2E = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
-Attribute workgroupSpace(MLIRContext *ctx) {
-  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-}
-
 /// Per-thread state carried across KV blocks, for each of the warp's m16
 /// tiles: output accumulator fragments, then the row max and partial row sum
 /// of rows g and g + 8.
@@ -78,7 +74,7 @@ struct SoftmaxState {
 
 class ForwardKernelEmitter {
 public:
-  ForwardKernelEmitter(const ForwardKernelConfig &config) : c(config) {
+  ForwardKernelEmitter(const AttentionKernelConfig &config) : c(config) {
     band = MaskBand::get(c.causal,
                          c.window ? std::optional<ArrayRef<int64_t>>(
                                         ArrayRef<int64_t>(windowStorage))
@@ -94,8 +90,6 @@ private:
   /// or past `seqLen` are zero-filled.
   void copyTile(FragmentBuilder &fb, Value src, Value head, Value rowStart,
                 int64_t seqLen, int64_t rows, int64_t cols, Value dst);
-  /// Waits for every committed copy, then a block barrier.
-  void waitCopies(FragmentBuilder &fb);
 
   /// One KV block: returns the updated state.
   SoftmaxState emitKVBlock(FragmentBuilder &fb, Value kb, bool masked,
@@ -105,7 +99,7 @@ private:
                           bool masked, const SoftmaxState &state);
   void emitEpilogue(FragmentBuilder &fb, const SoftmaxState &state);
 
-  const ForwardKernelConfig &c;
+  const AttentionKernelConfig &c;
   std::array<int64_t, 2> windowStorage =
       c.window ? std::array<int64_t, 2>{c.window->first, c.window->second}
                : std::array<int64_t, 2>{-1, -1};
@@ -122,34 +116,8 @@ void ForwardKernelEmitter::copyTile(FragmentBuilder &fb, Value src,
                                     Value headIdx, Value rowStart,
                                     int64_t seqLen, int64_t rows, int64_t cols,
                                     Value dst) {
-  OpBuilder &b = fb.builder();
-  Location loc = fb.location();
-  const int64_t chunk = 8; // 16 bytes of 16-bit elements
-  int64_t chunksPerRow = cols / chunk;
-  int64_t perThread = rows * chunksPerRow / c.threads();
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value linear = fb.add(tid, i * c.threads());
-    Value row = fb.divU(linear, chunksPerRow);
-    Value col = fb.mul(fb.remU(linear, chunksPerRow), chunk);
-    Value globalRow = fb.add(rowStart, row);
-    Value inBounds = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt),
-                            globalRow, fb.index(seqLen));
-    // Past the end: copy zero bytes (zero-fill) from a clamped, valid row.
-    Value srcRow = fb.minS(globalRow, fb.index(seqLen - 1));
-    Value srcElements = fb.select(inBounds, fb.index(chunk), fb.index(0));
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, dst, ValueRange{row, col}, src,
-        ValueRange{batch, headIdx, srcRow, col}, b.getIndexAttr(chunk),
-        srcElements, b.getUnitAttr());
-  }
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
-}
-
-void ForwardKernelEmitter::waitCopies(FragmentBuilder &fb) {
-  OpBuilder &b = fb.builder();
-  NVVM::CpAsyncWaitGroupOp::create(b, fb.location(), b.getI32IntegerAttr(0));
-  gpu::BarrierOp::create(b, fb.location());
+  fb.copyRowsAsync(src, ValueRange{batch, headIdx}, rowStart, seqLen, rows,
+                   cols, dst, tid, c.threads());
 }
 
 SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
@@ -162,7 +130,7 @@ SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
 
   // K(kb) has landed (issued by the previous block or the prologue); V(kb)
   // streams in while QKᵀ and the softmax run.
-  waitCopies(fb);
+  fb.waitAsyncCopies();
   copyTile(fb, v, kvHead, kStart, c.seqKV, c.blockKV, c.headDimV, vShared);
 
   // S = Q Kᵀ for the warp's rows; each K fragment pair feeds every m tile.
@@ -190,7 +158,6 @@ SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
   Value minusInf = fb.f32(negInf);
   Value colBase = fb.add(kStart, fb.mul(quadLane, 2));
   auto slt = static_cast<int>(arith::CmpIPredicate::slt);
-  auto sge = static_cast<int>(arith::CmpIPredicate::sge);
   for (int64_t m = 0; m < mTiles; ++m) {
     std::array<Value, 2> rows;
     for (int64_t r = 0; r < 2; ++r)
@@ -205,18 +172,11 @@ SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
         } else {
           x = arith::MulFOp::create(b, loc, x, fb.f32(c.scale * kLog2E));
         }
-        if (masked) {
-          Value row = rows[e / 2];
-          Value col = fb.add(colBase, 8 * j + e % 2);
-          Value ok = fb.cmp(slt, col, fb.index(c.seqKV));
-          if (band.lower)
-            ok = arith::AndIOp::create(
-                b, loc, ok, fb.cmp(sge, col, fb.add(row, *band.lower)));
-          if (band.upper)
-            ok = arith::AndIOp::create(
-                b, loc, ok, fb.cmp(slt, col, fb.add(row, *band.upper)));
-          x = fb.select(ok, x, minusInf);
-        }
+        if (masked)
+          x = fb.select(fb.visible(rows[e / 2],
+                                   fb.add(colBase, 8 * j + e % 2), band,
+                                   c.seqKV),
+                        x, minusInf);
         scores[m][j][e] = x;
       }
     }
@@ -262,7 +222,7 @@ SoftmaxState ForwardKernelEmitter::emitKVBlock(FragmentBuilder &fb, Value kb,
 
   // V(kb) has landed and every warp is done with K(kb): prefetch K(kb + 1)
   // under the P·V GEMM.
-  waitCopies(fb);
+  fb.waitAsyncCopies();
   Value nextKb = fb.add(kb, 1);
   auto ifMore = scf::IfOp::create(
       b, loc, fb.cmp(slt, nextKb, kvEnd), /*withElseRegion=*/false);
@@ -355,8 +315,6 @@ void ForwardKernelEmitter::emitEpilogue(FragmentBuilder &fb,
 
 gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
                                           gpu::GPUModuleOp module) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
   MLIRContext *ctx = b.getContext();
   Type t = c.elementType, f32 = b.getF32Type();
   auto qType = MemRefType::get({c.batch, c.headsQ, c.seqQ, c.headDim}, t);
@@ -364,29 +322,10 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
   auto vType = MemRefType::get({c.batch, c.headsKV, c.seqKV, c.headDimV}, t);
   auto oType = MemRefType::get({c.batch, c.headsQ, c.seqQ, c.headDimV}, t);
   auto lseType = MemRefType::get({c.batch, c.headsQ, c.seqQ}, f32);
-  auto func = gpu::GPUFuncOp::create(
-      b, loc, c.name,
-      b.getFunctionType({qType, kType, vType, oType, lseType}, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(c.threads()), 1, 1}));
-  func->setAttr("fa.kind", b.getStringAttr("forward"));
-  func->setAttr("fa.grid", b.getDenseI64ArrayAttr(
-                               {c.numQBlocks(), c.headsQ, c.batch}));
-  func->setAttr("fa.block", b.getDenseI64ArrayAttr({c.threads(), 1, 1}));
-  func->setAttr("fa.shared_bytes", b.getI64IntegerAttr(c.sharedBytes()));
-  func->setAttr("fa.block_q", b.getI64IntegerAttr(c.blockQ));
-  func->setAttr("fa.block_kv", b.getI64IntegerAttr(c.blockKV));
-  func->setAttr("fa.rows_per_warp", b.getI64IntegerAttr(c.rowsPerWarp));
-  func->setAttr("fa.scale", b.getF64FloatAttr(c.scale));
-  if (c.causal)
-    func->setAttr("fa.causal", b.getUnitAttr());
-  if (c.window)
-    func->setAttr("fa.window", b.getDenseI64ArrayAttr(
-                                   {c.window->first, c.window->second}));
-  if (c.softcap)
-    func->setAttr("fa.softcap", b.getF64FloatAttr(*c.softcap));
-
+  gpu::GPUFuncOp func = createKernelFunc(
+      b, loc, module, c.name, {qType, kType, vType, oType, lseType}, "forward",
+      {c.numQBlocks(), c.headsQ, c.batch}, c.threads(), c.sharedBytes(), c);
+  OpBuilder::InsertionGuard guard(b);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   q = entry.getArgument(0);
@@ -464,7 +403,7 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
 
 } // namespace
 
-int64_t ForwardKernelConfig::sharedBytes() const {
+int64_t AttentionKernelConfig::sharedBytes() const {
   return 2 * (blockQ * rowPitch(headDim) + blockKV * rowPitch(headDim) +
               blockKV * rowPitch(headDimV));
 }
@@ -474,7 +413,7 @@ int64_t mlir::fa::defaultRowsPerWarp(int64_t blockQ, int64_t headDim,
   return blockQ >= 128 && std::max(headDim, headDimV) <= 128 ? 32 : 16;
 }
 
-std::string mlir::fa::checkForwardKernelConfig(const ForwardKernelConfig &c) {
+std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return "the mma.sync kernel takes f16 or bf16 operands";
   if (c.rowsPerWarp != 16 && c.rowsPerWarp != 32)
@@ -507,6 +446,6 @@ std::string mlir::fa::checkForwardKernelConfig(const ForwardKernelConfig &c) {
 
 gpu::GPUFuncOp mlir::fa::emitForwardKernel(OpBuilder &b, Location loc,
                                            gpu::GPUModuleOp module,
-                                           const ForwardKernelConfig &config) {
+                                           const AttentionKernelConfig &config) {
   return ForwardKernelEmitter(config).emit(b, loc, module);
 }

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -66,6 +67,61 @@ Value FragmentBuilder::tanh(Value x) {
                           LLVM::FastmathFlags::afn);
 }
 
+void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
+                                    Value rowStart, int64_t seqLen,
+                                    int64_t rows, int64_t cols, Value dst,
+                                    Value tid, int64_t threads) {
+  const int64_t chunk = 8; // 16 bytes of 16-bit elements
+  int64_t chunksPerRow = cols / chunk;
+  int64_t perThread = rows * chunksPerRow / threads;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value linear = add(tid, i * threads);
+    Value row = divU(linear, chunksPerRow);
+    Value col = mul(remU(linear, chunksPerRow), chunk);
+    Value globalRow = add(rowStart, row);
+    Value inBounds = cmp(static_cast<int>(arith::CmpIPredicate::slt),
+                         globalRow, index(seqLen));
+    // Past the end: copy zero bytes (zero-fill) from a clamped, valid row.
+    Value srcRow = minS(globalRow, index(seqLen - 1));
+    Value srcElements = select(inBounds, index(chunk), index(0));
+    SmallVector<Value> srcIndices(prefix);
+    srcIndices.append({srcRow, col});
+    nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst,
+                                     ValueRange{row, col}, src, srcIndices,
+                                     b.getIndexAttr(chunk), srcElements,
+                                     b.getUnitAttr());
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+void FragmentBuilder::waitAsyncCopies() {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+}
+
+Value FragmentBuilder::visible(Value row, Value col, const MaskBand &band,
+                               int64_t seqKV) {
+  auto slt = static_cast<int>(arith::CmpIPredicate::slt);
+  auto sge = static_cast<int>(arith::CmpIPredicate::sge);
+  Value ok = cmp(slt, col, index(seqKV));
+  if (band.lower)
+    ok = arith::AndIOp::create(b, loc, ok, cmp(sge, col, add(row, *band.lower)));
+  if (band.upper)
+    ok = arith::AndIOp::create(b, loc, ok, cmp(slt, col, add(row, *band.upper)));
+  return ok;
+}
+
+Value FragmentBuilder::warpReduceSum(Value v) {
+  for (int64_t offset : {16, 8, 4, 2, 1}) {
+    Value other = gpu::ShuffleOp::create(b, loc, v, i32(offset), i32(32),
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = arith::AddFOp::create(b, loc, v, other);
+  }
+  return v;
+}
+
 Value FragmentBuilder::quadReduce(Value v, bool max) {
   for (int64_t offset : {1, 2}) {
     Value other = gpu::ShuffleOp::create(b, loc, v, i32(offset), i32(32),
@@ -93,6 +149,21 @@ std::array<Value, 4> FragmentBuilder::unpackLdMatrix(Value result,
     regs[i] = packPair(vector::ExtractOp::create(
         b, loc, result, ArrayRef<int64_t>{static_cast<int64_t>(i)}));
   return regs;
+}
+
+std::array<Value, 4> FragmentBuilder::loadAFromKMajor(Value smem, Value lane,
+                                                      Value k0, Value m0) {
+  // Matrix i of ldmatrix.x4 must come back as a0a1, a2a3, a4a5, a6a7:
+  // (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15). In
+  // k-major storage that is rows k0 + 8 (i / 2), columns m0 + 8 (i % 2).
+  Value row = add(add(k0, remU(lane, 8)), mul(divU(lane, 16), 8));
+  Value col = add(m0, mul(remU(divU(lane, 8), 2), 8));
+  auto type = VectorType::get({4, 2}, elementType);
+  Value result = nvgpu::LdMatrixOp::create(b, loc, type, smem,
+                                           ValueRange{row, col},
+                                           /*transpose=*/true,
+                                           /*numTiles=*/4);
+  return unpackLdMatrix(result, 4);
 }
 
 std::array<Value, 4> FragmentBuilder::loadA(Value smem, Value lane, Value row0,

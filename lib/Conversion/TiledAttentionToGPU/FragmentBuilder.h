@@ -14,6 +14,8 @@
 #ifndef FA_LIB_CONVERSION_FRAGMENTBUILDER_H
 #define FA_LIB_CONVERSION_FRAGMENTBUILDER_H
 
+#include "fa/Transforms/TilingUtils.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -53,10 +55,30 @@ public:
   Value log2(Value x);
   Value tanh(Value x);
 
+  /// cp.async of rows [rowStart, rowStart + rows) x `cols` of the `prefix`
+  /// (batch, head) slice of the global `src` into the row-major shared
+  /// `dst`, 16 bytes per copy spread over `threads` threads (this one is
+  /// `tid`), committed as one group; rows at or past `seqLen` are
+  /// zero-filled.
+  void copyRowsAsync(Value src, ValueRange prefix, Value rowStart,
+                     int64_t seqLen, int64_t rows, int64_t cols, Value dst,
+                     Value tid, int64_t threads);
+  /// Waits for every committed copy, then a block barrier.
+  void waitAsyncCopies();
+  /// i1: key `col` is in [0, seqKV) and inside `band` for query `row`.
+  Value visible(Value row, Value col, const MaskBand &band, int64_t seqKV);
+
+  /// Sum of `v` over the 32 lanes of the warp (butterfly).
+  Value warpReduceSum(Value v);
+
   /// Reduces `v` over the 4 lanes of a quad (lanes sharing g) with
   /// `combine` (true: max, false: add).
   Value quadReduce(Value v, bool max);
 
+  /// The A operand of rows (m) [m0, m0 + 16) and k = [k0, k0 + 16) from a
+  /// shared tile stored k-major (dS stored as dSᵀ), with ldmatrix.x4.trans.
+  std::array<Value, 4> loadAFromKMajor(Value smem, Value lane, Value k0,
+                                       Value m0);
   /// ldmatrix of 4 8x8 tiles as the A operand of rows [row0, row0 + 16) and
   /// columns [col0, col0 + 16) of a shared row-major tile.
   std::array<Value, 4> loadA(Value smem, Value lane, Value row0, Value col0);

@@ -2,6 +2,7 @@
 
 #include "fa/Conversion/Passes.h"
 
+#include "BackwardKernel.h"
 #include "ForwardKernel.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
@@ -30,25 +31,24 @@ Value sourceOfTile(Value tile) {
   return nullptr;
 }
 
-/// Reads the kernel configuration off a tiled forward: the forall made by
-/// fa-tile-attention and the tile ops in it.
-FailureOr<ForwardKernelConfig> readForwardConfig(scf::ForallOp forall,
-                                                 OnlineAttentionOp tile,
-                                                 StringRef name,
-                                                 int64_t rowsPerWarp) {
+/// Reads the kernel configuration off a tile op (fa.online_attention tile
+/// or fa.attention_grad_tile) inside the forall of a tiling pass.
+template <typename TileOp>
+FailureOr<AttentionKernelConfig> readConfig(TileOp tile, StringRef name) {
   Value query = sourceOfTile(tile.getQuery());
   Value key = sourceOfTile(tile.getKey());
   Value value = sourceOfTile(tile.getValue());
-  if (!query || !key || !value || forall.getNumResults() != 2)
-    return tile.emitError() << "fa-convert-tiled-attention-to-gpu expects the "
-                               "forward as tiled by fa-tile-attention";
-  ArrayRef<int64_t> q = cast<RankedTensorType>(query.getType()).getShape();
+  if (!query || !key || !value)
+    return tile.emitError() << "fa-convert-tiled-attention-to-gpu expects "
+                               "attention as tiled by fa-tile-attention or "
+                               "fa-tile-attention-grad";
+  auto queryType = cast<RankedTensorType>(query.getType());
+  ArrayRef<int64_t> q = queryType.getShape();
   ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
   ArrayRef<int64_t> v = cast<RankedTensorType>(value.getType()).getShape();
-  auto output = cast<RankedTensorType>(forall.getResult(0).getType());
-  ForwardKernelConfig config;
+  AttentionKernelConfig config;
   config.name = name.str();
-  config.elementType = output.getElementType();
+  config.elementType = queryType.getElementType();
   config.batch = q[0];
   config.headsQ = q[1];
   config.seqQ = q[2];
@@ -58,25 +58,20 @@ FailureOr<ForwardKernelConfig> readForwardConfig(scf::ForallOp forall,
   config.headDimV = v[3];
   config.blockQ = tile.getQuery().getType().getDimSize(0);
   config.blockKV = tile.getKey().getType().getDimSize(0);
-  config.rowsPerWarp =
-      rowsPerWarp ? rowsPerWarp
-                  : defaultRowsPerWarp(config.blockQ, config.headDim,
-                                       config.headDimV);
   config.scale = *asDouble(tile.getScale());
   config.causal = tile.getCausal();
   if (std::optional<ArrayRef<int64_t>> window = tile.getWindow())
     config.window = std::make_pair((*window)[0], (*window)[1]);
   config.softcap = asDouble(tile.getSoftcap());
-  if (cast<RankedTensorType>(query.getType()).getElementType() !=
-      config.elementType)
-    return tile.emitError() << "the GPU kernel needs the output element type "
-                               "to match the operands";
-  std::string problem = checkForwardKernelConfig(config);
-  if (!problem.empty())
-    return tile.emitError() << "cannot lower to the mma.sync kernel: "
-                            << problem;
   return config;
 }
+
+/// One kernel set to emit per function.
+struct KernelJob {
+  func::FuncOp func;
+  AttentionKernelConfig config;
+  bool backward;
+};
 
 struct ConvertTiledAttentionToGPUPass
     : fa::impl::ConvertTiledAttentionToGPUBase<
@@ -85,42 +80,58 @@ struct ConvertTiledAttentionToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<func::FuncOp, ForwardKernelConfig>> kernels;
+    SmallVector<KernelJob> jobs;
     WalkResult walk = module.walk([&](func::FuncOp func) {
-      if (func.walk([](AttentionGradOp) { return WalkResult::interrupt(); })
-              .wasInterrupted() ||
-          func.walk([](AttentionGradTileOp) {
-                return WalkResult::interrupt();
-              }).wasInterrupted()) {
-        func.emitError() << "the GPU lowering of the backward is not "
-                            "implemented yet";
-        return WalkResult::interrupt();
-      }
       SmallVector<scf::ForallOp> foralls;
       func.walk([&](scf::ForallOp forall) { foralls.push_back(forall); });
       if (foralls.empty())
         return WalkResult::advance();
-      OnlineAttentionOp tile;
-      foralls.front().walk([&](OnlineAttentionOp op) {
-        if (!tile && op.isTile())
-          tile = op;
+      OnlineAttentionOp forward;
+      AttentionGradTileOp backward;
+      foralls.front().walk([&](Operation *op) {
+        if (auto tile = dyn_cast<OnlineAttentionOp>(op); tile && tile.isTile())
+          forward = forward ? forward : tile;
+        if (auto tile = dyn_cast<AttentionGradTileOp>(op))
+          backward = backward ? backward : tile;
       });
-      if (foralls.size() != 1 || !tile) {
-        func.emitError() << "expects one tiled attention forward per "
-                            "function (run fa-tile-attention first)";
+      if (foralls.size() != 1 || (!forward == !backward)) {
+        func.emitError() << "expects one tiled attention forward or backward "
+                            "per function (run fa-tile-attention or "
+                            "fa-tile-attention-grad first)";
         return WalkResult::interrupt();
       }
-      FailureOr<ForwardKernelConfig> config =
-          readForwardConfig(foralls.front(), tile, func.getSymName(),
-                            rowsPerWarp);
+      FailureOr<AttentionKernelConfig> config =
+          forward ? readConfig(forward, func.getSymName())
+                  : readConfig(backward, func.getSymName());
       if (failed(config))
         return WalkResult::interrupt();
-      kernels.emplace_back(func, *config);
+      if (forward) {
+        config->rowsPerWarp =
+            rowsPerWarp ? rowsPerWarp
+                        : defaultRowsPerWarp(config->blockQ, config->headDim,
+                                             config->headDimV);
+        if (forward.getQuery().getType().getElementType() !=
+            cast<RankedTensorType>(foralls.front().getResult(0).getType())
+                .getElementType()) {
+          forward.emitError() << "the GPU kernel needs the output element "
+                                 "type to match the operands";
+          return WalkResult::interrupt();
+        }
+      }
+      std::string problem = forward ? checkForwardKernelConfig(*config)
+                                    : checkBackwardKernelConfig(*config);
+      if (!problem.empty()) {
+        Operation *at = forward ? forward.getOperation()
+                                : backward.getOperation();
+        at->emitError() << "cannot lower to the mma.sync kernel: " << problem;
+        return WalkResult::interrupt();
+      }
+      jobs.push_back({func, *config, static_cast<bool>(backward)});
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
-    if (kernels.empty())
+    if (jobs.empty())
       return;
 
     OpBuilder b(module.getBodyRegion());
@@ -129,10 +140,13 @@ struct ConvertTiledAttentionToGPUPass
                     b.getUnitAttr());
     auto gpuModule =
         gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
-    for (auto &[func, config] : kernels) {
-      emitForwardKernel(b, func.getLoc(), gpuModule, config);
+    for (KernelJob &job : jobs) {
+      if (job.backward)
+        emitBackwardKernels(b, job.func.getLoc(), gpuModule, job.config);
+      else
+        emitForwardKernel(b, job.func.getLoc(), gpuModule, job.config);
       // The launch lives in the runtime; the kernel carries its geometry.
-      func.erase();
+      job.func.erase();
     }
   }
 };

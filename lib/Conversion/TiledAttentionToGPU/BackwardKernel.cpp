@@ -1,0 +1,580 @@
+//===- BackwardKernel.cpp - Attention backward as mma.sync kernels --------===//
+//
+// FA2's backward. One thread block per (KV block, KV head, batch); warp w
+// owns keys [16 w, 16 w + 16) of the block, so every product is computed
+// transposed, with keys as the mma M dimension:
+//
+//   Sᵀ = K Qᵀ,  Pᵀ = 2^(Sᵀ s log2 e - LSE log2 e),  dPᵀ = V dOᵀ,
+//   dSᵀ = Pᵀ ∘ (dPᵀ - delta) s (1 - tanh²),
+//   dV += Pᵀ dO,  dK += dSᵀ Q        (Pᵀ, dSᵀ reused from registers)
+//   dQ += dS K                      (dSᵀ through shared memory; f32 atomics)
+//
+// K and V stay in shared memory for the whole block; the block walks the
+// query heads of its KV head's group and the visible Q blocks (masked /
+// unmasked / masked, from the tiled IR's band).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernel.h"
+
+#include "FragmentBuilder.h"
+#include "fa/Transforms/TilingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+
+/// dK and dV accumulators of the warp's 16 keys: [D / 8] and [Dv / 8] C
+/// fragments, flattened for loop-carrying.
+struct GradState {
+  SmallVector<CFragment> dk, dv;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> values;
+    for (const auto *list : {&dk, &dv})
+      for (const CFragment &frag : *list)
+        values.append(frag.begin(), frag.end());
+    return values;
+  }
+  static GradState unflatten(ValueRange values, int64_t dkTiles,
+                             int64_t dvTiles) {
+    GradState state;
+    unsigned i = 0;
+    for (int64_t t = 0; t < dkTiles; ++t, i += 4)
+      state.dk.push_back({values[i], values[i + 1], values[i + 2],
+                          values[i + 3]});
+    for (int64_t t = 0; t < dvTiles; ++t, i += 4)
+      state.dv.push_back({values[i], values[i + 1], values[i + 2],
+                          values[i + 3]});
+    return state;
+  }
+};
+
+int64_t bwdWarps(const AttentionKernelConfig &c) { return c.blockKV / 16; }
+int64_t bwdThreads(const AttentionKernelConfig &c) { return bwdWarps(c) * 32; }
+
+int64_t bwdSharedBytes(const AttentionKernelConfig &c) {
+  int64_t halves = c.blockKV * c.rowPitch(c.headDim) +  // K
+                   c.blockKV * c.rowPitch(c.headDimV) + // V
+                   c.blockQ * c.rowPitch(c.headDim) +   // Q
+                   c.blockQ * c.rowPitch(c.headDimV) +  // dO
+                   c.blockKV * c.rowPitch(c.blockQ);    // dSᵀ
+  return 2 * halves + 4 * 2 * c.blockQ;                 // LSE, delta
+}
+
+class BackwardKernelEmitter {
+public:
+  explicit BackwardKernelEmitter(const AttentionKernelConfig &config)
+      : c(config) {
+    std::optional<ArrayRef<int64_t>> window;
+    if (c.window)
+      window = ArrayRef<int64_t>(windowStorage);
+    band = MaskBand::get(c.causal, window, c.seqQ, c.seqKV);
+  }
+
+  void emitPre(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
+  void emitMain(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
+  void emitPost(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
+
+private:
+  GradState emitQBlock(FragmentBuilder &fb, Value qb, Value head, bool masked,
+                       const GradState &state);
+  GradState emitQLoop(OpBuilder &b, Location loc, Value from, Value to,
+                      Value head, bool masked, const GradState &state);
+  /// Row-per-warp kernels (pre, post): 4 warps, warp w takes query row
+  /// 4 blockIdx.x + w of (head, batch) = (blockIdx.y, blockIdx.z).
+  gpu::GPUFuncOp rowKernel(OpBuilder &b, Location loc,
+                           gpu::GPUModuleOp module, StringRef suffix,
+                           StringRef kind, TypeRange args);
+
+  MemRefType tensorType(int64_t heads, int64_t seq, int64_t dim, Type elt) {
+    return MemRefType::get({c.batch, heads, seq, dim}, elt);
+  }
+  MemRefType rowType(Type elt) {
+    return MemRefType::get({c.batch, c.headsQ, c.seqQ}, elt);
+  }
+
+  const AttentionKernelConfig &c;
+  std::array<int64_t, 2> windowStorage =
+      c.window ? std::array<int64_t, 2>{c.window->first, c.window->second}
+               : std::array<int64_t, 2>{-1, -1};
+  MaskBand band;
+
+  // Values of the main kernel body.
+  Value q, k, v, dO, lse, delta, dqAcc, dk, dv;
+  Value batch, kvHead, kStart, tid, warp, lane, group, quadLane, warpKey;
+  Value kShared, vShared, qShared, doShared, dsShared, lseShared,
+      deltaShared;
+};
+
+gpu::GPUFuncOp BackwardKernelEmitter::rowKernel(OpBuilder &b, Location loc,
+                                                gpu::GPUModuleOp module,
+                                                StringRef suffix,
+                                                StringRef kind,
+                                                TypeRange args) {
+  return createKernelFunc(b, loc, module, (c.name + suffix).str(), args, kind,
+                          {(c.seqQ + 3) / 4, c.headsQ, c.batch}, 128, 0, c);
+}
+
+void BackwardKernelEmitter::emitPre(OpBuilder &b, Location loc,
+                                    gpu::GPUModuleOp module) {
+  Type t = c.elementType, f32 = b.getF32Type();
+  gpu::GPUFuncOp func = rowKernel(
+      b, loc, module, "_pre", "backward_pre",
+      {tensorType(c.headsQ, c.seqQ, c.headDimV, t),
+       tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
+       tensorType(c.headsQ, c.seqQ, c.headDim, f32)});
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  FragmentBuilder fb(b, loc, t);
+  Value tidX = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row = fb.add(fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
+                     fb.divU(tidX, 32));
+  Value laneX = fb.remU(tidX, 32);
+  Value h = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto ifRow = scf::IfOp::create(
+      b, loc,
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+             fb.index(c.seqQ)),
+      false);
+  b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+  // delta = sum over d of dO * O; lanes stride over d.
+  Value sum = fb.f32(0.0);
+  for (int64_t d0 = 0; d0 < c.headDimV; d0 += 32) {
+    Value d = fb.add(laneX, d0);
+    Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
+                           fb.index(c.headDimV));
+    Value safeD = fb.minS(d, fb.index(c.headDimV - 1));
+    auto load = [&](Value memref) -> Value {
+      Value x = memref::LoadOp::create(b, loc, memref,
+                                       ValueRange{bIdx, h, row, safeD});
+      return arith::ExtFOp::create(b, loc, f32, x);
+    };
+    Value product = arith::MulFOp::create(b, loc, load(entry.getArgument(0)),
+                                          load(entry.getArgument(1)));
+    sum = arith::AddFOp::create(b, loc, sum,
+                                fb.select(inRange, product, fb.f32(0.0)));
+  }
+  sum = fb.warpReduceSum(sum);
+  auto ifLane0 = scf::IfOp::create(
+      b, loc,
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::eq), laneX, fb.index(0)),
+      false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifLane0.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, sum, entry.getArgument(2),
+                            ValueRange{bIdx, h, row});
+  }
+  for (int64_t d0 = 0; d0 < c.headDim; d0 += 32) {
+    Value d = fb.add(laneX, d0);
+    auto ifD = scf::IfOp::create(
+        b, loc,
+        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
+               fb.index(c.headDim)),
+        false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, fb.f32(0.0), entry.getArgument(3),
+                            ValueRange{bIdx, h, row, d});
+  }
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void BackwardKernelEmitter::emitPost(OpBuilder &b, Location loc,
+                                     gpu::GPUModuleOp module) {
+  Type t = c.elementType, f32 = b.getF32Type();
+  gpu::GPUFuncOp func =
+      rowKernel(b, loc, module, "_post", "backward_post",
+                {tensorType(c.headsQ, c.seqQ, c.headDim, f32),
+                 tensorType(c.headsQ, c.seqQ, c.headDim, t)});
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  FragmentBuilder fb(b, loc, t);
+  Value tidX = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row = fb.add(fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
+                     fb.divU(tidX, 32));
+  Value laneX = fb.remU(tidX, 32);
+  Value h = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto ifRow = scf::IfOp::create(
+      b, loc,
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+             fb.index(c.seqQ)),
+      false);
+  b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+  for (int64_t d0 = 0; d0 < c.headDim; d0 += 32) {
+    Value d = fb.add(laneX, d0);
+    auto ifD = scf::IfOp::create(
+        b, loc,
+        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
+               fb.index(c.headDim)),
+        false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
+    Value x = memref::LoadOp::create(b, loc, entry.getArgument(0),
+                                     ValueRange{bIdx, h, row, d});
+    memref::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, t, x),
+                            entry.getArgument(1), ValueRange{bIdx, h, row, d});
+  }
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+}
+
+GradState BackwardKernelEmitter::emitQBlock(FragmentBuilder &fb, Value qb,
+                                            Value head, bool masked,
+                                            const GradState &state) {
+  OpBuilder &b = fb.builder();
+  Location loc = fb.location();
+  Type f32 = b.getF32Type();
+  int64_t threads = bwdThreads(c);
+  Value qStart = fb.mul(qb, c.blockQ);
+
+  // Everyone is done with the previous Q block's tiles.
+  gpu::BarrierOp::create(b, loc);
+  fb.copyRowsAsync(q, ValueRange{batch, head}, qStart, c.seqQ, c.blockQ,
+                   c.headDim, qShared, tid, threads);
+  fb.copyRowsAsync(dO, ValueRange{batch, head}, qStart, c.seqQ, c.blockQ,
+                   c.headDimV, doShared, tid, threads);
+  // LSE (pre-scaled by log2 e; +inf past Nq so that P = 0) and delta.
+  for (int64_t r0 = 0; r0 < c.blockQ; r0 += threads) {
+    Value local = fb.add(tid, r0);
+    Value localOk = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), local,
+                           fb.index(c.blockQ));
+    auto ifLocal = scf::IfOp::create(b, loc, localOk, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifLocal.thenBlock()->getTerminator());
+    Value row = fb.add(qStart, local);
+    Value valid = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+                         fb.index(c.seqQ));
+    Value safeRow = fb.minS(row, fb.index(c.seqQ - 1));
+    Value l = memref::LoadOp::create(b, loc, lse,
+                                     ValueRange{batch, head, safeRow});
+    l = arith::MulFOp::create(b, loc, l, fb.f32(kLog2E));
+    l = fb.select(valid, l, fb.f32(std::numeric_limits<float>::infinity()));
+    Value dlt = memref::LoadOp::create(b, loc, delta,
+                                       ValueRange{batch, head, safeRow});
+    dlt = fb.select(valid, dlt, fb.f32(0.0));
+    memref::StoreOp::create(b, loc, l, lseShared, ValueRange{local});
+    memref::StoreOp::create(b, loc, dlt, deltaShared, ValueRange{local});
+  }
+  fb.waitAsyncCopies();
+
+  int64_t qTiles = c.blockQ / 8;
+  Value zero = fb.f32(0.0);
+  SmallVector<CFragment> s(qTiles, CFragment{zero, zero, zero, zero});
+  SmallVector<CFragment> dp = s;
+  // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for the warp's 16 keys.
+  for (int64_t kk = 0; kk < c.headDim / 16; ++kk) {
+    std::array<Value, 4> a = fb.loadA(kShared, lane, warpKey, fb.index(16 * kk));
+    for (int64_t jn = 0; jn < qTiles; jn += 2) {
+      auto pair = fb.loadBPairFromNMajor(qShared, lane, fb.index(8 * jn),
+                                         fb.index(16 * kk));
+      for (int64_t h = 0; h < 2; ++h)
+        s[jn + h] = fb.mma(a, pair[h], s[jn + h]);
+    }
+  }
+  for (int64_t kk = 0; kk < c.headDimV / 16; ++kk) {
+    std::array<Value, 4> a = fb.loadA(vShared, lane, warpKey, fb.index(16 * kk));
+    for (int64_t jn = 0; jn < qTiles; jn += 2) {
+      auto pair = fb.loadBPairFromNMajor(doShared, lane, fb.index(8 * jn),
+                                         fb.index(16 * kk));
+      for (int64_t h = 0; h < 2; ++h)
+        dp[jn + h] = fb.mma(a, pair[h], dp[jn + h]);
+    }
+  }
+
+  // Pᵀ and dSᵀ element by element; element e of tile jn sits at key
+  // warpKey + g + 8 (e / 2) and query 8 jn + 2 t + e % 2 of the block.
+  SmallVector<CFragment> p = s, ds = s;
+  Value colBase = fb.mul(quadLane, 2);
+  for (int64_t jn = 0; jn < qTiles; ++jn)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value localQ = fb.add(colBase, 8 * jn + e % 2);
+      Value x = s[jn][e], factor = fb.f32(c.scale);
+      if (c.softcap) {
+        Value t = fb.tanh(
+            arith::MulFOp::create(b, loc, x, fb.f32(c.scale / *c.softcap)));
+        x = arith::MulFOp::create(b, loc, t, fb.f32(*c.softcap * kLog2E));
+        factor = arith::MulFOp::create(
+            b, loc, factor,
+            arith::SubFOp::create(b, loc, fb.f32(1.0),
+                                  arith::MulFOp::create(b, loc, t, t)));
+      } else {
+        x = arith::MulFOp::create(b, loc, x, fb.f32(c.scale * kLog2E));
+      }
+      Value l = memref::LoadOp::create(b, loc, lseShared, ValueRange{localQ});
+      Value prob = fb.exp2(arith::SubFOp::create(b, loc, x, l));
+      if (masked) {
+        Value key = fb.add(fb.add(kStart, warpKey), fb.add(group, 8 * (e / 2)));
+        prob = fb.select(fb.visible(fb.add(qStart, localQ), key, band,
+                                    c.seqKV),
+                         prob, zero);
+      }
+      p[jn][e] = prob;
+      Value dlt =
+          memref::LoadOp::create(b, loc, deltaShared, ValueRange{localQ});
+      Value grad = arith::MulFOp::create(
+          b, loc, prob, arith::SubFOp::create(b, loc, dp[jn][e], dlt));
+      ds[jn][e] = arith::MulFOp::create(b, loc, grad, factor);
+    }
+
+  // dV += Pᵀ dO and dK += dSᵀ Q, A operands straight from registers.
+  GradState next = state;
+  for (int64_t kk = 0; kk < c.blockQ / 16; ++kk) {
+    std::array<Value, 4> aP = fb.packA(p[2 * kk], p[2 * kk + 1]);
+    std::array<Value, 4> aDS = fb.packA(ds[2 * kk], ds[2 * kk + 1]);
+    for (int64_t dn = 0; dn < c.headDimV / 8; dn += 2) {
+      auto pair = fb.loadBPairFromKMajor(doShared, lane, fb.index(16 * kk),
+                                         fb.index(8 * dn));
+      for (int64_t h = 0; h < 2; ++h)
+        next.dv[dn + h] = fb.mma(aP, pair[h], next.dv[dn + h]);
+    }
+    for (int64_t dn = 0; dn < c.headDim / 8; dn += 2) {
+      auto pair = fb.loadBPairFromKMajor(qShared, lane, fb.index(16 * kk),
+                                         fb.index(8 * dn));
+      for (int64_t h = 0; h < 2; ++h)
+        next.dk[dn + h] = fb.mma(aDS, pair[h], next.dk[dn + h]);
+    }
+  }
+
+  // dSᵀ to shared memory; then each warp takes 16-row slices of the Q block
+  // and adds dS K into dq_acc.
+  for (int64_t jn = 0; jn < qTiles; ++jn)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value keyRow = fb.add(warpKey, fb.add(group, 8 * (e / 2)));
+      Value col = fb.add(colBase, 8 * jn + e % 2);
+      memref::StoreOp::create(
+          b, loc, arith::TruncFOp::create(b, loc, c.elementType, ds[jn][e]),
+          dsShared, ValueRange{keyRow, col});
+    }
+  gpu::BarrierOp::create(b, loc);
+  int64_t rowTiles = c.blockQ / 16;
+  for (int64_t r = 0; r < rowTiles / bwdWarps(c); ++r) {
+    Value rowTile = fb.add(warp, r * bwdWarps(c));
+    Value m0 = fb.mul(rowTile, 16);
+    SmallVector<CFragment> acc(c.headDim / 8,
+                               CFragment{zero, zero, zero, zero});
+    for (int64_t kk = 0; kk < c.blockKV / 16; ++kk) {
+      std::array<Value, 4> a =
+          fb.loadAFromKMajor(dsShared, lane, fb.index(16 * kk), m0);
+      for (int64_t dn = 0; dn < c.headDim / 8; dn += 2) {
+        auto pair = fb.loadBPairFromKMajor(kShared, lane, fb.index(16 * kk),
+                                           fb.index(8 * dn));
+        for (int64_t h = 0; h < 2; ++h)
+          acc[dn + h] = fb.mma(a, pair[h], acc[dn + h]);
+      }
+    }
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = fb.add(fb.add(qStart, m0), fb.add(group, 8 * half));
+      auto ifRow = scf::IfOp::create(
+          b, loc,
+          fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+                 fb.index(c.seqQ)),
+          false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+      for (int64_t dn = 0; dn < c.headDim / 8; ++dn)
+        for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+          memref::AtomicRMWOp::create(
+              b, loc, f32, arith::AtomicRMWKind::addf, acc[dn][e], dqAcc,
+              ValueRange{batch, head, row, fb.add(colBase, 8 * dn + e % 2)});
+    }
+  }
+  return next;
+}
+
+GradState BackwardKernelEmitter::emitQLoop(OpBuilder &b, Location loc,
+                                           Value from, Value to, Value head,
+                                           bool masked,
+                                           const GradState &state) {
+  int64_t dkTiles = c.headDim / 8, dvTiles = c.headDimV / 8;
+  auto loop = scf::ForOp::create(
+      b, loc, from, to, arith::ConstantIndexOp::create(b, loc, 1),
+      state.flatten(),
+      [&](OpBuilder &nb, Location nl, Value qb, ValueRange iterArgs) {
+        FragmentBuilder fb(nb, nl, c.elementType);
+        GradState next =
+            emitQBlock(fb, qb, head, masked,
+                       GradState::unflatten(iterArgs, dkTiles, dvTiles));
+        scf::YieldOp::create(nb, nl, next.flatten());
+      });
+  return GradState::unflatten(loop.getResults(), dkTiles, dvTiles);
+}
+
+void BackwardKernelEmitter::emitMain(OpBuilder &b, Location loc,
+                                     gpu::GPUModuleOp module) {
+  MLIRContext *ctx = b.getContext();
+  Type t = c.elementType, f32 = b.getF32Type();
+  int64_t numKVBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
+  gpu::GPUFuncOp func = createKernelFunc(
+      b, loc, module, c.name,
+      {tensorType(c.headsQ, c.seqQ, c.headDim, t),
+       tensorType(c.headsKV, c.seqKV, c.headDim, t),
+       tensorType(c.headsKV, c.seqKV, c.headDimV, t),
+       tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
+       rowType(f32), tensorType(c.headsQ, c.seqQ, c.headDim, f32),
+       tensorType(c.headsKV, c.seqKV, c.headDim, t),
+       tensorType(c.headsKV, c.seqKV, c.headDimV, t)},
+      "backward", {numKVBlocks, c.headsKV, c.batch}, bwdThreads(c),
+      bwdSharedBytes(c), c);
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  q = entry.getArgument(0);
+  k = entry.getArgument(1);
+  v = entry.getArgument(2);
+  dO = entry.getArgument(3);
+  lse = entry.getArgument(4);
+  delta = entry.getArgument(5);
+  dqAcc = entry.getArgument(6);
+  dk = entry.getArgument(7);
+  dv = entry.getArgument(8);
+  FragmentBuilder fb(b, loc, t);
+
+  Value kBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  kvHead = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warp = fb.divU(tid, 32);
+  lane = fb.remU(tid, 32);
+  group = fb.divU(lane, 4);
+  quadLane = fb.remU(lane, 4);
+  warpKey = fb.mul(warp, 16);
+  kStart = fb.mul(kBlock, c.blockKV);
+
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroupSpace(ctx)));
+  int64_t offset = 0;
+  auto view = [&](ArrayRef<int64_t> shape, Type elt, int64_t bytes) {
+    auto type = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
+                                workgroupSpace(ctx));
+    Value result = memref::ViewOp::create(b, loc, type, raw,
+                                          fb.index(offset), ValueRange{});
+    offset += bytes;
+    return result;
+  };
+  auto tile = [&](int64_t rows, int64_t cols) {
+    return view({rows, c.rowPitch(cols)}, t, 2 * rows * c.rowPitch(cols));
+  };
+  kShared = tile(c.blockKV, c.headDim);
+  vShared = tile(c.blockKV, c.headDimV);
+  qShared = tile(c.blockQ, c.headDim);
+  doShared = tile(c.blockQ, c.headDimV);
+  dsShared = tile(c.blockKV, c.blockQ);
+  lseShared = view({c.blockQ}, f32, 4 * c.blockQ);
+  deltaShared = view({c.blockQ}, f32, 4 * c.blockQ);
+
+  // K and V stay resident; the first Q block's wait covers them.
+  fb.copyRowsAsync(k, ValueRange{batch, kvHead}, kStart, c.seqKV, c.blockKV,
+                   c.headDim, kShared, tid, bwdThreads(c));
+  fb.copyRowsAsync(v, ValueRange{batch, kvHead}, kStart, c.seqKV, c.blockKV,
+                   c.headDimV, vShared, tid, bwdThreads(c));
+
+  Value lastKey =
+      fb.add(fb.minS(fb.add(kStart, c.blockKV), fb.index(c.seqKV)), -1);
+  Value inBounds =
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::sle),
+             fb.add(kStart, c.blockKV), fb.index(c.seqKV));
+  BlockSplit split = splitQBlocks(b, loc, band, kStart, lastKey, inBounds,
+                                  c.seqQ, c.blockQ);
+
+  Value zero = fb.f32(0.0);
+  GradState state;
+  state.dk.assign(c.headDim / 8, CFragment{zero, zero, zero, zero});
+  state.dv.assign(c.headDimV / 8, CFragment{zero, zero, zero, zero});
+  int64_t groupSize = c.headsQ / c.headsKV;
+  auto heads = scf::ForOp::create(
+      b, loc, fb.index(0), fb.index(groupSize), fb.index(1), state.flatten(),
+      [&](OpBuilder &nb, Location nl, Value g, ValueRange iterArgs) {
+        FragmentBuilder inner(nb, nl, t);
+        Value head = inner.add(inner.mul(kvHead, groupSize), g);
+        GradState s = GradState::unflatten(iterArgs, c.headDim / 8,
+                                           c.headDimV / 8);
+        s = emitQLoop(nb, nl, split.lo, split.fullLo, head, true, s);
+        s = emitQLoop(nb, nl, split.fullLo, split.fullHi, head, false, s);
+        s = emitQLoop(nb, nl, split.fullHi, split.hi, head, true, s);
+        scf::YieldOp::create(nb, nl, s.flatten());
+      });
+  state = GradState::unflatten(heads.getResults(), c.headDim / 8,
+                               c.headDimV / 8);
+
+  // dK and dV of the warp's keys, cast to the element type.
+  Value colBase = fb.mul(quadLane, 2);
+  for (int64_t half = 0; half < 2; ++half) {
+    Value key = fb.add(fb.add(kStart, warpKey), fb.add(group, 8 * half));
+    auto ifKey = scf::IfOp::create(
+        b, loc,
+        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), key,
+               fb.index(c.seqKV)),
+        false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifKey.thenBlock()->getTerminator());
+    for (auto [frags, dest] : {std::pair{&state.dk, dk},
+                               std::pair{&state.dv, dv}})
+      for (int64_t dn = 0; dn < static_cast<int64_t>(frags->size()); ++dn)
+        for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+          memref::StoreOp::create(
+              b, loc, arith::TruncFOp::create(b, loc, t, (*frags)[dn][e]),
+              dest,
+              ValueRange{batch, kvHead, key, fb.add(colBase, 8 * dn + e % 2)});
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+std::string mlir::fa::checkBackwardKernelConfig(const AttentionKernelConfig &c) {
+  if (!c.elementType.isF16() && !c.elementType.isBF16())
+    return "the mma.sync kernels take f16 or bf16 operands";
+  if (c.blockKV % 16 != 0 || c.blockKV < 16 || c.blockKV > 256)
+    return llvm::formatv("block-kv of the backward must be a multiple of 16 "
+                         "keys (one warp each) in [16, 256], got {0}",
+                         c.blockKV);
+  if (c.blockQ % 16 != 0 || (c.blockQ / 16) % bwdWarps(c) != 0)
+    return llvm::formatv("block-q of the backward must be a multiple of 16 "
+                         "rows per warp ({0} warps), got {1}",
+                         bwdWarps(c), c.blockQ);
+  if (c.headDim % 16 != 0 || c.headDimV % 16 != 0)
+    return llvm::formatv("head dims must be multiples of 16, got D = {0}, "
+                         "Dv = {1}",
+                         c.headDim, c.headDimV);
+  for (auto [rows, cols] : {std::pair{c.blockQ, c.headDim},
+                            std::pair{c.blockQ, c.headDimV},
+                            std::pair{c.blockKV, c.headDim},
+                            std::pair{c.blockKV, c.headDimV}})
+    if ((rows * cols / 8) % bwdThreads(c) != 0)
+      return llvm::formatv("a {0} x {1} tile does not split into 16-byte "
+                           "copies over {2} threads",
+                           rows, cols, bwdThreads(c));
+  if (bwdSharedBytes(c) > 227 * 1024)
+    return llvm::formatv("tiles need {0} bytes of shared memory, over the "
+                         "227 KiB a block can have",
+                         bwdSharedBytes(c));
+  return "";
+}
+
+void mlir::fa::emitBackwardKernels(OpBuilder &b, Location loc,
+                                   gpu::GPUModuleOp module,
+                                   const AttentionKernelConfig &config) {
+  BackwardKernelEmitter emitter(config);
+  emitter.emitPre(b, loc, module);
+  emitter.emitMain(b, loc, module);
+  emitter.emitPost(b, loc, module);
+}

@@ -1,0 +1,39 @@
+//===- KernelConfig.cpp - What an attention kernel is built for -----------===//
+
+#include "KernelConfig.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+Attribute mlir::fa::workgroupSpace(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+}
+
+gpu::GPUFuncOp mlir::fa::createKernelFunc(
+    OpBuilder &b, Location loc, gpu::GPUModuleOp module, StringRef name,
+    TypeRange arguments, StringRef kind, ArrayRef<int64_t> grid,
+    int64_t threads, int64_t sharedBytes, const AttentionKernelConfig &c) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  func->setAttr("fa.kind", b.getStringAttr(kind));
+  func->setAttr("fa.grid", b.getDenseI64ArrayAttr(grid));
+  func->setAttr("fa.block", b.getDenseI64ArrayAttr({threads, 1, 1}));
+  func->setAttr("fa.shared_bytes", b.getI64IntegerAttr(sharedBytes));
+  func->setAttr("fa.block_q", b.getI64IntegerAttr(c.blockQ));
+  func->setAttr("fa.block_kv", b.getI64IntegerAttr(c.blockKV));
+  func->setAttr("fa.rows_per_warp", b.getI64IntegerAttr(c.rowsPerWarp));
+  func->setAttr("fa.scale", b.getF64FloatAttr(c.scale));
+  if (c.causal)
+    func->setAttr("fa.causal", b.getUnitAttr());
+  if (c.window)
+    func->setAttr("fa.window", b.getDenseI64ArrayAttr(
+                                   {c.window->first, c.window->second}));
+  if (c.softcap)
+    func->setAttr("fa.softcap", b.getF64FloatAttr(*c.softcap));
+  return func;
+}

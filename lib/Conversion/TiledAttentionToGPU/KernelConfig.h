@@ -1,0 +1,61 @@
+//===- KernelConfig.h - What an attention kernel is built for --*- C++ -*-===//
+
+#ifndef FA_LIB_CONVERSION_KERNELCONFIG_H
+#define FA_LIB_CONVERSION_KERNELCONFIG_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Types.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir {
+namespace fa {
+
+/// Everything a kernel is specialised on, read off the tiled IR.
+struct AttentionKernelConfig {
+  std::string name;
+  Type elementType; ///< f16 or bf16
+  int64_t batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV;
+  int64_t blockQ, blockKV;
+  /// Query rows per warp: 16 (one m16 tile) or 32 (two tiles sharing every
+  /// K/V fragment the warp loads, FA2's choice for head dims up to 128).
+  int64_t rowsPerWarp = 16;
+  double scale;
+  bool causal;
+  std::optional<std::pair<int64_t, int64_t>> window;
+  std::optional<double> softcap;
+
+  int64_t mTiles() const { return rowsPerWarp / 16; }
+  int64_t warps() const { return blockQ / rowsPerWarp; }
+  int64_t threads() const { return warps() * 32; }
+  int64_t numQBlocks() const { return (seqQ + blockQ - 1) / blockQ; }
+  /// Shared tiles pad each row by 8 elements (16 bytes) so that the eight
+  /// row addresses of one ldmatrix fall in different banks.
+  int64_t rowPitch(int64_t cols) const { return cols + 8; }
+  /// Dynamic shared memory of the forward kernel.
+  int64_t sharedBytes() const;
+};
+
+/// Creates an empty kernel `name` (entry block with the arguments) at the end
+/// of `module`, with the launch attributes a runtime reads: fa.kind,
+/// fa.grid, fa.block (threads x 1 x 1), fa.shared_bytes, and the config's
+/// problem attributes (fa.scale, fa.causal, fa.window, fa.softcap,
+/// fa.block_q, fa.block_kv, fa.rows_per_warp).
+gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
+                                gpu::GPUModuleOp module, StringRef name,
+                                TypeRange arguments, StringRef kind,
+                                ArrayRef<int64_t> grid, int64_t threads,
+                                int64_t sharedBytes,
+                                const AttentionKernelConfig &config);
+
+/// The workgroup (shared) memory space attribute.
+Attribute workgroupSpace(MLIRContext *ctx);
+
+} // namespace fa
+} // namespace mlir
+
+#endif // FA_LIB_CONVERSION_KERNELCONFIG_H
