@@ -1,16 +1,6 @@
-// A causal, GQA (4 query heads per KV head) attention forward and backward in
-// bf16, as a framework would hand it to FlashMLIR.
-func.func @forward(%q: tensor<1x8x256x64xbf16>, %k: tensor<1x2x256x64xbf16>,
-                   %v: tensor<1x2x256x64xbf16>)
-    -> (tensor<1x8x256x64xbf16>, tensor<1x8x256xf32>) {
-  %o, %lse = fa.attention %q, %k, %v causal
-      : tensor<1x8x256x64xbf16>, tensor<1x2x256x64xbf16>,
-        tensor<1x2x256x64xbf16>
-      -> tensor<1x8x256x64xbf16>, tensor<1x8x256xf32>
-  return %o, %lse : tensor<1x8x256x64xbf16>, tensor<1x8x256xf32>
-}
-
-func.func @backward(%q: tensor<1x8x256x64xbf16>, %k: tensor<1x2x256x64xbf16>,
+// The backward of examples/attention_forward.mlir: dQ, dK, dV from Q, K, V,
+// the forward's O and LSE, and dO.
+func.func @attention_backward(%q: tensor<1x8x256x64xbf16>, %k: tensor<1x2x256x64xbf16>,
                     %v: tensor<1x2x256x64xbf16>, %o: tensor<1x8x256x64xbf16>,
                     %do: tensor<1x8x256x64xbf16>, %lse: tensor<1x8x256xf32>)
     -> (tensor<1x8x256x64xbf16>, tensor<1x2x256x64xbf16>,
