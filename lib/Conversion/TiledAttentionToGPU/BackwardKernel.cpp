@@ -92,10 +92,14 @@ private:
   GradState emitQLoop(OpBuilder &b, Location loc, Value from, Value to,
                       Value head, bool masked, const GradState &state);
   /// Row-per-warp kernels (pre, post): 4 warps, warp w takes query row
-  /// 4 blockIdx.x + w of (head, batch) = (blockIdx.y, blockIdx.z).
-  gpu::GPUFuncOp rowKernel(OpBuilder &b, Location loc,
-                           gpu::GPUModuleOp module, StringRef suffix,
-                           StringRef kind, TypeRange args);
+  /// 4 blockIdx.x + w of (head, batch) = (blockIdx.y, blockIdx.z); `body`
+  /// runs for rows below Nq.
+  using RowBody = function_ref<void(FragmentBuilder &, ValueRange args,
+                                    Value batch, Value head, Value row,
+                                    Value lane)>;
+  void emitRowKernel(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+                     StringRef suffix, StringRef kind, TypeRange args,
+                     RowBody body);
 
   MemRefType tensorType(int64_t heads, int64_t seq, int64_t dim, Type elt) {
     return MemRefType::get({c.batch, heads, seq, dim}, elt);
@@ -117,122 +121,114 @@ private:
       deltaShared;
 };
 
-gpu::GPUFuncOp BackwardKernelEmitter::rowKernel(OpBuilder &b, Location loc,
-                                                gpu::GPUModuleOp module,
-                                                StringRef suffix,
-                                                StringRef kind,
-                                                TypeRange args) {
-  return createKernelFunc(b, loc, module, (c.name + suffix).str(), args, kind,
-                          {(c.seqQ + 3) / 4, c.headsQ, c.batch}, 128, 0, c);
+void BackwardKernelEmitter::emitRowKernel(OpBuilder &b, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          StringRef suffix, StringRef kind,
+                                          TypeRange args, RowBody body) {
+  gpu::GPUFuncOp func = createKernelFunc(
+      b, loc, module, (c.name + suffix).str(), args, kind,
+      {(c.seqQ + 3) / 4, c.headsQ, c.batch}, 128, 0, c);
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  FragmentBuilder fb(b, loc, c.elementType);
+  ThreadCoords coords = fb.threadCoords();
+  Value row = fb.add(
+      fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
+      coords.warp);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto ifRow = scf::IfOp::create(
+      b, loc,
+      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
+             fb.index(c.seqQ)),
+      false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+    body(fb, entry.getArguments(), bIdx, head, row, coords.lane);
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// Calls `body(d)` for d = lane + 32 i < dim, each under an scf.if.
+static void forLaneColumns(FragmentBuilder &fb, Value lane, int64_t dim,
+                           function_ref<void(Value)> body) {
+  OpBuilder &b = fb.builder();
+  for (int64_t d0 = 0; d0 < dim; d0 += 32) {
+    Value d = fb.add(lane, d0);
+    auto ifD = scf::IfOp::create(
+        b, fb.location(),
+        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
+               fb.index(dim)),
+        false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
+    body(d);
+  }
 }
 
 void BackwardKernelEmitter::emitPre(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module) {
   Type t = c.elementType, f32 = b.getF32Type();
-  gpu::GPUFuncOp func = rowKernel(
-      b, loc, module, "_pre", "backward_pre",
-      {tensorType(c.headsQ, c.seqQ, c.headDimV, t),
-       tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
-       tensorType(c.headsQ, c.seqQ, c.headDim, f32)});
-  OpBuilder::InsertionGuard guard(b);
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  FragmentBuilder fb(b, loc, t);
-  Value tidX = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value row = fb.add(fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
-                     fb.divU(tidX, 32));
-  Value laneX = fb.remU(tidX, 32);
-  Value h = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  auto ifRow = scf::IfOp::create(
-      b, loc,
-      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
-             fb.index(c.seqQ)),
-      false);
-  b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
-  // delta = sum over d of dO * O; lanes stride over d.
-  Value sum = fb.f32(0.0);
-  for (int64_t d0 = 0; d0 < c.headDimV; d0 += 32) {
-    Value d = fb.add(laneX, d0);
-    Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
-                           fb.index(c.headDimV));
-    Value safeD = fb.minS(d, fb.index(c.headDimV - 1));
-    auto load = [&](Value memref) -> Value {
-      Value x = memref::LoadOp::create(b, loc, memref,
-                                       ValueRange{bIdx, h, row, safeD});
-      return arith::ExtFOp::create(b, loc, f32, x);
-    };
-    Value product = arith::MulFOp::create(b, loc, load(entry.getArgument(0)),
-                                          load(entry.getArgument(1)));
-    sum = arith::AddFOp::create(b, loc, sum,
-                                fb.select(inRange, product, fb.f32(0.0)));
-  }
-  sum = fb.warpReduceSum(sum);
-  auto ifLane0 = scf::IfOp::create(
-      b, loc,
-      fb.cmp(static_cast<int>(arith::CmpIPredicate::eq), laneX, fb.index(0)),
-      false);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(ifLane0.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, sum, entry.getArgument(2),
-                            ValueRange{bIdx, h, row});
-  }
-  for (int64_t d0 = 0; d0 < c.headDim; d0 += 32) {
-    Value d = fb.add(laneX, d0);
-    auto ifD = scf::IfOp::create(
+  auto body = [&](FragmentBuilder &fb, ValueRange args, Value bIdx, Value h,
+                  Value row, Value laneX) {
+    // delta = sum over d of dO * O; lanes stride over d.
+    Value sum = fb.f32(0.0);
+    for (int64_t d0 = 0; d0 < c.headDimV; d0 += 32) {
+      Value d = fb.add(laneX, d0);
+      Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
+                             fb.index(c.headDimV));
+      Value safeD = fb.minS(d, fb.index(c.headDimV - 1));
+      auto load = [&](Value memref) -> Value {
+        Value x = memref::LoadOp::create(b, loc, memref,
+                                         ValueRange{bIdx, h, row, safeD});
+        return arith::ExtFOp::create(b, loc, f32, x);
+      };
+      Value product =
+          arith::MulFOp::create(b, loc, load(args[0]), load(args[1]));
+      sum = arith::AddFOp::create(b, loc, sum,
+                                  fb.select(inRange, product, fb.f32(0.0)));
+    }
+    sum = fb.warpReduceSum(sum);
+    auto ifLane0 = scf::IfOp::create(
         b, loc,
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
-               fb.index(c.headDim)),
+        fb.cmp(static_cast<int>(arith::CmpIPredicate::eq), laneX,
+               fb.index(0)),
         false);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, fb.f32(0.0), entry.getArgument(3),
-                            ValueRange{bIdx, h, row, d});
-  }
-  b.setInsertionPointToEnd(&entry);
-  gpu::ReturnOp::create(b, loc);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(ifLane0.thenBlock()->getTerminator());
+      memref::StoreOp::create(b, loc, sum, args[2], ValueRange{bIdx, h, row});
+    }
+    forLaneColumns(fb, laneX, c.headDim, [&](Value d) {
+      memref::StoreOp::create(b, loc, fb.f32(0.0), args[3],
+                              ValueRange{bIdx, h, row, d});
+    });
+  };
+  emitRowKernel(b, loc, module, "_pre", "backward_pre",
+                {tensorType(c.headsQ, c.seqQ, c.headDimV, t),
+                 tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
+                 tensorType(c.headsQ, c.seqQ, c.headDim, f32)},
+                body);
 }
 
 void BackwardKernelEmitter::emitPost(OpBuilder &b, Location loc,
                                      gpu::GPUModuleOp module) {
   Type t = c.elementType, f32 = b.getF32Type();
-  gpu::GPUFuncOp func =
-      rowKernel(b, loc, module, "_post", "backward_post",
+  auto body = [&](FragmentBuilder &fb, ValueRange args, Value bIdx, Value h,
+                  Value row, Value laneX) {
+    forLaneColumns(fb, laneX, c.headDim, [&](Value d) {
+      Value x = memref::LoadOp::create(b, loc, args[0],
+                                       ValueRange{bIdx, h, row, d});
+      memref::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, t, x),
+                              args[1], ValueRange{bIdx, h, row, d});
+    });
+  };
+  emitRowKernel(b, loc, module, "_post", "backward_post",
                 {tensorType(c.headsQ, c.seqQ, c.headDim, f32),
-                 tensorType(c.headsQ, c.seqQ, c.headDim, t)});
-  OpBuilder::InsertionGuard guard(b);
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  FragmentBuilder fb(b, loc, t);
-  Value tidX = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value row = fb.add(fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
-                     fb.divU(tidX, 32));
-  Value laneX = fb.remU(tidX, 32);
-  Value h = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  auto ifRow = scf::IfOp::create(
-      b, loc,
-      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
-             fb.index(c.seqQ)),
-      false);
-  b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
-  for (int64_t d0 = 0; d0 < c.headDim; d0 += 32) {
-    Value d = fb.add(laneX, d0);
-    auto ifD = scf::IfOp::create(
-        b, loc,
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
-               fb.index(c.headDim)),
-        false);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
-    Value x = memref::LoadOp::create(b, loc, entry.getArgument(0),
-                                     ValueRange{bIdx, h, row, d});
-    memref::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, t, x),
-                            entry.getArgument(1), ValueRange{bIdx, h, row, d});
-  }
-  b.setInsertionPointToEnd(&entry);
-  gpu::ReturnOp::create(b, loc);
+                 tensorType(c.headsQ, c.seqQ, c.headDim, t)},
+                body);
 }
 
 GradState BackwardKernelEmitter::emitQBlock(FragmentBuilder &fb, Value qb,
@@ -418,7 +414,6 @@ GradState BackwardKernelEmitter::emitQLoop(OpBuilder &b, Location loc,
 
 void BackwardKernelEmitter::emitMain(OpBuilder &b, Location loc,
                                      gpu::GPUModuleOp module) {
-  MLIRContext *ctx = b.getContext();
   Type t = c.elementType, f32 = b.getF32Type();
   int64_t numKVBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
   gpu::GPUFuncOp func = createKernelFunc(
@@ -449,37 +444,27 @@ void BackwardKernelEmitter::emitMain(OpBuilder &b, Location loc,
   Value kBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   kvHead = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  warp = fb.divU(tid, 32);
-  lane = fb.remU(tid, 32);
-  group = fb.divU(lane, 4);
-  quadLane = fb.remU(lane, 4);
+  ThreadCoords coords = fb.threadCoords();
+  tid = coords.tid;
+  warp = coords.warp;
+  lane = coords.lane;
+  group = coords.group;
+  quadLane = coords.quadLane;
   warpKey = fb.mul(warp, 16);
   kStart = fb.mul(kBlock, c.blockKV);
 
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroupSpace(ctx)));
-  int64_t offset = 0;
-  auto view = [&](ArrayRef<int64_t> shape, Type elt, int64_t bytes) {
-    auto type = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
-                                workgroupSpace(ctx));
-    Value result = memref::ViewOp::create(b, loc, type, raw,
-                                          fb.index(offset), ValueRange{});
-    offset += bytes;
-    return result;
-  };
+  SharedArena shared(fb);
   auto tile = [&](int64_t rows, int64_t cols) {
-    return view({rows, c.rowPitch(cols)}, t, 2 * rows * c.rowPitch(cols));
+    return shared.take({rows, c.rowPitch(cols)}, t);
   };
   kShared = tile(c.blockKV, c.headDim);
   vShared = tile(c.blockKV, c.headDimV);
   qShared = tile(c.blockQ, c.headDim);
   doShared = tile(c.blockQ, c.headDimV);
   dsShared = tile(c.blockKV, c.blockQ);
-  lseShared = view({c.blockQ}, f32, 4 * c.blockQ);
-  deltaShared = view({c.blockQ}, f32, 4 * c.blockQ);
+  lseShared = shared.take({c.blockQ}, f32);
+  deltaShared = shared.take({c.blockQ}, f32);
+  assert(shared.bytes() == bwdSharedBytes(c) && "shared layout out of sync");
 
   // K and V stay resident; the first Q block's wait covers them.
   fb.copyRowsAsync(k, ValueRange{batch, kvHead}, kStart, c.seqKV, c.blockKV,

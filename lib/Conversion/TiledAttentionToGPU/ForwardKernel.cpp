@@ -315,7 +315,6 @@ void ForwardKernelEmitter::emitEpilogue(FragmentBuilder &fb,
 
 gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
                                           gpu::GPUModuleOp module) {
-  MLIRContext *ctx = b.getContext();
   Type t = c.elementType, f32 = b.getF32Type();
   auto qType = MemRefType::get({c.batch, c.headsQ, c.seqQ, c.headDim}, t);
   auto kType = MemRefType::get({c.batch, c.headsKV, c.seqKV, c.headDim}, t);
@@ -338,33 +337,22 @@ gpu::GPUFuncOp ForwardKernelEmitter::emit(OpBuilder &b, Location loc,
   Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  warp = fb.divU(tid, 32);
-  lane = fb.remU(tid, 32);
-  group = fb.divU(lane, 4);
-  quadLane = fb.remU(lane, 4);
+  ThreadCoords coords = fb.threadCoords();
+  tid = coords.tid;
+  warp = coords.warp;
+  lane = coords.lane;
+  group = coords.group;
+  quadLane = coords.quadLane;
   warpRow = fb.mul(warp, c.rowsPerWarp);
   kvHead = fb.divU(head, c.headsQ / c.headsKV);
   qStart = fb.mul(qBlock, c.blockQ);
 
   // Shared memory: Q tile, then K and V tiles, rows padded.
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroupSpace(ctx)));
-  int64_t offset = 0;
-  auto view = [&](int64_t rows, int64_t cols) {
-    auto type = MemRefType::get({rows, c.rowPitch(cols)}, t,
-                                MemRefLayoutAttrInterface(),
-                                workgroupSpace(ctx));
-    Value result = memref::ViewOp::create(b, loc, type, raw,
-                                          fb.index(offset), ValueRange{});
-    offset += rows * c.rowPitch(cols) * 2;
-    return result;
-  };
-  qShared = view(c.blockQ, c.headDim);
-  kShared = view(c.blockKV, c.headDim);
-  vShared = view(c.blockKV, c.headDimV);
+  SharedArena shared(fb);
+  qShared = shared.take({c.blockQ, c.rowPitch(c.headDim)}, t);
+  kShared = shared.take({c.blockKV, c.rowPitch(c.headDim)}, t);
+  vShared = shared.take({c.blockKV, c.rowPitch(c.headDimV)}, t);
+  assert(shared.bytes() == c.sharedBytes() && "shared layout out of sync");
 
   Value lastRow =
       fb.add(fb.minS(fb.add(qStart, c.blockQ), fb.index(c.seqQ)), -1);

@@ -13,6 +13,39 @@
 using namespace mlir;
 using namespace mlir::fa;
 
+ThreadCoords FragmentBuilder::threadCoords() {
+  ThreadCoords t;
+  t.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  t.warp = divU(t.tid, 32);
+  t.lane = remU(t.tid, 32);
+  t.group = divU(t.lane, 4);
+  t.quadLane = remU(t.lane, 4);
+  return t;
+}
+
+SharedArena::SharedArena(FragmentBuilder &fb) : fb(fb) {
+  OpBuilder &b = fb.builder();
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  raw = gpu::DynamicSharedMemoryOp::create(
+      b, fb.location(),
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), space));
+}
+
+Value SharedArena::take(ArrayRef<int64_t> shape, Type elementType) {
+  OpBuilder &b = fb.builder();
+  auto type = MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(),
+                              cast<MemRefType>(raw.getType()).getMemorySpace());
+  Value view = memref::ViewOp::create(b, fb.location(), type, raw,
+                                      fb.index(offset), ValueRange{});
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  offset += elements * elementType.getIntOrFloatBitWidth() / 8;
+  return view;
+}
+
 Value FragmentBuilder::index(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }

@@ -27,6 +27,11 @@ namespace fa {
 /// Four f32 accumulators of one 16 x 8 C tile, in c0..c3 order.
 using CFragment = std::array<Value, 4>;
 
+/// Coordinates of a thread in a 1-D block: lane = 4 group + quadLane.
+struct ThreadCoords {
+  Value tid, warp, lane, group, quadLane;
+};
+
 /// Emits scalar and warp-level GPU ops with one builder and location.
 class FragmentBuilder {
 public:
@@ -36,6 +41,9 @@ public:
   OpBuilder &builder() { return b; }
   Location location() { return loc; }
   Type element() { return elementType; }
+
+  /// Thread, warp, lane and mma fragment coordinates of this thread.
+  ThreadCoords threadCoords();
 
   // Scalars.
   Value index(int64_t v);
@@ -109,6 +117,20 @@ private:
   OpBuilder &b;
   Location loc;
   Type elementType;
+};
+
+/// Carves consecutive typed views out of a kernel's dynamic shared memory.
+class SharedArena {
+public:
+  explicit SharedArena(FragmentBuilder &fb);
+  /// The next `shape` x `elementType` view (identity layout).
+  Value take(ArrayRef<int64_t> shape, Type elementType);
+  int64_t bytes() const { return offset; }
+
+private:
+  FragmentBuilder &fb;
+  Value raw;
+  int64_t offset = 0;
 };
 
 } // namespace fa
