@@ -146,11 +146,11 @@ namespace {
 void registerCompilerDialects(DialectRegistry &r) {
   r.insert<FADialect, affine::AffineDialect, arith::ArithDialect,
            bufferization::BufferizationDialect, cf::ControlFlowDialect,
-           DLTIDialect, func::FuncDialect, gpu::GPUDialect,
-           index::IndexDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-           math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
-           NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
-           ub::UBDialect, vector::VectorDialect>();
+           DLTIDialect, func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
+           linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+           memref::MemRefDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
+           scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
+           vector::VectorDialect>();
 
   // External models (as registerAllDialects() attaches them).
   affine::registerValueBoundsOpInterfaceExternalModels(r);

@@ -6,49 +6,48 @@
 //   fa-gpu-check --ptx FILE --meta FILE [--iters N] [--warmup N] [--seed S]
 //                [--bench] [--cache]
 //
-// Prints diagnostics to stderr and one verdict line to stdout:
+// fa-gpu-check-jit (the same source, built with the compiler) also compiles
+// the kernel in-process through the JIT and its cache ($FLASHMLIR_CACHE_DIR):
 //
-//   PASS|FAIL <name> err_o=... err_lse=... [ms=... tflops=...] [reason="..."]
+//   fa-gpu-check-jit --jit --dtype bf16 --batch 2 --heads-q 8 --heads-kv 2
+//                    --seq-q 1000 --seq-kv 1000 --head-dim 128 [--causal]
+//                    [--window L,R] [--softcap X] [--block-q N] ...
 //
-// Exit status: 0 pass, 1 wrong results, 2 usage or setup error (bad files, no
-// driver, load failure; the verdict line is still printed).
+// Prints diagnostics to stderr and one verdict line to stdout (Check.h); the
+// JIT adds `cache=hit|miss jit_ms=...`. Exit status: 0 pass, 1 wrong
+// results, 2 usage or setup error (bad files, no driver, compile or load
+// failure; the verdict line is still printed).
 //
 //===----------------------------------------------------------------------===//
 
-#include "fa/Reference/Reference.h"
-#include "fa/Runtime/Runtime.h"
+#include "Check.h"
 
-#include <algorithm>
-#include <atomic>
+#include "fa/Runtime/Runtime.h"
+#ifdef FA_GPU_CHECK_JIT
+#include "fa/Jit/Jit.h"
+#endif
+
 #include <cerrno>
-#include <cinttypes>
-#include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <random>
 #include <string>
-#include <thread>
-#include <tuple>
-#include <vector>
 
 using namespace fa::rt;
+using namespace fa::check;
 
 namespace {
 
-constexpr size_t kGuardBytes = 4096; // Poisoned canary after each output.
-constexpr double kLSETolerance = 1e-4;
-
-double outputTolerance(DType dtype) {
-  return dtype == DType::BF16 ? 1e-2 : 3e-3;
-}
-
 struct Options {
   std::string ptxPath, metaPath, name;
-  int iters = -1, warmup = -1;
-  uint64_t seed = 0;
-  bool seedGiven = false, bench = false, cache = false;
+  bool seedGiven = false, cache = false;
+  CheckOptions check;
+#ifdef FA_GPU_CHECK_JIT
+  bool jit = false;
+  mlir::fa::AttentionConfig config;
+  std::string chip, emitPrefix;
+  fa::jit::ImageFormat format = fa::jit::ImageFormat::Cubin;
+#endif
 };
 
 void usage(FILE *out) {
@@ -62,6 +61,22 @@ void usage(FILE *out) {
                     "TFLOP/s\n"
                     "  --cache     load through the kernel cache "
                     "($FLASHMLIR_CACHE_DIR or ~/.cache/flashmlir)\n");
+#ifdef FA_GPU_CHECK_JIT
+  std::fprintf(
+      out,
+      "   or: fa-gpu-check-jit --jit [config] [--iters N] [--warmup N] "
+      "[--seed S] [--bench]\n"
+      "  config: --dtype bf16|f16 --batch N --heads-q N [--heads-kv N] "
+      "--seq-q N [--seq-kv N]\n"
+      "          --head-dim N [--head-dim-v N] [--causal] [--window L,R] "
+      "[--softcap X] [--scale X]\n"
+      "          [--block-q N] [--block-kv N] [--rows-per-warp N]\n"
+      "  --chip sm_XY      target (default: the device's; sm_90 without one)\n"
+      "  --format F        what the cache holds: cubin (default) or ptx\n"
+      "  --emit PREFIX     compile only: write PREFIX.ptx and PREFIX.meta "
+      "(no GPU needed)\n"
+      "  --name NAME       name in the verdict line\n");
+#endif
 }
 
 std::string stem(const std::string &path) {
@@ -71,21 +86,6 @@ std::string stem(const std::string &path) {
   if (dot != std::string::npos && dot + 5 == base.size())
     base.resize(dot);
   return base.empty() ? "kernel" : base;
-}
-
-std::string quoted(std::string s) {
-  for (char &c : s)
-    if (c == '"' || c == '\n')
-      c = c == '"' ? '\'' : ' ';
-  return "\"" + s + "\"";
-}
-
-/// Prints the verdict line for a setup error and returns exit status 2.
-int setupError(const std::string &name, const std::string &what) {
-  std::fprintf(stderr, "fa-gpu-check: %s\n", what.c_str());
-  std::printf("FAIL %s err_o=nan err_lse=nan reason=%s\n", name.c_str(),
-              quoted(what).c_str());
-  return 2;
 }
 
 bool parseNumber(const char *s, uint64_t &out) {
@@ -100,52 +100,150 @@ bool parseNumber(const char *s, uint64_t &out) {
   return true;
 }
 
-/// Parses argv; returns -1 to continue, else an exit status.
+#ifdef FA_GPU_CHECK_JIT
+bool parseInt(const char *s, int64_t &out) {
+  if (!s || !*s)
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDouble(const char *s, double &out) {
+  if (!s || !*s)
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(s, &end);
+  return !errno && !*end;
+}
+
+/// Consumes a JIT option; returns false if `arg` is not one, sets `bad` if
+/// its value is malformed.
+bool parseJitOption(const std::string &arg, const char *v, Options &opt,
+                    bool &usedValue, bool &bad) {
+  mlir::fa::AttentionConfig &c = opt.config;
+  usedValue = true;
+  int64_t *dim = arg == "--batch"           ? &c.batch
+                 : arg == "--heads-q"       ? &c.headsQ
+                 : arg == "--heads-kv"      ? &c.headsKV
+                 : arg == "--seq-q"         ? &c.seqQ
+                 : arg == "--seq-kv"        ? &c.seqKV
+                 : arg == "--head-dim"      ? &c.headDim
+                 : arg == "--head-dim-v"    ? &c.headDimV
+                 : arg == "--block-q"       ? &c.blockQ
+                 : arg == "--block-kv"      ? &c.blockKV
+                 : arg == "--rows-per-warp" ? &c.rowsPerWarp
+                                            : nullptr;
+  double x = 0;
+  if (dim) {
+    bad = !parseInt(v, *dim);
+  } else if (arg == "--dtype" || arg == "--chip" || arg == "--emit" ||
+             arg == "--name") {
+    bad = !v || !*v;
+    if (!bad)
+      (arg == "--dtype"  ? c.dtype
+       : arg == "--chip" ? opt.chip
+       : arg == "--emit" ? opt.emitPrefix
+                         : opt.name) = v;
+  } else if (arg == "--format") {
+    std::string f = v ? v : "";
+    bad = f != "ptx" && f != "cubin";
+    opt.format =
+        f == "ptx" ? fa::jit::ImageFormat::PTX : fa::jit::ImageFormat::Cubin;
+  } else if (arg == "--softcap" || arg == "--scale") {
+    bad = !parseDouble(v, x) || x <= 0;
+    (arg == "--softcap" ? c.softcap : c.scale) = x;
+  } else if (arg == "--window") {
+    std::string w = v ? v : "";
+    size_t comma = w.find(',');
+    int64_t l = 0, r = 0;
+    bad = comma == std::string::npos ||
+          !parseInt(w.substr(0, comma).c_str(), l) ||
+          !parseInt(w.substr(comma + 1).c_str(), r);
+    c.window = std::make_pair(l, r);
+  } else {
+    usedValue = false;
+    if (arg == "--jit")
+      opt.jit = true;
+    else if (arg == "--causal")
+      c.causal = true;
+    else
+      return false;
+  }
+  return true;
+}
+#endif
+
+/// Parses argv (`--opt value` or `--opt=value`); returns -1 to continue,
+/// else an exit status.
 int parseOptions(int argc, char **argv, Options &opt) {
+#ifdef FA_GPU_CHECK_JIT
+  opt.config.headsKV = opt.config.seqKV = opt.config.headDimV = 0;
+#endif
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> const char * {
-      return i + 1 < argc ? argv[++i] : nullptr;
-    };
+    std::string arg = argv[i], inlineValue;
+    bool hasInline = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != arg.npos) {
+      inlineValue = arg.substr(eq + 1);
+      arg.resize(eq);
+      hasInline = true;
+    }
+    const char *next = hasInline      ? inlineValue.c_str()
+                       : i + 1 < argc ? argv[i + 1]
+                                      : nullptr;
+    bool usedValue = true, bad = false;
     uint64_t n = 0;
     if (arg == "--help" || arg == "-h") {
       usage(stdout);
       return 0;
-    } else if (arg == "--ptx") {
-      const char *v = value();
-      if (!v)
-        break;
-      opt.ptxPath = v;
-    } else if (arg == "--meta") {
-      const char *v = value();
-      if (!v)
-        break;
-      opt.metaPath = v;
+    } else if (arg == "--ptx" || arg == "--meta") {
+      bad = !next;
+      if (next)
+        (arg == "--ptx" ? opt.ptxPath : opt.metaPath) = next;
     } else if (arg == "--iters" || arg == "--warmup") {
-      const char *v = value();
-      if (!parseNumber(v, n) || n > 1000000 || (arg == "--iters" && n == 0)) {
-        std::fprintf(stderr, "fa-gpu-check: bad value for %s\n", arg.c_str());
-        return 2;
-      }
-      (arg == "--iters" ? opt.iters : opt.warmup) = int(n);
+      bad =
+          !parseNumber(next, n) || n > 1000000 || (arg == "--iters" && n == 0);
+      (arg == "--iters" ? opt.check.iters : opt.check.warmup) = int(n);
     } else if (arg == "--seed") {
-      if (!parseNumber(value(), n)) {
-        std::fprintf(stderr, "fa-gpu-check: bad value for --seed\n");
-        return 2;
-      }
-      opt.seed = n;
+      bad = !parseNumber(next, opt.check.seed);
       opt.seedGiven = true;
-    } else if (arg == "--bench") {
-      opt.bench = true;
-    } else if (arg == "--cache") {
-      opt.cache = true;
+    } else if (arg == "--bench" || arg == "--cache") {
+      usedValue = false;
+      (arg == "--bench" ? opt.check.bench : opt.cache) = true;
+#ifdef FA_GPU_CHECK_JIT
+    } else if (parseJitOption(arg, next, opt, usedValue, bad)) {
+#endif
     } else {
       std::fprintf(stderr, "fa-gpu-check: unknown argument '%s'\n",
                    arg.c_str());
       usage(stderr);
       return 2;
     }
+    if (bad || (hasInline && !usedValue)) {
+      std::fprintf(stderr, "fa-gpu-check: bad or missing value for %s\n",
+                   arg.c_str());
+      return 2;
+    }
+    if (usedValue && !hasInline)
+      ++i;
   }
+#ifdef FA_GPU_CHECK_JIT
+  if (opt.jit) {
+    mlir::fa::AttentionConfig &c = opt.config;
+    c.headsKV = c.headsKV ? c.headsKV : c.headsQ;
+    c.seqKV = c.seqKV ? c.seqKV : c.seqQ;
+    c.headDimV = c.headDimV ? c.headDimV : c.headDim;
+    if (opt.ptxPath.empty() && opt.metaPath.empty())
+      return -1;
+    std::fprintf(stderr, "fa-gpu-check: --jit excludes --ptx / --meta\n");
+    return 2;
+  }
+#endif
   if (opt.ptxPath.empty() || opt.metaPath.empty()) {
     std::fprintf(stderr, "fa-gpu-check: --ptx and --meta are required\n");
     usage(stderr);
@@ -154,150 +252,21 @@ int parseOptions(int argc, char **argv, Options &opt) {
   return -1;
 }
 
-/// The fp64 reference, in parallel over (batch, KV head) groups: the query
-/// heads of one KV head are contiguous, so each group is an independent
-/// problem with batch = 1 and heads_kv = 1.
-void runReference(const KernelMetadata &m, const std::vector<double> &q,
-                  const std::vector<double> &k, const std::vector<double> &v,
-                  std::vector<double> &o, std::vector<double> &lse) {
-  const int64_t group = m.headsQ / m.headsKV;
-  fa::ref::AttentionShape shape{1,       group,     1,         m.seqQ,
-                                m.seqKV, m.headDim, m.headDimV};
-  fa::ref::AttentionParams params;
-  params.scale = m.scale;
-  params.causal = m.causal;
-  if (m.hasWindow())
-    params.window = std::make_pair(m.windowLeft, m.windowRight);
-  if (m.hasSoftcap())
-    params.softcap = m.softcap;
-
-  const int64_t tasks = m.batch * m.headsKV;
-  std::atomic<int64_t> next{0};
-  auto worker = [&] {
-    for (int64_t t; (t = next.fetch_add(1)) < tasks;) {
-      int64_t b = t / m.headsKV, g = t % m.headsKV;
-      int64_t qHead = b * m.headsQ + g * group, kvHead = b * m.headsKV + g;
-      fa::ref::attentionForward(
-          shape, params, q.data() + qHead * m.seqQ * m.headDim,
-          k.data() + kvHead * m.seqKV * m.headDim,
-          v.data() + kvHead * m.seqKV * m.headDimV,
-          o.data() + qHead * m.seqQ * m.headDimV, lse.data() + qHead * m.seqQ);
-    }
-  };
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = unsigned(std::min<int64_t>(threads, tasks));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread &t : pool)
-    t.join();
-}
-
-struct Buffers {
-  DeviceBuffer q, k, v, o, lse;
-  size_t qBytes = 0, kBytes = 0, vBytes = 0, oBytes = 0, lseBytes = 0;
-};
-
-struct CheckResult {
-  double errO = std::numeric_limits<double>::infinity();
-  double errLSE = std::numeric_limits<double>::infinity();
-  std::string problem; // Empty when every structural check passed.
-  std::vector<uint16_t> o;
-  std::vector<float> lse;
-};
-
-/// Downloads the outputs and checks them against the reference.
-Status checkOutputs(const KernelMetadata &m, Buffers &buf,
-                    const std::vector<double> &refO,
-                    const std::vector<double> &refLSE, CheckResult &r) {
-  const int64_t nO = int64_t(refO.size()), nLSE = int64_t(refLSE.size());
-  std::vector<unsigned char> oRaw(buf.oBytes + kGuardBytes),
-      lseRaw(buf.lseBytes + kGuardBytes);
-  FA_RT_RETURN_IF_ERROR(buf.o.download(oRaw.data(), oRaw.size()));
-  FA_RT_RETURN_IF_ERROR(buf.lse.download(lseRaw.data(), lseRaw.size()));
-  r.o.resize(size_t(nO));
-  r.lse.resize(size_t(nLSE));
-  std::memcpy(r.o.data(), oRaw.data(), buf.oBytes);
-  std::memcpy(r.lse.data(), lseRaw.data(), buf.lseBytes);
-
-  auto note = [&](const std::string &s) {
-    r.problem += (r.problem.empty() ? "" : "; ") + s;
-  };
-  for (size_t i = 0; i < kGuardBytes; ++i)
-    if (oRaw[buf.oBytes + i] != 0xFF || lseRaw[buf.lseBytes + i] != 0xFF) {
-      note("write past the end of " +
-           std::string(oRaw[buf.oBytes + i] != 0xFF ? "O" : "LSE"));
-      break;
-    }
-
-  std::vector<double> o(static_cast<size_t>(nO)),
-      lse(static_cast<size_t>(nLSE));
-  int64_t unwrittenO = 0, firstUnwritten = -1;
-  for (int64_t i = 0; i < nO; ++i) {
-    o[i] = from16(m.dtype, r.o[i]);
-    if (std::isnan(o[i]) && unwrittenO++ == 0)
-      firstUnwritten = i;
-  }
-  if (unwrittenO)
-    note(std::to_string(unwrittenO) + " of " + std::to_string(nO) +
-         " O elements NaN/unwritten (first at flat index " +
-         std::to_string(firstUnwritten) + ")");
-  int64_t nanLSE = 0, infMismatch = 0;
-  for (int64_t i = 0; i < nLSE; ++i) {
-    lse[i] = r.lse[i];
-    if (std::isnan(lse[i]))
-      ++nanLSE;
-    else if ((lse[i] == -INFINITY) != (refLSE[i] == -INFINITY) ||
-             lse[i] == INFINITY)
-      ++infMismatch;
-  }
-  if (nanLSE)
-    note(std::to_string(nanLSE) + " of " + std::to_string(nLSE) +
-         " LSE elements NaN/unwritten");
-  if (infMismatch)
-    note(std::to_string(infMismatch) +
-         " LSE elements infinite where the reference is not (or vice versa)");
-  r.errO = fa::ref::relativeL2Error(o.data(), refO.data(), nO);
-  r.errLSE = fa::ref::relativeL2Error(lse.data(), refLSE.data(), nLSE);
-  return Status::success();
-}
-
-Status poison(Buffers &buf) {
-  FA_RT_RETURN_IF_ERROR(buf.o.fill(0xFF));
-  return buf.lse.fill(0xFF);
-}
-
-} // namespace
-
-int main(int argc, char **argv) {
-  Options opt;
-  if (int rc = parseOptions(argc, argv, opt); rc >= 0)
-    return rc;
+int runAheadOfTime(Options &opt) {
   opt.name = stem(opt.metaPath);
-  if (!opt.seedGiven) {
-    std::random_device rd;
-    opt.seed = (uint64_t(rd()) << 32 | rd()) % 1000000007ull;
-  }
-
   KernelMetadata m;
   if (Status s = readKernelMetadataFile(opt.metaPath, m); !s.ok())
     return setupError(opt.name, s.message());
   std::string ptx;
   if (Status s = readFile(opt.ptxPath, ptx); !s.ok())
     return setupError(opt.name, s.message());
-  if (m.kind != KernelKind::Forward)
-    return setupError(opt.name, "only forward kernels are supported so far");
-  if (!m.hasArg("lse"))
-    return setupError(opt.name, "the kernel does not write lse; fa-gpu-check "
-                                "checks O and LSE");
+  if (std::string why = uncheckable(m); !why.empty())
+    return setupError(opt.name, why);
 
   Driver &driver = Driver::get();
   if (Status s = driver.initialize(); !s.ok())
     return setupError(opt.name, s.message());
   std::fprintf(stderr, "# device: %s\n", driver.device().describe().c_str());
-  std::fprintf(stderr, "# kernel: %s\n", m.configString().c_str());
-  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
 
   StatusOr<Kernel> kernel = [&]() -> StatusOr<Kernel> {
     if (!opt.cache)
@@ -313,191 +282,111 @@ int main(int argc, char **argv) {
   }();
   if (!kernel.ok())
     return setupError(opt.name, kernel.status().message());
-  if (!kernel->module().jitLog().empty())
-    std::fprintf(stderr, "# JIT log: %s\n", kernel->module().jitLog().c_str());
+  return checkKernel(*kernel, opt.name, opt.check);
+}
 
-  // Inputs: normal(0, 1), rounded to the dtype; the reference sees exactly
-  // the rounded values.
-  fa::ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
-                                m.seqKV, m.headDim, m.headDimV};
-  const int64_t nQ = fa::ref::numelQ(shape), nK = fa::ref::numelK(shape),
-                nV = fa::ref::numelV(shape), nO = fa::ref::numelO(shape),
-                nLSE = fa::ref::numelLSE(shape);
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto makeInput = [&](int64_t n, std::vector<uint16_t> &bits,
-                       std::vector<double> &values) {
-    bits.resize(size_t(n));
-    values.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      bits[i] = floatTo16(m.dtype, normal(rng));
-      values[i] = from16(m.dtype, bits[i]);
-    }
+#ifdef FA_GPU_CHECK_JIT
+std::string configName(const mlir::fa::AttentionConfig &c) {
+  std::string s = "jit_" + c.dtype + "_b" + std::to_string(c.batch) + "_h" +
+                  std::to_string(c.headsQ) + "x" + std::to_string(c.headsKV) +
+                  "_n" + std::to_string(c.seqQ) + "x" +
+                  std::to_string(c.seqKV) + "_d" + std::to_string(c.headDim);
+  if (c.headDimV != c.headDim)
+    s += "_dv" + std::to_string(c.headDimV);
+  if (c.causal)
+    s += "_causal";
+  if (c.window)
+    s += "_w" + std::to_string(c.window->first) + "-" +
+         std::to_string(c.window->second);
+  if (c.softcap)
+    s += "_cap" + std::to_string(int64_t(*c.softcap));
+  return s;
+}
+
+bool writeText(const std::string &path, const std::string &text) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return (f && std::fclose(f) == 0) && ok;
+}
+
+int runJit(Options &opt) {
+  using namespace fa::jit;
+  if (opt.name.empty())
+    opt.name = configName(opt.config);
+  KernelCache cache;
+  std::fprintf(stderr, "# cache dir: %s\n",
+               cache.diskEnabled() ? cache.directory().c_str()
+                                   : "(none: memory only)");
+  Driver &driver = Driver::get();
+  Status init = driver.initialize();
+  if (init.ok())
+    std::fprintf(stderr, "# device: %s\n", driver.device().describe().c_str());
+
+  auto start = std::chrono::steady_clock::now();
+  auto elapsedMs = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
   };
-  std::vector<uint16_t> qBits, kBits, vBits;
-  std::vector<double> q, k, v;
-  makeInput(nQ, qBits, q);
-  makeInput(nK, kBits, k);
-  makeInput(nV, vBits, v);
-
-  Buffers buf;
-  buf.qBytes = size_t(nQ) * 2;
-  buf.kBytes = size_t(nK) * 2;
-  buf.vBytes = size_t(nV) * 2;
-  buf.oBytes = size_t(nO) * 2;
-  buf.lseBytes = size_t(nLSE) * sizeof(float);
-  auto alloc = [&](DeviceBuffer &out, size_t bytes) {
-    StatusOr<DeviceBuffer> b = DeviceBuffer::allocate(bytes);
-    if (!b.ok())
-      return b.status();
-    out = std::move(*b);
-    return Status::success();
-  };
-  Status s = alloc(buf.q, buf.qBytes);
-  if (s.ok())
-    s = alloc(buf.k, buf.kBytes);
-  if (s.ok())
-    s = alloc(buf.v, buf.vBytes);
-  if (s.ok())
-    s = alloc(buf.o, buf.oBytes + kGuardBytes);
-  if (s.ok())
-    s = alloc(buf.lse, buf.lseBytes + kGuardBytes);
-  if (s.ok())
-    s = buf.q.upload(qBits.data(), buf.qBytes);
-  if (s.ok())
-    s = buf.k.upload(kBits.data(), buf.kBytes);
-  if (s.ok())
-    s = buf.v.upload(vBits.data(), buf.vBytes);
-  if (!s.ok())
-    return setupError(opt.name, s.message());
-
-  AttentionArgs args = AttentionArgs::fromMetadata(m);
-  args.q = buf.q.ptr();
-  args.k = buf.k.ptr();
-  args.v = buf.v.ptr();
-  args.o = buf.o.ptr();
-  args.lse = buf.lse.ptr();
-
-  std::vector<double> refO(static_cast<size_t>(nO)),
-      refLSE(static_cast<size_t>(nLSE));
-  runReference(m, q, k, v, refO, refLSE);
-
-  const double tolO = outputTolerance(m.dtype);
-  auto verdictProblems = [&](const CheckResult &r) {
-    std::string p = r.problem;
-    auto add = [&](const std::string &x) { p += (p.empty() ? "" : "; ") + x; };
-    char buf[128];
-    if (!(r.errO <= tolO)) {
-      std::snprintf(buf, sizeof buf, "err_o %.3e > %.0e", r.errO, tolO);
-      add(buf);
-    }
-    if (!(r.errLSE <= kLSETolerance)) {
-      std::snprintf(buf, sizeof buf, "err_lse %.3e > %.0e", r.errLSE,
-                    kLSETolerance);
-      add(buf);
-    }
-    return p;
+  auto describe = [&](CacheOutcome outcome, bool compiled) {
+    char buf[96];
+    bool hit =
+        outcome == CacheOutcome::MemoryHit || outcome == CacheOutcome::DiskHit;
+    std::snprintf(buf, sizeof buf, "cache=%s jit_ms=%.1f", hit ? "hit" : "miss",
+                  elapsedMs());
+    std::fprintf(stderr, "# jit: %s (%s, compiler %s)\n", buf,
+                 toString(outcome), compiled ? "ran" : "not run");
+    return std::string(buf);
   };
 
-  // Correctness runs.
-  const int checkRuns = opt.bench ? 1 : std::max(1, opt.iters);
-  CheckResult first, worst;
-  std::string problems;
-  for (int run = 0; run < checkRuns && problems.empty(); ++run) {
-    CheckResult r;
-    s = poison(buf);
-    if (s.ok())
-      s = attentionForward(*kernel, args);
-    if (s.ok())
-      s = synchronize();
-    if (s.ok())
-      s = checkOutputs(m, buf, refO, refLSE, r);
-    if (!s.ok())
-      return setupError(opt.name, s.message());
-    problems = verdictProblems(r);
-    if (run == 0) {
-      // The kernel must not write its inputs.
-      std::vector<uint16_t> back;
-      for (auto [dev, host, label] : {std::make_tuple(&buf.q, &qBits, "Q"),
-                                      std::make_tuple(&buf.k, &kBits, "K"),
-                                      std::make_tuple(&buf.v, &vBits, "V")}) {
-        back.resize(host->size());
-        if (Status d = dev->download(back.data(), back.size() * 2); !d.ok())
-          return setupError(opt.name, d.message());
-        if (back != *host)
-          problems += std::string(problems.empty() ? "" : "; ") +
-                      "kernel modified input " + label;
-      }
-      first = r;
-    } else if (r.o != first.o || r.lse != first.lse) {
-      problems += std::string(problems.empty() ? "" : "; ") +
-                  "results differ between runs (nondeterministic)";
-    }
-    worst.errO = run == 0 ? r.errO : std::max(worst.errO, r.errO);
-    worst.errLSE = run == 0 ? r.errLSE : std::max(worst.errLSE, r.errLSE);
-  }
-
-  // Timing.
-  double medianMs = -1;
-  if (opt.bench && problems.empty()) {
-    const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
-    const int iters = opt.iters > 0 ? opt.iters : 20;
-    StatusOr<Event> start = Event::create(), stop = Event::create();
-    if (!start.ok() || !stop.ok())
+  // Without a GPU (or with --emit) compile to PTX only: that needs no driver.
+  if (!init.ok() || !opt.emitPrefix.empty()) {
+    JitOptions options{opt.chip, ImageFormat::PTX};
+    if (options.chip.empty())
+      options.chip = init.ok() ? driver.device().chip() : "sm_90";
+    StatusOr<JitArtifact> a =
+        buildForwardKernel(opt.config, cache, options, driver);
+    if (!a.ok())
+      return setupError(opt.name, a.status().message());
+    std::string extra = describe(a->outcome, a->compiled);
+    std::fprintf(stderr, "# kernel for %s: %zu bytes of PTX, cache entry %s\n",
+                 options.chip.c_str(), a->image.size(),
+                 cache.entryPath(a->key).c_str());
+    if (!a->warning.empty())
+      std::fprintf(stderr, "# cache warning: %s\n", a->warning.c_str());
+    if (opt.emitPrefix.empty())
+      return setupError(opt.name, init.message(), extra);
+    if (!writeText(opt.emitPrefix + ".ptx", a->image) ||
+        !writeText(opt.emitPrefix + ".meta", a->metadataText))
       return setupError(opt.name,
-                        (start.ok() ? stop : start).status().message());
-    for (int i = 0; i < warmup && s.ok(); ++i)
-      s = attentionForward(*kernel, args);
-    std::vector<double> times;
-    for (int i = 0; i < iters && s.ok(); ++i) {
-      s = poison(buf);
-      if (s.ok())
-        s = start->record();
-      if (s.ok())
-        s = attentionForward(*kernel, args);
-      if (s.ok())
-        s = stop->record();
-      if (s.ok())
-        s = stop->synchronize();
-      if (s.ok()) {
-        StatusOr<float> ms = Event::elapsedMs(*start, *stop);
-        if (ms.ok())
-          times.push_back(*ms);
-        else
-          s = ms.status();
-      }
-    }
-    if (!s.ok())
-      return setupError(opt.name, s.message());
-    std::sort(times.begin(), times.end());
-    size_t n = times.size();
-    medianMs = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    std::fprintf(stderr,
-                 "# timing: %d warm-up, %d timed; min %.4f ms, median "
-                 "%.4f ms, max %.4f ms\n",
-                 warmup, iters, times.front(), medianMs, times.back());
-    // The last timed run's outputs must equal the first run's.
-    CheckResult after;
-    s = checkOutputs(m, buf, refO, refLSE, after);
-    if (!s.ok())
-      return setupError(opt.name, s.message());
-    problems = verdictProblems(after);
-    worst.errO = std::max(worst.errO, after.errO);
-    worst.errLSE = std::max(worst.errLSE, after.errLSE);
-    if (problems.empty() && (after.o != first.o || after.lse != first.lse))
-      problems = "results after timing differ from the first run "
-                 "(nondeterministic)";
+                        "cannot write " + opt.emitPrefix + ".{ptx,meta}");
+    std::printf("EMITTED %s %s %s.ptx %s.meta\n", opt.name.c_str(),
+                extra.c_str(), opt.emitPrefix.c_str(), opt.emitPrefix.c_str());
+    return 0;
   }
 
-  std::printf("%s %s err_o=%.3e err_lse=%.3e",
-              problems.empty() ? "PASS" : "FAIL", opt.name.c_str(), worst.errO,
-              worst.errLSE);
-  if (medianMs >= 0) {
-    double tflops = attentionForwardFlops(m) / (medianMs * 1e-3) / 1e12;
-    std::printf(" ms=%.4f tflops=%.1f", medianMs, tflops);
-  }
-  if (!problems.empty())
-    std::printf(" reason=%s", quoted(problems).c_str());
-  std::printf("\n");
-  return problems.empty() ? 0 : 1;
+  StatusOr<JitKernel> k = getForwardKernel(
+      opt.config, cache, JitOptions{opt.chip, opt.format}, driver);
+  if (!k.ok())
+    return setupError(opt.name, k.status().message());
+  opt.check.extra = describe(k->outcome, k->compiled);
+  if (!k->warning.empty())
+    std::fprintf(stderr, "# cache warning: %s\n", k->warning.c_str());
+  return checkKernel(k->kernel, opt.name, opt.check);
+}
+#endif
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  if (int rc = parseOptions(argc, argv, opt); rc >= 0)
+    return rc;
+  if (!opt.seedGiven)
+    opt.check.seed = randomSeed();
+#ifdef FA_GPU_CHECK_JIT
+  if (opt.jit)
+    return runJit(opt);
+#endif
+  return runAheadOfTime(opt);
 }

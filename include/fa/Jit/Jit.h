@@ -1,0 +1,118 @@
+//===- Jit.h - Compile attention kernels on first use, then cache -*- C++
+//-*-===//
+//
+// The runtime's JIT: given an AttentionConfig, getForwardKernel() compiles it
+// in-process with the compiler library (compileAttention, to PTX) the first
+// time, has the driver assemble the PTX to a cubin, stores cubin + metadata in
+// the KernelCache and returns the loaded kernel. Later calls (in this process
+// or another one sharing the cache directory) load the cached cubin without
+// compiling. No CUDA toolkit is needed at run time: the driver assembles.
+//
+// Cache entries are keyed by (config.key(), compilerVersion(), chip) plus the
+// image format; each entry holds
+//
+//   FLASHMLIR-JIT 1\n
+//   format ptx|cubin\n
+//   metadata-bytes <M>\n
+//   \n
+//   <M bytes of .meta text><image bytes>
+//
+// inside the cache's own checksummed file. An entry that is unreadable,
+// truncated, fails its checksum or does not decode is rebuilt.
+//
+// Kernels fa-compile produced ahead of time (PTX + .meta) load through the
+// same cache with loadPrecompiledKernel().
+//
+// No exceptions; every failure is a Status (compiler diagnostics included).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_JIT_JIT_H
+#define FA_JIT_JIT_H
+
+#include "fa/Compiler/Compiler.h"
+#include "fa/Runtime/Driver.h"
+#include "fa/Runtime/Kernel.h"
+#include "fa/Runtime/KernelCache.h"
+#include "fa/Runtime/Metadata.h"
+#include "fa/Runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fa::jit {
+
+/// What a cache entry holds.
+enum class ImageFormat {
+  PTX,   ///< PTX text; the driver JIT-compiles it at every load.
+  Cubin, ///< PTX assembled once by the driver; loads are fast.
+};
+const char *toString(ImageFormat format); ///< "ptx" / "cubin"
+
+struct JitOptions {
+  /// Target chip ("sm_90"). Empty: the device's, from the driver (which must
+  /// then be present).
+  std::string chip;
+  /// Cubin needs the driver to build an entry; PTX does not.
+  ImageFormat format = ImageFormat::Cubin;
+};
+
+/// A compiled (or cached) kernel image, not loaded.
+struct JitArtifact {
+  ImageFormat format = ImageFormat::PTX;
+  std::string image;        ///< PTX text or cubin bytes.
+  std::string metadataText; ///< `key = value` lines (see Metadata.h).
+  rt::KernelMetadata metadata;
+  rt::CacheKey key;
+  rt::CacheOutcome outcome = rt::CacheOutcome::Built;
+  bool compiled = false; ///< The compiler ran during this call.
+  std::string warning;   ///< Non-fatal cache problem (e.g. not written).
+};
+
+/// A loaded kernel (its metadata: kernel.metadata()) and how it was found.
+struct JitKernel {
+  rt::Kernel kernel;
+  rt::CacheOutcome outcome = rt::CacheOutcome::Built;
+  bool compiled = false; ///< The compiler ran during this call.
+  std::string warning;
+  bool cacheHit() const {
+    return outcome == rt::CacheOutcome::MemoryHit ||
+           outcome == rt::CacheOutcome::DiskHit;
+  }
+};
+
+/// The cache key of `config` compiled for `chip` (config.chip is replaced by
+/// `chip`). buildForwardKernel() sets a Cubin key's chip to the device's: the
+/// driver assembles for the device it runs on.
+rt::CacheKey forwardCacheKey(const mlir::fa::AttentionConfig &config,
+                             const std::string &chip, ImageFormat format);
+
+/// Returns the image for `config` from `cache`, compiling it (and, for
+/// Cubin, assembling it with the driver) on a miss. Loads nothing. The driver
+/// is needed only when options.chip is empty or the format is Cubin.
+rt::StatusOr<JitArtifact>
+buildForwardKernel(const mlir::fa::AttentionConfig &config,
+                   rt::KernelCache &cache, const JitOptions &options = {},
+                   rt::Driver &driver = rt::Driver::get());
+
+/// buildForwardKernel(), then loads the image on the device. Errors: "no
+/// CUDA driver: ..." without a driver, the compiler's diagnostics for a
+/// config it rejects, the driver's log for PTX it cannot assemble.
+rt::StatusOr<JitKernel>
+getForwardKernel(const mlir::fa::AttentionConfig &config,
+                 rt::KernelCache &cache, const JitOptions &options = {},
+                 rt::Driver &driver = rt::Driver::get());
+
+/// Loads a kernel fa-compile produced ahead of time (PTX + .meta files),
+/// caching the driver-assembled cubin (rt::loadKernelCached).
+rt::StatusOr<JitKernel>
+loadPrecompiledKernel(const std::string &ptxPath, const std::string &metaPath,
+                      rt::KernelCache &cache,
+                      rt::Driver &driver = rt::Driver::get());
+
+/// How many times this process has run the compiler for the JIT.
+uint64_t compilerInvocations();
+
+} // namespace fa::jit
+
+#endif // FA_JIT_JIT_H

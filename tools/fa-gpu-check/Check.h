@@ -1,0 +1,47 @@
+//===- Check.h - Run one attention kernel and check it ----------*- C++ -*-===//
+//
+// The checking code of fa-gpu-check and fa-gpu-check-jit: runs a loaded
+// forward kernel on random inputs, compares O and LSE with the fp64
+// reference, optionally times it, and prints one verdict line to stdout:
+//
+//   PASS|FAIL <name> err_o=... err_lse=... [ms=... tflops=...] [<extra>]
+//             [reason="..."]
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_TOOLS_FAGPUCHECK_CHECK_H
+#define FA_TOOLS_FAGPUCHECK_CHECK_H
+
+#include "fa/Runtime/Kernel.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fa::check {
+
+struct CheckOptions {
+  int iters = -1, warmup = -1; ///< -1: defaults (1 check run; 20 timed, 5)
+  uint64_t seed = 0;
+  bool bench = false;
+  std::string extra; ///< Appended to the verdict line, e.g. "cache=hit".
+};
+
+/// Prints the verdict line of a setup error (to stdout; the message also to
+/// stderr) and returns exit status 2.
+int setupError(const std::string &name, const std::string &what,
+               const std::string &extra = "");
+
+/// Why fa-gpu-check cannot check a kernel with this metadata, or "".
+std::string uncheckable(const rt::KernelMetadata &metadata);
+
+/// Runs and checks `kernel` (a loaded forward kernel); prints the verdict.
+/// Returns 0 (pass), 1 (wrong results) or 2 (setup error).
+int checkKernel(const rt::Kernel &kernel, const std::string &name,
+                const CheckOptions &options);
+
+/// A random seed (printed by checkKernel, so a failure can be rerun).
+uint64_t randomSeed();
+
+} // namespace fa::check
+
+#endif // FA_TOOLS_FAGPUCHECK_CHECK_H

@@ -1,0 +1,363 @@
+//===- JitTest.cpp - The runtime's JIT: compile once, then cache ----------===//
+//
+// CPU-only parts compile to PTX for an explicit chip (no driver needed) and
+// use a driver that is deterministically absent; the tests that need a GPU
+// report SKIPPED without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Jit/Jit.h"
+#include "fa/Reference/Reference.h"
+#include "fa/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <ftw.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace fa;
+using namespace fa::jit;
+using namespace fa::rt;
+using mlir::fa::AttentionConfig;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// A small GQA problem with Nq != Nk: compiles in about a second.
+AttentionConfig smallConfig() {
+  AttentionConfig c;
+  c.dtype = "bf16";
+  c.batch = 1;
+  c.headsQ = 4;
+  c.headsKV = 2;
+  c.seqQ = 100;
+  c.seqKV = 130;
+  c.headDim = c.headDimV = 64;
+  c.causal = true;
+  return c;
+}
+
+class JitTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fa-jit-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    nftw(
+        dir_.c_str(),
+        [](const char *path, const struct stat *, int, struct FTW *) {
+          return std::remove(path);
+        },
+        16, FTW_DEPTH | FTW_PHYS);
+  }
+  int entries() const {
+    int n = 0;
+    if (DIR *d = opendir(dir_.c_str())) {
+      while (dirent *e = readdir(d))
+        n += std::string(e->d_name).find(".fakernel") != std::string::npos;
+      closedir(d);
+    }
+    return n;
+  }
+
+  std::string dir_;
+  Driver noDriver_{"/nonexistent/libcuda.so.1"};
+  const JitOptions ptxFor90_{"sm_90", ImageFormat::PTX};
+};
+
+TEST_F(JitTest, MissThenHitCompilesOnce) {
+  const AttentionConfig config = smallConfig();
+  uint64_t before = compilerInvocations();
+  KernelCache cache(dir_);
+  StatusOr<JitArtifact> first =
+      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(compilerInvocations(), before + 1);
+  EXPECT_TRUE(first->compiled);
+  EXPECT_EQ(first->outcome, CacheOutcome::Built);
+  EXPECT_TRUE(first->warning.empty()) << first->warning;
+  EXPECT_EQ(entries(), 1);
+  EXPECT_TRUE(contains(first->image, ".target sm_90")) << first->image;
+  EXPECT_TRUE(contains(first->image, ".entry fa_fwd"));
+  const KernelMetadata &m = first->metadata;
+  EXPECT_EQ(m.kind, KernelKind::Forward);
+  EXPECT_EQ(m.entry, "fa_fwd");
+  EXPECT_EQ(m.chip, "sm_90");
+  EXPECT_EQ(m.headsQ, 4);
+  EXPECT_EQ(m.headsKV, 2);
+  EXPECT_EQ(m.seqQ, 100);
+  EXPECT_EQ(m.seqKV, 130);
+  EXPECT_EQ(m.headDim, 64);
+  EXPECT_TRUE(m.causal);
+  EXPECT_EQ(first->key.chip, "sm_90");
+  EXPECT_EQ(first->key.compilerVersion, mlir::fa::compilerVersion());
+
+  // The same cache object: from memory.
+  StatusOr<JitArtifact> again =
+      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->outcome, CacheOutcome::MemoryHit);
+  EXPECT_FALSE(again->compiled);
+
+  // Another cache object on the same directory (another process): from disk.
+  KernelCache other(dir_);
+  StatusOr<JitArtifact> disk =
+      buildForwardKernel(config, other, ptxFor90_, noDriver_);
+  ASSERT_TRUE(disk.ok()) << disk.status().message();
+  EXPECT_EQ(disk->outcome, CacheOutcome::DiskHit);
+  EXPECT_FALSE(disk->compiled);
+  EXPECT_EQ(disk->image, first->image);
+  EXPECT_EQ(disk->metadataText, first->metadataText);
+  EXPECT_EQ(compilerInvocations(), before + 1);
+}
+
+TEST_F(JitTest, KeySeparatesConfigsChipsAndFormats) {
+  AttentionConfig a = smallConfig(), b = smallConfig();
+  b.causal = false;
+  CacheKey ka = forwardCacheKey(a, "sm_90", ImageFormat::PTX);
+  EXPECT_NE(ka.serialize(),
+            forwardCacheKey(b, "sm_90", ImageFormat::PTX).serialize());
+  EXPECT_NE(ka.serialize(),
+            forwardCacheKey(a, "sm_80", ImageFormat::PTX).serialize());
+  EXPECT_NE(ka.serialize(),
+            forwardCacheKey(a, "sm_90", ImageFormat::Cubin).serialize());
+  // config.chip is replaced by the target chip, not mixed in.
+  a.chip = "sm_75";
+  EXPECT_EQ(ka.serialize(),
+            forwardCacheKey(a, "sm_90", ImageFormat::PTX).serialize());
+}
+
+TEST_F(JitTest, CorruptEntryIsRebuilt) {
+  const AttentionConfig config = smallConfig();
+  std::string path, ptx;
+  {
+    KernelCache cache(dir_);
+    StatusOr<JitArtifact> a =
+        buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    path = cache.entryPath(a->key);
+    ptx = a->image;
+  }
+  // Flip one byte of the PTX inside the file: the checksum no longer holds.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good()) << path;
+    f.seekg(-20, std::ios::end);
+    char c = 0;
+    f.get(c);
+    f.seekp(-20, std::ios::end);
+    f.put(char(c ^ 0x5a));
+  }
+  uint64_t before = compilerInvocations();
+  KernelCache cache(dir_);
+  StatusOr<JitArtifact> rebuilt =
+      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
+  EXPECT_EQ(rebuilt->outcome, CacheOutcome::RebuiltCorrupt);
+  EXPECT_TRUE(rebuilt->compiled);
+  EXPECT_EQ(compilerInvocations(), before + 1);
+  EXPECT_EQ(rebuilt->image, ptx);
+  EXPECT_TRUE(contains(rebuilt->warning, "checksum")) << rebuilt->warning;
+
+  // A file with a valid checksum whose payload is not a JIT entry.
+  ASSERT_TRUE(cache.store(rebuilt->key, "not a JIT entry").ok());
+  KernelCache fresh(dir_);
+  StatusOr<JitArtifact> again =
+      buildForwardKernel(config, fresh, ptxFor90_, noDriver_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->outcome, CacheOutcome::RebuiltCorrupt);
+  EXPECT_TRUE(contains(again->warning, "unusable")) << again->warning;
+  EXPECT_EQ(again->image, ptx);
+  EXPECT_EQ(compilerInvocations(), before + 2);
+
+  // ... and the rewritten entry is good again.
+  KernelCache last(dir_);
+  StatusOr<JitArtifact> hit =
+      buildForwardKernel(config, last, ptxFor90_, noDriver_);
+  ASSERT_TRUE(hit.ok()) << hit.status().message();
+  EXPECT_EQ(hit->outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(compilerInvocations(), before + 2);
+}
+
+TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {
+  struct Case {
+    const char *what;
+    void (*edit)(AttentionConfig &);
+    const char *expected;
+  };
+  const Case cases[] = {
+      {"dtype", [](AttentionConfig &c) { c.dtype = "f32"; },
+       "unsupported dtype 'f32'"},
+      {"zero dim", [](AttentionConfig &c) { c.seqQ = 0; },
+       "every dimension must be positive"},
+      {"GQA", [](AttentionConfig &c) { c.headsKV = 3; }, "3"},
+      {"block", [](AttentionConfig &c) { c.blockQ = 48; }, "48"},
+      {"backward", [](AttentionConfig &c) { c.backward = true; },
+       "forward kernels only"},
+  };
+  KernelCache cache(dir_);
+  for (const Case &c : cases) {
+    AttentionConfig config = smallConfig();
+    c.edit(config);
+    StatusOr<JitArtifact> a =
+        buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+    ASSERT_FALSE(a.ok()) << c.what;
+    EXPECT_TRUE(contains(a.status().message(), c.expected))
+        << c.what << ": " << a.status().message();
+    if (!config.backward) {
+      EXPECT_TRUE(contains(a.status().message(), "compiling "))
+          << c.what << ": " << a.status().message();
+    }
+  }
+  EXPECT_EQ(entries(), 0); // Failures are not cached.
+}
+
+TEST_F(JitTest, NoDriverIsAnErrorNotACrash) {
+  const AttentionConfig config = smallConfig();
+  uint64_t before = compilerInvocations();
+  KernelCache cache(dir_);
+  StatusOr<JitKernel> k = getForwardKernel(config, cache, {}, noDriver_);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().message().rfind("no CUDA driver: ", 0), 0u)
+      << k.status().message();
+  // The chip comes from the device, and a cubin needs the driver.
+  StatusOr<JitArtifact> a = buildForwardKernel(config, cache, {}, noDriver_);
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(contains(a.status().message(), "no CUDA driver"));
+  a = buildForwardKernel(config, cache, {"sm_90", ImageFormat::Cubin},
+                         noDriver_);
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(contains(a.status().message(), "no CUDA driver"));
+  EXPECT_EQ(compilerInvocations(), before); // Nothing was compiled.
+  EXPECT_FALSE(loadPrecompiledKernel("/nonexistent.ptx", "/nonexistent.meta",
+                                     cache, noDriver_)
+                   .ok());
+}
+
+//===----------------------------------------------------------------------===//
+// With a GPU
+//===----------------------------------------------------------------------===//
+
+class JitGpuTest : public JitTest {
+protected:
+  void SetUp() override {
+    JitTest::SetUp();
+    Status s = Driver::get().initialize();
+    if (!s.ok())
+      GTEST_SKIP() << "no GPU: " << s.message();
+  }
+};
+
+/// Runs `kernel` on random inputs; returns ||O - ref|| / ||ref||.
+double runAndCompare(const Kernel &kernel) {
+  const KernelMetadata &m = kernel.metadata();
+  ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
+                            m.seqKV, m.headDim, m.headDimV};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<uint16_t> bits[3];
+  std::vector<double> values[3];
+  int64_t counts[3] = {ref::numelQ(shape), ref::numelK(shape),
+                       ref::numelV(shape)};
+  DeviceBuffer in[3];
+  for (int t = 0; t < 3; ++t) {
+    for (int64_t i = 0; i < counts[t]; ++i) {
+      bits[t].push_back(floatTo16(m.dtype, normal(rng)));
+      values[t].push_back(from16(m.dtype, bits[t].back()));
+    }
+    StatusOr<DeviceBuffer> b = DeviceBuffer::allocate(counts[t] * 2);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    if (!b.ok())
+      return INFINITY;
+    in[t] = std::move(*b);
+    EXPECT_TRUE(in[t].upload(bits[t].data(), counts[t] * 2).ok());
+  }
+  int64_t nO = ref::numelO(shape), nLSE = ref::numelLSE(shape);
+  StatusOr<DeviceBuffer> o = DeviceBuffer::allocate(nO * 2),
+                         lse = DeviceBuffer::allocate(nLSE * 4);
+  if (!o.ok() || !lse.ok())
+    return INFINITY;
+  AttentionArgs args = AttentionArgs::fromMetadata(m);
+  args.q = in[0].ptr();
+  args.k = in[1].ptr();
+  args.v = in[2].ptr();
+  args.o = o->ptr();
+  args.lse = lse->ptr();
+  Status s = attentionForward(kernel, args);
+  if (s.ok())
+    s = synchronize();
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<uint16_t> out(nO);
+  EXPECT_TRUE(o->download(out.data(), nO * 2).ok());
+  std::vector<double> got(nO), want(nO), wantLSE(nLSE);
+  for (int64_t i = 0; i < nO; ++i)
+    got[i] = from16(m.dtype, out[i]);
+  ref::AttentionParams params;
+  params.scale = m.scale;
+  params.causal = m.causal;
+  ref::attentionForward(shape, params, values[0].data(), values[1].data(),
+                        values[2].data(), want.data(), wantLSE.data());
+  return ref::relativeL2Error(got.data(), want.data(), nO);
+}
+
+TEST_F(JitGpuTest, CompilesOnFirstUseThenLoadsFromTheCache) {
+  const AttentionConfig config = smallConfig();
+  uint64_t before = compilerInvocations();
+  KernelCache cache(dir_);
+  StatusOr<JitKernel> first = getForwardKernel(config, cache);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->compiled);
+  EXPECT_FALSE(first->cacheHit());
+  EXPECT_EQ(first->kernel.metadata().chip, Driver::get().device().chip());
+  EXPECT_LT(runAndCompare(first->kernel), 1e-2);
+
+  KernelCache other(dir_);
+  StatusOr<JitKernel> second = getForwardKernel(config, other);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_TRUE(second->cacheHit());
+  EXPECT_FALSE(second->compiled);
+  EXPECT_EQ(compilerInvocations(), before + 1);
+  EXPECT_LT(runAndCompare(second->kernel), 1e-2);
+
+  // PTX entries load too (the driver JIT-compiles them at load).
+  StatusOr<JitKernel> ptx =
+      getForwardKernel(config, other, {"", ImageFormat::PTX});
+  ASSERT_TRUE(ptx.ok()) << ptx.status().message();
+  EXPECT_LT(runAndCompare(ptx->kernel), 1e-2);
+}
+
+TEST_F(JitGpuTest, LoadsAheadOfTimeKernels) {
+  AttentionConfig config = smallConfig();
+  config.chip = Driver::get().device().chip();
+  llvm::Expected<mlir::fa::CompiledKernel> aot =
+      mlir::fa::compileAttention(config, mlir::fa::EmitKind::PTX);
+  ASSERT_TRUE(bool(aot)) << llvm::toString(aot.takeError());
+  std::string prefix = dir_ + "/aot";
+  std::ofstream(prefix + ".ptx") << aot->payload;
+  std::ofstream(prefix + ".meta") << aot->metadata;
+  KernelCache cache(dir_ + "/cache");
+  StatusOr<JitKernel> k =
+      loadPrecompiledKernel(prefix + ".ptx", prefix + ".meta", cache);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_FALSE(k->compiled);
+  EXPECT_LT(runAndCompare(k->kernel), 1e-2);
+  KernelCache again(dir_ + "/cache");
+  k = loadPrecompiledKernel(prefix + ".ptx", prefix + ".meta", again);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_TRUE(k->cacheHit());
+}
+
+} // namespace
