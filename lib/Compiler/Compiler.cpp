@@ -4,6 +4,7 @@
 
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -313,10 +314,30 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   llvm::raw_string_ostream diagStream(diagnostics);
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
 
+  // Located one-line diagnostics; the op dump adds nothing for a user.
+  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return compileError("parsing failed", diagnostics);
+
+  // One problem per compile: the metadata describes one kernel set.
+  SmallVector<func::FuncOp> problems;
+  module->walk([&](func::FuncOp func) {
+    if (func.walk([](Operation *op) {
+              return isa<AttentionOp, AttentionGradOp>(op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      problems.push_back(func);
+  });
+  if (problems.size() > 1) {
+    problems[1].emitError()
+        << "fa-compile compiles one attention function per input; found "
+        << problems.size() << " (first: @" << problems[0].getSymName() << ")";
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
 
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());

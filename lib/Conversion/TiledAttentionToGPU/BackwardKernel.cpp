@@ -526,6 +526,8 @@ void BackwardKernelEmitter::emitMain(OpBuilder &b, Location loc,
 } // namespace
 
 std::string mlir::fa::checkBackwardKernelConfig(const AttentionKernelConfig &c) {
+  if (std::string grid = checkGridLimits(c); !grid.empty())
+    return grid;
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return "the mma.sync kernels take f16 or bf16 operands";
   if (c.blockKV % 16 != 0 || c.blockKV < 16 || c.blockKV > 256)

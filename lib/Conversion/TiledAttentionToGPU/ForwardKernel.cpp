@@ -402,6 +402,8 @@ int64_t mlir::fa::defaultRowsPerWarp(int64_t blockQ, int64_t headDim,
 }
 
 std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
+  if (std::string grid = checkGridLimits(c); !grid.empty())
+    return grid;
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return "the mma.sync kernel takes f16 or bf16 operands";
   if (c.rowsPerWarp != 16 && c.rowsPerWarp != 32)

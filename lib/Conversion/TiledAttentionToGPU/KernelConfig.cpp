@@ -5,6 +5,16 @@
 using namespace mlir;
 using namespace mlir::fa;
 
+std::string mlir::fa::checkGridLimits(const AttentionKernelConfig &c) {
+  const int64_t maxGridYZ = 65535;
+  if (c.headsQ > maxGridYZ || c.batch > maxGridYZ)
+    return "heads and batch index grid dimensions y and z, at most 65535 "
+           "each; got " +
+           std::to_string(c.headsQ) + " heads, batch " +
+           std::to_string(c.batch);
+  return "";
+}
+
 Attribute mlir::fa::workgroupSpace(MLIRContext *ctx) {
   return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 }

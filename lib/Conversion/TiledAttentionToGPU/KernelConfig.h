@@ -52,6 +52,10 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
                                 int64_t sharedBytes,
                                 const AttentionKernelConfig &config);
 
+/// Heads and batch index grid dims y and z (at most 65535 each); empty
+/// string when they fit.
+std::string checkGridLimits(const AttentionKernelConfig &config);
+
 /// The workgroup (shared) memory space attribute.
 Attribute workgroupSpace(MLIRContext *ctx);
 
