@@ -67,11 +67,10 @@ bench_matrix() {
     for n in ${FA_BENCH_SEQS:-512 2048 8192 16384}; do
       for causal in 0 1; do
         flags="--dtype=bf16 --batch=$((16384 / n)) --heads-q=$((2048 / d)) --seq-q=$n --head-dim=$d"
-        [ "$d" = 256 ] && flags="$flags --block-kv=32"
         name="fwd_d${d}_n${n}"
         [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
         echo "$name $flags ${FA_BENCH_FLAGS:-}"
-        [ "$d" != 256 ] && echo "${name/fwd/bwd} --backward ${flags/ --block-kv=32/} ${FA_BENCH_BWD_FLAGS:-}"
+        [ "$d" != 256 ] && echo "${name/fwd/bwd} --backward $flags ${FA_BENCH_BWD_FLAGS:-}"
       done
     done
   done

@@ -57,9 +57,10 @@ cl::opt<bool> backward("backward",
                         cl::desc("compile the backward (fa.attention_grad)"),
                         cl::init(false), cl::cat(category));
 cl::opt<int64_t> blockQ("block-q",
-                        cl::desc("0 = default (forward 128, backward 64)"),
+                        cl::desc("0 = default (128)"),
                         cl::init(0), cl::cat(category));
-cl::opt<int64_t> blockKV("block-kv", cl::desc("0 = default (64)"),
+cl::opt<int64_t> blockKV("block-kv",
+                         cl::desc("0 = default (forward 64, backward 128)"),
                          cl::init(0), cl::cat(category));
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),

@@ -12,6 +12,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,14 +32,21 @@ struct AttentionConfig {
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<double> softcap;
-  int64_t blockQ = 0, blockKV = 0; ///< 0: forward 128 x 64, backward 64 x 64
+  /// 0 picks the measured defaults: forward 128 x 64; backward 128 x 128,
+  /// or 64 x 64 above head dim 128 (shared memory).
+  int64_t blockQ = 0, blockKV = 0;
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
 
-  int64_t effectiveBlockQ() const { return blockQ ? blockQ : backward ? 64 : 128; }
-  int64_t effectiveBlockKV() const { return blockKV ? blockKV : 64; }
+  bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
+  int64_t effectiveBlockQ() const {
+    return blockQ ? blockQ : backward && wideHeads() ? 64 : 128;
+  }
+  int64_t effectiveBlockKV() const {
+    return blockKV ? blockKV : backward && !wideHeads() ? 128 : 64;
+  }
 
   /// A stable one-line key: every field that changes the kernel.
   std::string key() const;
