@@ -102,12 +102,13 @@ CacheKey jit::forwardCacheKey(const AttentionConfig &config,
                   mlir::fa::compilerVersion(), chip};
 }
 
-StatusOr<jit::JitArtifact>
-jit::buildForwardKernel(const AttentionConfig &config, KernelCache &cache,
-                        const JitOptions &options, Driver &driver) {
-  if (config.backward)
-    return Status::error("the JIT compiles forward kernels only; the config "
-                         "asks for the backward");
+namespace {
+
+/// buildForwardKernel / buildBackwardKernel: `config` (whose `backward`
+/// matches `kind`) from the cache or compiled.
+StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
+                                  KernelKind kind, KernelCache &cache,
+                                  const JitOptions &options, Driver &driver) {
   std::string chip = options.chip;
   if (chip.empty() || options.format == ImageFormat::Cubin) {
     Status init = driver.initialize();
@@ -135,7 +136,7 @@ jit::buildForwardKernel(const AttentionConfig &config, KernelCache &cache,
     std::string problem = decode(bytes, artifact);
     if (problem.empty() && (artifact.format != options.format ||
                             artifact.metadata.entry != config.entry ||
-                            artifact.metadata.kind != KernelKind::Forward))
+                            artifact.metadata.kind != kind))
       problem = "entry does not match the config";
     return problem;
   };
@@ -158,13 +159,13 @@ jit::buildForwardKernel(const AttentionConfig &config, KernelCache &cache,
   return artifact;
 }
 
-StatusOr<jit::JitKernel> jit::getForwardKernel(const AttentionConfig &config,
-                                               KernelCache &cache,
-                                               const JitOptions &options,
-                                               Driver &driver) {
+/// buildKernel(), then loads the image on the device.
+StatusOr<JitKernel> getKernel(const AttentionConfig &config, KernelKind kind,
+                              KernelCache &cache, const JitOptions &options,
+                              Driver &driver) {
   FA_RT_RETURN_IF_ERROR(driver.initialize());
   StatusOr<JitArtifact> artifact =
-      buildForwardKernel(config, cache, options, driver);
+      buildKernel(config, kind, cache, options, driver);
   if (!artifact.ok())
     return artifact.status();
   const JitArtifact &a = *artifact;
@@ -177,6 +178,52 @@ StatusOr<jit::JitKernel> jit::getForwardKernel(const AttentionConfig &config,
     return kernel.status().withContext("loading the JIT kernel " +
                                        a.key.config);
   return JitKernel{std::move(*kernel), a.outcome, a.compiled, a.warning};
+}
+
+Status forwardOnly(const AttentionConfig &config, const char *function) {
+  if (!config.backward)
+    return Status::success();
+  return Status::error(std::string(function) +
+                       " compiles forward kernels only; the config asks for "
+                       "the backward (use buildBackwardKernel / "
+                       "getBackwardKernel)");
+}
+
+AttentionConfig asBackward(AttentionConfig config) {
+  config.backward = true;
+  return config;
+}
+
+} // namespace
+
+StatusOr<jit::JitArtifact>
+jit::buildForwardKernel(const AttentionConfig &config, KernelCache &cache,
+                        const JitOptions &options, Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(forwardOnly(config, "buildForwardKernel"));
+  return buildKernel(config, KernelKind::Forward, cache, options, driver);
+}
+
+StatusOr<jit::JitKernel> jit::getForwardKernel(const AttentionConfig &config,
+                                               KernelCache &cache,
+                                               const JitOptions &options,
+                                               Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(forwardOnly(config, "getForwardKernel"));
+  return getKernel(config, KernelKind::Forward, cache, options, driver);
+}
+
+StatusOr<jit::JitArtifact>
+jit::buildBackwardKernel(const AttentionConfig &config, KernelCache &cache,
+                         const JitOptions &options, Driver &driver) {
+  return buildKernel(asBackward(config), KernelKind::Backward, cache, options,
+                     driver);
+}
+
+StatusOr<jit::JitKernel> jit::getBackwardKernel(const AttentionConfig &config,
+                                                KernelCache &cache,
+                                                const JitOptions &options,
+                                                Driver &driver) {
+  return getKernel(asBackward(config), KernelKind::Backward, cache, options,
+                   driver);
 }
 
 StatusOr<jit::JitKernel> jit::loadPrecompiledKernel(const std::string &ptxPath,

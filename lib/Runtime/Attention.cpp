@@ -113,22 +113,25 @@ AttentionArgs AttentionArgs::fromMetadata(const KernelMetadata &m) {
   return a;
 }
 
-Status validateAttentionForward(const KernelMetadata &m,
-                                const AttentionArgs &a) {
-  if (m.kind != KernelKind::Forward)
-    return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
-                         " kernel; attentionForward needs a forward kernel");
+namespace {
 
-  // Problem description on its own.
-  struct Dim {
-    const char *name;
-    int64_t value, expected;
-  };
-  const Dim dims[] = {
-      {"batch", a.batch, m.batch},           {"heads_q", a.headsQ, m.headsQ},
-      {"heads_kv", a.headsKV, m.headsKV},    {"seq_q", a.seqQ, m.seqQ},
-      {"seq_kv", a.seqKV, m.seqKV},          {"head_dim", a.headDim, m.headDim},
-      {"head_dim_v", a.headDimV, m.headDimV}};
+struct Dim {
+  const char *name;
+  int64_t value, expected;
+};
+
+/// The problem dimensions of a call, paired with the kernel's.
+template <typename Args>
+std::vector<Dim> problemDims(const KernelMetadata &m, const Args &a) {
+  return {{"batch", a.batch, m.batch},        {"heads_q", a.headsQ, m.headsQ},
+          {"heads_kv", a.headsKV, m.headsKV}, {"seq_q", a.seqQ, m.seqQ},
+          {"seq_kv", a.seqKV, m.seqKV},       {"head_dim", a.headDim, m.headDim},
+          {"head_dim_v", a.headDimV, m.headDimV}};
+}
+
+/// The problem description on its own: positive sizes, Hq % Hkv.
+template <typename Args>
+Status checkDims(const std::vector<Dim> &dims, const Args &a) {
   for (const Dim &d : dims)
     if (d.value <= 0)
       return Status::error(std::string(d.name) + " must be positive, got " +
@@ -137,45 +140,11 @@ Status validateAttentionForward(const KernelMetadata &m,
     return Status::error("heads_q (" + std::to_string(a.headsQ) +
                          ") must be a multiple of heads_kv (" +
                          std::to_string(a.headsKV) + ")");
+  return Status::success();
+}
 
-  const bool kernelHasLSE = m.hasArg("lse");
-  TensorView tensors[] = {
-      {"query",
-       a.q,
-       {a.batch, a.headsQ, a.seqQ, a.headDim},
-       {a.strideQ.begin(), a.strideQ.end()},
-       elementSize(a.dtype),
-       16,
-       true},
-      {"key",
-       a.k,
-       {a.batch, a.headsKV, a.seqKV, a.headDim},
-       {a.strideK.begin(), a.strideK.end()},
-       elementSize(a.dtype),
-       16,
-       true},
-      {"value",
-       a.v,
-       {a.batch, a.headsKV, a.seqKV, a.headDimV},
-       {a.strideV.begin(), a.strideV.end()},
-       elementSize(a.dtype),
-       16,
-       true},
-      {"output",
-       a.o,
-       {a.batch, a.headsQ, a.seqQ, a.headDimV},
-       {a.strideO.begin(), a.strideO.end()},
-       elementSize(a.dtype),
-       16,
-       true},
-      {"lse",
-       a.lse,
-       {a.batch, a.headsQ, a.seqQ},
-       {a.strideLSE.begin(), a.strideLSE.end()},
-       sizeof(float),
-       4,
-       kernelHasLSE},
-  };
+/// Per-tensor element counts (the kernels index with 32 bits).
+Status checkElementCounts(std::vector<TensorView> &tensors) {
   for (TensorView &t : tensors) {
     t.numel = checkedNumel(t.shape);
     if (t.numel < 0 || t.numel > kMaxTensorElements)
@@ -187,8 +156,13 @@ Status validateAttentionForward(const KernelMetadata &m,
           " elements; at most 2^31-1 are supported (the kernels index with 32 "
           "bits)");
   }
+  return Status::success();
+}
 
-  // Against the kernel.
+/// dtype, shapes and flags against the kernel's.
+template <typename Args>
+Status checkAgainstKernel(const KernelMetadata &m,
+                          const std::vector<Dim> &dims, const Args &a) {
   if (a.dtype != m.dtype)
     return Status::error(std::string("dtype ") + toString(a.dtype) +
                          " does not match the kernel's " + toString(m.dtype));
@@ -219,8 +193,11 @@ Status validateAttentionForward(const KernelMetadata &m,
     return Status::error("scale = " + detail::formatShortest(a.scale) +
                          " does not match the kernel's scale = " +
                          detail::formatShortest(m.scale));
+  return Status::success();
+}
 
-  // Pointers and layouts.
+/// Non-null, aligned pointers and dense row-major strides.
+Status checkPointersAndLayouts(const std::vector<TensorView> &tensors) {
   for (const TensorView &t : tensors) {
     if (!t.required)
       continue;
@@ -242,13 +219,18 @@ Status validateAttentionForward(const KernelMetadata &m,
                            "(row-major strides " +
                            listString(contiguousStrides(t.shape)) + ")");
   }
-  // Outputs must not overlap any other tensor.
-  for (int out : {3, 4}) {
+  return Status::success();
+}
+
+/// The tensors listed in `outputs` must not overlap any other tensor.
+Status checkOverlaps(const std::vector<TensorView> &tensors,
+                     const std::vector<size_t> &outputs) {
+  for (size_t out : outputs) {
     const TensorView &o = tensors[out];
     if (!o.required)
       continue;
     uint64_t oBegin = o.ptr, oEnd = o.ptr + uint64_t(o.numel) * o.elementBytes;
-    for (int other = 0; other < 5; ++other) {
+    for (size_t other = 0; other < tensors.size(); ++other) {
       const TensorView &t = tensors[other];
       if (other == out || !t.required)
         continue;
@@ -261,6 +243,208 @@ Status validateAttentionForward(const KernelMetadata &m,
   }
   return Status::success();
 }
+
+TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
+                   int64_t d2, int64_t d3, const std::array<int64_t, 4> &stride,
+                   DType dtype, bool required) {
+  return {name,  ptr, {d0, d1, d2, d3}, {stride.begin(), stride.end()},
+          elementSize(dtype), 16, required};
+}
+
+TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
+                   const std::array<int64_t, 3> &stride, bool required) {
+  return {"lse", ptr, {b, h, n}, {stride.begin(), stride.end()},
+          sizeof(float), 4, required};
+}
+
+/// Whether any launch of the kernel set takes parameter `name`.
+bool takes(const KernelMetadata &m, std::string_view name) {
+  for (const LaunchSpec &l : m.launches())
+    if (l.hasArg(name))
+      return true;
+  return false;
+}
+
+size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+} // namespace
+
+Status validateAttentionForward(const KernelMetadata &m,
+                                const AttentionArgs &a) {
+  if (m.kind != KernelKind::Forward)
+    return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
+                         " kernel; attentionForward needs a forward kernel");
+  const std::vector<Dim> dims = problemDims(m, a);
+  FA_RT_RETURN_IF_ERROR(checkDims(dims, a));
+  std::vector<TensorView> tensors = {
+      tensor4("query", a.q, a.batch, a.headsQ, a.seqQ, a.headDim, a.strideQ,
+              a.dtype, true),
+      tensor4("key", a.k, a.batch, a.headsKV, a.seqKV, a.headDim, a.strideK,
+              a.dtype, true),
+      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV,
+              a.strideV, a.dtype, true),
+      tensor4("output", a.o, a.batch, a.headsQ, a.seqQ, a.headDimV, a.strideO,
+              a.dtype, true),
+      lseView(a.lse, a.batch, a.headsQ, a.seqQ, a.strideLSE, m.hasArg("lse")),
+  };
+  FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
+  FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
+  FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
+  return checkOverlaps(tensors, {3, 4});
+}
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+void AttentionBackwardArgs::setContiguousStrides() {
+  AttentionArgs f;
+  f.batch = batch;
+  f.headsQ = headsQ;
+  f.headsKV = headsKV;
+  f.seqQ = seqQ;
+  f.seqKV = seqKV;
+  f.headDim = headDim;
+  f.headDimV = headDimV;
+  f.setContiguousStrides();
+  strideQ = strideDQ = f.strideQ;
+  strideK = strideDK = f.strideK;
+  strideV = strideDV = f.strideV;
+  strideO = strideDO = f.strideO;
+  strideLSE = f.strideLSE;
+}
+
+AttentionBackwardArgs
+AttentionBackwardArgs::fromMetadata(const KernelMetadata &m) {
+  AttentionBackwardArgs a;
+  a.dtype = m.dtype;
+  a.batch = m.batch;
+  a.headsQ = m.headsQ;
+  a.headsKV = m.headsKV;
+  a.seqQ = m.seqQ;
+  a.seqKV = m.seqKV;
+  a.headDim = m.headDim;
+  a.headDimV = m.headDimV;
+  a.scale = m.scale;
+  a.causal = m.causal;
+  a.windowLeft = m.windowLeft;
+  a.windowRight = m.windowRight;
+  a.softcap = m.softcap;
+  a.setContiguousStrides();
+  return a;
+}
+
+BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &m) {
+  auto mul = [](int64_t x, int64_t y) {
+    int64_t r;
+    return x < 0 || y < 0 || __builtin_mul_overflow(x, y, &r) ? int64_t(-1)
+                                                                : r;
+  };
+  BackwardWorkspaceLayout l;
+  int64_t rows = mul(mul(m.batch, m.headsQ), m.seqQ);
+  int64_t acc = mul(rows, m.headDim);
+  if (rows < 0 || acc < 0 || rows > kMaxTensorElements ||
+      acc > kMaxTensorElements)
+    return l; // Unsupported sizes: validation rejects them.
+  l.deltaOffset = 0;
+  l.deltaBytes = size_t(rows) * sizeof(float);
+  l.dqAccOffset = alignUp(l.deltaBytes, kWorkspaceAlignment);
+  l.dqAccBytes = size_t(acc) * sizeof(float);
+  l.totalBytes = l.dqAccOffset + alignUp(l.dqAccBytes, kWorkspaceAlignment);
+  return l;
+}
+
+size_t attentionBackwardWorkspaceBytes(const KernelMetadata &m) {
+  return backwardWorkspaceLayout(m).totalBytes;
+}
+
+namespace {
+
+std::vector<TensorView> backwardTensors(const KernelMetadata &m,
+                                        const AttentionBackwardArgs &a) {
+  return {
+      tensor4("query", a.q, a.batch, a.headsQ, a.seqQ, a.headDim, a.strideQ,
+              a.dtype, takes(m, "q")),
+      tensor4("key", a.k, a.batch, a.headsKV, a.seqKV, a.headDim, a.strideK,
+              a.dtype, takes(m, "k")),
+      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV,
+              a.strideV, a.dtype, takes(m, "v")),
+      tensor4("output", a.o, a.batch, a.headsQ, a.seqQ, a.headDimV, a.strideO,
+              a.dtype, takes(m, "o")),
+      tensor4("grad_output", a.dO, a.batch, a.headsQ, a.seqQ, a.headDimV,
+              a.strideDO, a.dtype, takes(m, "do")),
+      lseView(a.lse, a.batch, a.headsQ, a.seqQ, a.strideLSE, takes(m, "lse")),
+      tensor4("grad_query", a.dq, a.batch, a.headsQ, a.seqQ, a.headDim,
+              a.strideDQ, a.dtype, takes(m, "dq")),
+      tensor4("grad_key", a.dk, a.batch, a.headsKV, a.seqKV, a.headDim,
+              a.strideDK, a.dtype, takes(m, "dk")),
+      tensor4("grad_value", a.dv, a.batch, a.headsKV, a.seqKV, a.headDimV,
+              a.strideDV, a.dtype, takes(m, "dv")),
+  };
+}
+
+} // namespace
+
+Status validateAttentionBackward(const KernelMetadata &m,
+                                 const AttentionBackwardArgs &a) {
+  if (m.kind != KernelKind::Backward)
+    return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
+                         " kernel; attentionBackward needs a backward kernel");
+  const std::vector<Dim> dims = problemDims(m, a);
+  FA_RT_RETURN_IF_ERROR(checkDims(dims, a));
+  std::vector<TensorView> tensors = backwardTensors(m, a);
+  FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
+  FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
+  FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
+  return checkOverlaps(tensors, {6, 7, 8});
+}
+
+Status validateAttentionBackward(const KernelMetadata &m,
+                                 const AttentionBackwardArgs &a,
+                                 CUdeviceptr workspace) {
+  FA_RT_RETURN_IF_ERROR(validateAttentionBackward(m, a));
+  if (workspace == 0)
+    return Status::error(
+        "workspace pointer is null (allocate "
+        "attentionBackwardWorkspaceBytes() = " +
+        std::to_string(attentionBackwardWorkspaceBytes(m)) + " bytes)");
+  if (workspace % kWorkspaceAlignment != 0)
+    return Status::error("workspace pointer " + hexPtr(workspace) + " is not " +
+                         std::to_string(kWorkspaceAlignment) +
+                         "-byte aligned");
+  std::vector<TensorView> tensors = backwardTensors(m, a);
+  FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
+  tensors.push_back({"workspace",
+                     workspace,
+                     {int64_t(attentionBackwardWorkspaceBytes(m))},
+                     {1},
+                     1,
+                     kWorkspaceAlignment,
+                     true});
+  tensors.back().numel = tensors.back().shape[0];
+  return checkOverlaps(tensors, {tensors.size() - 1});
+}
+
+namespace {
+
+/// Launches one kernel of a set with its parameters named by `launch.args`;
+/// `pointers` must have one entry per name.
+Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
+                 std::vector<CUdeviceptr> &pointers, CUstream stream) {
+  std::vector<void *> params;
+  for (CUdeviceptr &p : pointers)
+    params.push_back(&p);
+  Driver &driver = *kernel.driver();
+  return driver
+      .check(driver.api().launchKernel(
+                 fn, launch.grid.x, launch.grid.y, launch.grid.z,
+                 launch.block.x, launch.block.y, launch.block.z,
+                 launch.sharedBytes, stream, params.data(), nullptr),
+             "cuLaunchKernel")
+      .withContext("launching '" + launch.entry + "'");
+}
+
+} // namespace
 
 Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
                         CUstream stream) {
@@ -287,18 +471,54 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
       return Status::error("attentionForward(" + m.entry +
                            "): unknown kernel parameter '" + name + "'");
   }
-  std::vector<void *> params;
-  for (CUdeviceptr &p : pointers)
-    params.push_back(&p);
-  Driver &driver = *kernel.driver();
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
-  return driver
-      .check(driver.api().launchKernel(kernel.function(), m.grid.x, m.grid.y,
-                                       m.grid.z, m.block.x, m.block.y,
-                                       m.block.z, m.sharedBytes, stream,
-                                       params.data(), nullptr),
-             "cuLaunchKernel")
+  FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+  return launchOne(kernel, kernel.function(), m.mainLaunch(), pointers, stream)
       .withContext("attentionForward(" + m.entry + ")");
+}
+
+Status attentionBackward(const Kernel &kernel,
+                         const AttentionBackwardArgs &args,
+                         CUdeviceptr workspace, CUstream stream) {
+  const KernelMetadata &m = kernel.metadata();
+  const std::string context = "attentionBackward(" + m.entry + ")";
+  FA_RT_RETURN_IF_ERROR(
+      validateAttentionBackward(m, args, workspace).withContext(context));
+  if (!kernel.loaded())
+    return Status::error(context + ": kernel is not loaded");
+  const BackwardWorkspaceLayout ws = backwardWorkspaceLayout(m);
+  const CUdeviceptr delta = workspace + ws.deltaOffset,
+                    dqAcc = workspace + ws.dqAccOffset;
+  const std::pair<const char *, CUdeviceptr> named[] = {
+      {"q", args.q},     {"k", args.k},          {"v", args.v},
+      {"o", args.o},     {"do", args.dO},        {"lse", args.lse},
+      {"delta", delta},  {"dq_acc", dqAcc},      {"dq", args.dq},
+      {"dk", args.dk},   {"dv", args.dv}};
+  // Every launch's parameters first: nothing is launched if one is unknown.
+  const std::vector<LaunchSpec> launches = m.launches();
+  const CUfunction functions[] = {kernel.preFunction(), kernel.function(),
+                                  kernel.postFunction()};
+  std::vector<std::vector<CUdeviceptr>> pointers(launches.size());
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!functions[i])
+      return Status::error(context + ": kernel '" + launches[i].entry +
+                           "' is not loaded");
+    for (const std::string &name : launches[i].args) {
+      const CUdeviceptr *found = nullptr;
+      for (const auto &[n, p] : named)
+        if (name == n)
+          found = &p;
+      if (!found)
+        return Status::error(context + ": unknown parameter '" + name +
+                             "' of kernel '" + launches[i].entry + "'");
+      pointers[i].push_back(*found);
+    }
+  }
+  FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+  for (size_t i = 0; i < launches.size(); ++i)
+    FA_RT_RETURN_IF_ERROR(
+        launchOne(kernel, functions[i], launches[i], pointers[i], stream)
+            .withContext(context));
+  return Status::success();
 }
 
 double attentionForwardFlops(int64_t batch, int64_t headsQ, int64_t seqQ,
@@ -314,6 +534,10 @@ double attentionForwardFlops(int64_t batch, int64_t headsQ, int64_t seqQ,
 double attentionForwardFlops(const KernelMetadata &m) {
   return attentionForwardFlops(m.batch, m.headsQ, m.seqQ, m.seqKV, m.headDim,
                                m.headDimV, m.causal);
+}
+
+double attentionBackwardFlops(const KernelMetadata &m) {
+  return kBackwardFlopsFactor * attentionForwardFlops(m);
 }
 
 } // namespace fa::rt

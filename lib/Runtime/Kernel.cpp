@@ -165,11 +165,14 @@ Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
 // Kernel
 //===----------------------------------------------------------------------===//
 
-StatusOr<Kernel> Kernel::fromModule(Module module,
-                                    const KernelMetadata &metadata) {
+/// Looks up one launch's function in `module`, checks that the device can
+/// run it with the launch's block and shared memory, and raises its dynamic
+/// shared memory limit.
+static Status prepareFunction(const Module &module, const LaunchSpec &launch,
+                              CUfunction &out) {
   Driver &driver = *module.driver();
   const DriverApi &a = driver.api();
-  StatusOr<CUfunction> fn = module.function(metadata.entry);
+  StatusOr<CUfunction> fn = module.function(launch.entry);
   if (!fn.ok())
     return fn.status();
 
@@ -182,32 +185,44 @@ StatusOr<Kernel> Kernel::fromModule(Module module,
       driver.check(a.funcGetAttribute(&staticShared,
                                       CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, *fn),
                    "cuFuncGetAttribute"));
-  if (uint64_t(maxThreads) < metadata.block.product())
+  if (uint64_t(maxThreads) < launch.block.product())
     return Status::error(
-        "kernel '" + metadata.entry + "' can run at most " +
+        "kernel '" + launch.entry + "' can run at most " +
         std::to_string(maxThreads) +
         " threads per block on this device (register usage), but the "
         "metadata's block has " +
-        std::to_string(metadata.block.product()));
+        std::to_string(launch.block.product()));
   int optin = driver.device().maxSharedPerBlockOptin;
-  if (int64_t(metadata.sharedBytes) + staticShared > optin)
-    return Status::error("kernel '" + metadata.entry + "' needs " +
-                         std::to_string(metadata.sharedBytes) +
+  if (int64_t(launch.sharedBytes) + staticShared > optin)
+    return Status::error("kernel '" + launch.entry + "' needs " +
+                         std::to_string(launch.sharedBytes) +
                          " bytes of dynamic + " + std::to_string(staticShared) +
                          " bytes of static shared memory; the device allows " +
                          std::to_string(optin) + " per block");
-  if (metadata.sharedBytes > 0)
+  if (launch.sharedBytes > 0)
     FA_RT_RETURN_IF_ERROR(
         driver
             .check(a.funcSetAttribute(
                        *fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                       int(metadata.sharedBytes)),
+                       int(launch.sharedBytes)),
                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
-            .withContext("kernel '" + metadata.entry + "'"));
+            .withContext("kernel '" + launch.entry + "'"));
+  out = *fn;
+  return Status::success();
+}
 
+StatusOr<Kernel> Kernel::fromModule(Module module,
+                                    const KernelMetadata &metadata) {
   Kernel kernel;
+  FA_RT_RETURN_IF_ERROR(
+      prepareFunction(module, metadata.mainLaunch(), kernel.function_));
+  if (metadata.kind == KernelKind::Backward) {
+    FA_RT_RETURN_IF_ERROR(
+        prepareFunction(module, metadata.pre, kernel.preFunction_));
+    FA_RT_RETURN_IF_ERROR(
+        prepareFunction(module, metadata.post, kernel.postFunction_));
+  }
   kernel.metadata_ = metadata;
-  kernel.function_ = *fn;
   kernel.module_ = std::move(module);
   return kernel;
 }

@@ -24,11 +24,37 @@ const char *toString(DType dtype) {
 
 size_t elementSize(DType) { return 2; }
 
-bool KernelMetadata::hasArg(std::string_view name) const {
-  for (const std::string &arg : args)
-    if (arg == name)
+namespace {
+bool contains(const std::vector<std::string> &list, std::string_view name) {
+  for (const std::string &item : list)
+    if (item == name)
       return true;
   return false;
+}
+} // namespace
+
+bool LaunchSpec::hasArg(std::string_view name) const {
+  return contains(args, name);
+}
+
+bool KernelMetadata::hasArg(std::string_view name) const {
+  return contains(args, name);
+}
+
+LaunchSpec KernelMetadata::mainLaunch() const {
+  LaunchSpec l;
+  l.entry = entry;
+  l.grid = grid;
+  l.block = block;
+  l.sharedBytes = sharedBytes;
+  l.args = args;
+  return l;
+}
+
+std::vector<LaunchSpec> KernelMetadata::launches() const {
+  if (kind == KernelKind::Forward)
+    return {mainLaunch()};
+  return {pre, mainLaunch(), post};
 }
 
 namespace {
@@ -174,7 +200,50 @@ const KeySpec kKeys[] = {
     {"shared_bytes", KeyType::SharedBytes, true},
     {"args", KeyType::Args, true},
     {"compiler", KeyType::Text, false},
+    // Backward only: required for kind = backward, rejected for forward.
+    {"pre_entry", KeyType::Entry, false},
+    {"pre_grid", KeyType::Dim3, false},
+    {"pre_block", KeyType::Dim3, false},
+    {"pre_shared_bytes", KeyType::SharedBytes, false},
+    {"pre_args", KeyType::Args, false},
+    {"post_entry", KeyType::Entry, false},
+    {"post_grid", KeyType::Dim3, false},
+    {"post_block", KeyType::Dim3, false},
+    {"post_shared_bytes", KeyType::SharedBytes, false},
+    {"post_args", KeyType::Args, false},
 };
+
+bool isLaunchPrefixed(std::string_view key) {
+  return key.rfind("pre_", 0) == 0 || key.rfind("post_", 0) == 0;
+}
+
+/// The launch fields a launch key (entry, pre_grid, ...) sets, and the key
+/// without its prefix.
+struct LaunchFields {
+  std::string *entry;
+  Dim3 *grid, *block;
+  uint32_t *sharedBytes;
+  std::vector<std::string> *args;
+  std::string_view base;
+};
+
+LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
+  if (key.rfind("pre_", 0) == 0)
+    return {&m.pre.entry, &m.pre.grid,       &m.pre.block,
+            &m.pre.sharedBytes, &m.pre.args, key.substr(4)};
+  if (key.rfind("post_", 0) == 0)
+    return {&m.post.entry, &m.post.grid,       &m.post.block,
+            &m.post.sharedBytes, &m.post.args, key.substr(5)};
+  return {&m.entry, &m.grid, &m.block, &m.sharedBytes, &m.args, key};
+}
+
+bool isBackwardParameter(std::string_view name) {
+  for (const char *known :
+       {"q", "k", "v", "o", "do", "lse", "delta", "dq_acc", "dq", "dk", "dv"})
+    if (name == known)
+      return true;
+  return false;
+}
 
 const KeySpec *findKey(std::string_view name) {
   for (const KeySpec &spec : kKeys)
@@ -215,6 +284,7 @@ int64_t *intField(KernelMetadata &m, std::string_view key) {
 std::string parseValue(const KeySpec &spec, std::string_view value,
                        KernelMetadata &m) {
   std::string key = spec.name;
+  LaunchFields launch = launchFields(m, key);
   auto bad = [&](const char *expected) {
     return "bad value for '" + key + "': expected " + expected + ", got '" +
            std::string(value) + "'";
@@ -236,7 +306,7 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
   case KeyType::Entry:
     if (!isIdentifier(value))
       return bad("a kernel symbol name");
-    m.entry = std::string(value);
+    *launch.entry = std::string(value);
     return "";
   case KeyType::Chip:
     if (parseChip(value) < 0)
@@ -306,17 +376,19 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
       xyz[i] = uint32_t(v);
     }
     Dim3 d{xyz[0], xyz[1], xyz[2]};
-    if (key == "grid") {
+    if (launch.base == "grid") {
       if (d.y > 65535 || d.z > 65535)
-        return "bad value for 'grid': y and z must be at most 65535, got '" +
-               std::string(value) + "'";
-      m.grid = d;
+        return "bad value for '" + key +
+               "': y and z must be at most 65535, got '" + std::string(value) +
+               "'";
+      *launch.grid = d;
     } else {
       if (d.x > 1024 || d.y > 1024 || d.z > 64 || d.product() > 1024)
-        return "bad value for 'block': at most 1024 threads (x,y <= 1024, z "
+        return "bad value for '" + key +
+               "': at most 1024 threads (x,y <= 1024, z "
                "<= 64), got '" +
                std::string(value) + "'";
-      m.block = d;
+      *launch.block = d;
     }
     return "";
   }
@@ -324,19 +396,20 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     int64_t v;
     if (!parseInt(value, v) || v < 0 || v > INT32_MAX)
       return bad("a non-negative byte count");
-    m.sharedBytes = uint32_t(v);
+    *launch.sharedBytes = uint32_t(v);
     return "";
   }
   case KeyType::Args: {
-    m.args.clear();
+    std::vector<std::string> &args = *launch.args;
+    args.clear();
     for (std::string_view part : splitCommas(value)) {
       if (!isIdentifier(part))
         return bad("comma-separated parameter names");
-      for (const std::string &seen : m.args)
+      for (const std::string &seen : args)
         if (seen == part)
-          return "bad value for 'args': parameter '" + std::string(part) +
-                 "' listed twice";
-      m.args.emplace_back(part);
+          return "bad value for '" + key + "': parameter '" +
+                 std::string(part) + "' listed twice";
+      args.emplace_back(part);
     }
     return "";
   }
@@ -394,6 +467,20 @@ std::string KernelMetadata::configString() const {
   add("args", argList);
   if (!compiler.empty())
     add("compiler", compiler);
+  if (kind == KernelKind::Backward) {
+    for (const auto &[prefix, l] :
+         {std::make_pair(std::string("pre_"), &pre),
+          std::make_pair(std::string("post_"), &post)}) {
+      std::string list;
+      for (const std::string &a : l->args)
+        list += (list.empty() ? "" : ",") + a;
+      add((prefix + "entry").c_str(), l->entry);
+      add((prefix + "grid").c_str(), dim(l->grid));
+      add((prefix + "block").c_str(), dim(l->block));
+      add((prefix + "shared_bytes").c_str(), std::to_string(l->sharedBytes));
+      add((prefix + "args").c_str(), list);
+    }
+  }
   return s;
 }
 
@@ -456,6 +543,55 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     return Status::error("heads_q = " + std::to_string(m.headsQ) +
                          at("heads_q") + " is not a multiple of heads_kv = " +
                          std::to_string(m.headsKV) + at("heads_kv"));
+  if (m.kind == KernelKind::Forward) {
+    for (const auto &[key, line] : seenOnLine)
+      if (isLaunchPrefixed(key))
+        return Status::error("line " + std::to_string(line) + ": key '" + key +
+                             "' is only valid for a backward kernel (kind = "
+                             "forward" +
+                             at("kind") + ")");
+  } else {
+    std::string missingLaunch;
+    for (const KeySpec &spec : kKeys)
+      if (isLaunchPrefixed(spec.name) && !seenOnLine.count(spec.name))
+        missingLaunch +=
+            (missingLaunch.empty() ? "" : ", ") + std::string(spec.name);
+    if (!missingLaunch.empty())
+      return Status::error(
+          std::string(missingLaunch.find(',') == std::string::npos
+                          ? "missing required key"
+                          : "missing required keys") +
+          " for a backward kernel (kind = backward" + at("kind") +
+          "): " + missingLaunch);
+    struct Check {
+      const char *key;
+      const std::vector<std::string> *args;
+      std::vector<const char *> needed;
+    };
+    const Check checks[] = {
+        {"args", &m.args, {"q", "k", "v", "do", "lse", "delta", "dk", "dv"}},
+        {"pre_args", &m.pre.args, {"do", "delta"}},
+        {"post_args", &m.post.args, {"dq"}}};
+    for (const Check &c : checks) {
+      for (const std::string &arg : *c.args)
+        if (!isBackwardParameter(arg))
+          return Status::error(
+              std::string(c.key) + at(c.key) +
+              ": unknown backward kernel parameter '" + arg +
+              "' (known: q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv)");
+      for (const char *needed : c.needed)
+        if (!contains(*c.args, needed))
+          return Status::error(std::string(c.key) + at(c.key) +
+                               ": this backward kernel must take '" + needed +
+                               "'");
+    }
+    if (m.pre.entry == m.entry || m.post.entry == m.entry ||
+        m.pre.entry == m.post.entry)
+      return Status::error("entry" + at("entry") + ", pre_entry" +
+                           at("pre_entry") + " and post_entry" +
+                           at("post_entry") + " must name three different "
+                           "kernels");
+  }
   if (m.kind == KernelKind::Forward) {
     for (const std::string &arg : m.args)
       if (arg != "q" && arg != "k" && arg != "v" && arg != "o" && arg != "lse")

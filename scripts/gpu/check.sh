@@ -2,7 +2,12 @@
 # Checks fa-compile kernels on a GPU machine (which has cmake, ninja, g++ and
 # the CUDA toolkit but no MLIR). Run from anywhere in the repo:
 #
-#   scripts/gpu/check.sh [KERNEL_DIR]        # default: .gpu-carry/kernels
+#   scripts/gpu/check.sh [KERNEL_DIR...]     # default: .gpu-carry/kernels
+#   scripts/gpu/check.sh .gpu-carry/kernels .gpu-carry/bwd   # fwd + bwd
+#
+# Every directory may hold kernels of both kinds: fa-gpu-check reads `kind`
+# from each .meta and checks a forward kernel (O, LSE) or a backward kernel
+# set (dQ, dK, dV via attentionBackward) accordingly.
 #
 # 1. Builds the runtime-only tree (cmake -G Ninja -DFA_RUNTIME_ONLY=ON -B
 #    build-gpu; ninja -C build-gpu).
@@ -10,8 +15,8 @@
 #    available to the build: installed, or sources in .gpu-carry/googletest
 #    (copy /usr/src/googletest there on the dev machine and carry .gpu-carry).
 # 3. Runs fa-gpu-check on every KERNEL_DIR/*.ptx with its .meta, smallest
-#    problem first, and prints a summary table.
-# 4. With FA_SANITIZE=1, runs the smallest kernel under
+#    problem first (all directories together), and prints a summary table.
+# 4. With FA_SANITIZE=1, runs the smallest kernel of each kind under
 #    compute-sanitizer --tool memcheck.
 #
 # Environment:
@@ -26,7 +31,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-kernel_dir=${1:-.gpu-carry/kernels}
+kernel_dirs=("$@")
+[ ${#kernel_dirs[@]} -eq 0 ] && kernel_dirs=(.gpu-carry/kernels)
 build_dir=${FA_BUILD_DIR:-build-gpu}
 log_dir=${FA_LOG_DIR:-$build_dir/gpu-check-logs}
 failures=0
@@ -60,11 +66,15 @@ fi
 
 # Kernels, smallest problem (B*Hq*Nq*Nk*(D+Dv)) first.
 shopt -s nullglob
-ptx_files=("$kernel_dir"/*.ptx)
-if [ ${#ptx_files[@]} -eq 0 ]; then
-  echo "check.sh: no *.ptx files in $kernel_dir"
-  exit 1
-fi
+ptx_files=()
+for dir in "${kernel_dirs[@]}"; do
+  dir_files=("$dir"/*.ptx)
+  if [ ${#dir_files[@]} -eq 0 ]; then
+    echo "check.sh: no *.ptx files in $dir"
+    exit 1
+  fi
+  ptx_files+=("${dir_files[@]}")
+done
 meta_value() { sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*\([^#[:space:]]*\).*/\1/p" "$1" | head -n1; }
 sorted=()
 while IFS= read -r line; do sorted+=("${line#* }"); done < <(
@@ -81,7 +91,7 @@ while IFS= read -r line; do sorted+=("${line#* }"); done < <(
   done | sort -n -k1,1)
 
 mkdir -p "$log_dir"
-echo "== fa-gpu-check on ${#sorted[@]} kernel(s) from $kernel_dir (logs: $log_dir)"
+echo "== fa-gpu-check on ${#sorted[@]} kernel(s) from ${kernel_dirs[*]} (logs: $log_dir)"
 results=()
 for ptx in "${sorted[@]}"; do
   name=$(basename "${ptx%.ptx}")
@@ -104,30 +114,44 @@ done
 echo
 echo "== summary"
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-printf '%-6s %-48s %-11s %-11s %-10s %-8s\n' RESULT KERNEL ERR_O ERR_LSE MS TFLOPS
+# Forward: ERRORS = o,lse; backward: dq,dk,dv.
+printf '%-6s %-48s %-4s %-32s %-10s %-8s\n' RESULT KERNEL KIND ERRORS MS TFLOPS
 for line in "${results[@]}"; do
   read -r verdict name _ <<<"$line"
-  printf '%-6s %-48s %-11s %-11s %-10s %-8s\n' "$verdict" "$name" \
-    "$(field err_o "$line")" "$(field err_lse "$line")" \
-    "$(field ms "$line")" "$(field tflops "$line")"
+  if [[ $line == *" err_dq="* ]]; then
+    kind=bwd
+    errors="$(field err_dq "$line"),$(field err_dk "$line"),$(field err_dv "$line")"
+  else
+    kind=fwd
+    errors="$(field err_o "$line"),$(field err_lse "$line")"
+  fi
+  printf '%-6s %-48s %-4s %-32s %-10s %-8s\n' "$verdict" "$name" "$kind" \
+    "$errors" "$(field ms "$line")" "$(field tflops "$line")"
   reason=$(sed -n 's/.* reason=\(.*\)/\1/p' <<<"$line")
   [ -n "$reason" ] && echo "       $reason"
 done
 
 if [ "${FA_SANITIZE:-0}" = 1 ]; then
-  first=${sorted[0]}
-  echo
-  echo "== compute-sanitizer memcheck on $(basename "$first")"
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  if "$sanitizer" --tool memcheck --error-exitcode 3 \
-      "$tool" --ptx "$first" --meta "${first%.ptx}.meta" --iters 1 \
-      >"$log_dir/sanitizer.log" 2>&1; then
-    echo "memcheck: clean"
-  else
-    tail -n 30 "$log_dir/sanitizer.log"
-    echo "memcheck: FAILED (full log: $log_dir/sanitizer.log)"
-    failures=$((failures + 1))
-  fi
+  for kind in forward backward; do
+    first=
+    for ptx in "${sorted[@]}"; do
+      meta=${ptx%.ptx}.meta
+      [ -f "$meta" ] && [ "$(meta_value "$meta" kind)" = "$kind" ] && { first=$ptx; break; }
+    done
+    [ -n "$first" ] || continue
+    echo
+    echo "== compute-sanitizer memcheck on $(basename "$first") ($kind)"
+    if "$sanitizer" --tool memcheck --error-exitcode 3 \
+        "$tool" --ptx "$first" --meta "${first%.ptx}.meta" --iters 1 \
+        >"$log_dir/sanitizer-$kind.log" 2>&1; then
+      echo "memcheck: clean"
+    else
+      tail -n 30 "$log_dir/sanitizer-$kind.log"
+      echo "memcheck: FAILED (full log: $log_dir/sanitizer-$kind.log)"
+      failures=$((failures + 1))
+    fi
+  done
 fi
 
 echo

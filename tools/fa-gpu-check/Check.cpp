@@ -40,15 +40,24 @@ std::string quoted(std::string s) {
   return "\"" + s + "\"";
 }
 
-/// The fp64 reference, in parallel over (batch, KV head) groups: the query
-/// heads of one KV head are contiguous, so each group is an independent
-/// problem with batch = 1 and heads_kv = 1.
-void runReference(const KernelMetadata &m, const std::vector<double> &q,
-                  const std::vector<double> &k, const std::vector<double> &v,
-                  std::vector<double> &o, std::vector<double> &lse) {
-  const int64_t group = m.headsQ / m.headsKV;
-  fa::ref::AttentionShape shape{1,       group,     1,         m.seqQ,
-                                m.seqKV, m.headDim, m.headDimV};
+/// Runs body(t) for t in [0, tasks) on all hardware threads.
+template <typename Body> void parallelFor(int64_t tasks, const Body &body) {
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t t; (t = next.fetch_add(1)) < tasks;)
+      body(t);
+  };
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, tasks)));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+fa::ref::AttentionParams referenceParams(const KernelMetadata &m) {
   fa::ref::AttentionParams params;
   params.scale = m.scale;
   params.causal = m.causal;
@@ -56,28 +65,76 @@ void runReference(const KernelMetadata &m, const std::vector<double> &q,
     params.window = std::make_pair(m.windowLeft, m.windowRight);
   if (m.hasSoftcap())
     params.softcap = m.softcap;
+  return params;
+}
 
-  const int64_t tasks = m.batch * m.headsKV;
-  std::atomic<int64_t> next{0};
-  auto worker = [&] {
-    for (int64_t t; (t = next.fetch_add(1)) < tasks;) {
-      int64_t b = t / m.headsKV, g = t % m.headsKV;
-      int64_t qHead = b * m.headsQ + g * group, kvHead = b * m.headsKV + g;
-      fa::ref::attentionForward(
-          shape, params, q.data() + qHead * m.seqQ * m.headDim,
-          k.data() + kvHead * m.seqKV * m.headDim,
-          v.data() + kvHead * m.seqKV * m.headDimV,
-          o.data() + qHead * m.seqQ * m.headDimV, lse.data() + qHead * m.seqQ);
+/// The fp64 reference, in parallel over query heads: each query head is an
+/// independent problem with batch = heads = 1 against its KV head.
+void runReference(const KernelMetadata &m, const std::vector<double> &q,
+                  const std::vector<double> &k, const std::vector<double> &v,
+                  std::vector<double> &o, std::vector<double> &lse) {
+  const int64_t group = m.headsQ / m.headsKV;
+  fa::ref::AttentionShape shape{1,       1,         1,         m.seqQ,
+                                m.seqKV, m.headDim, m.headDimV};
+  const fa::ref::AttentionParams params = referenceParams(m);
+  parallelFor(m.batch * m.headsQ, [&](int64_t qHead) {
+    int64_t b = qHead / m.headsQ, h = qHead % m.headsQ;
+    int64_t kvHead = b * m.headsKV + h / group;
+    fa::ref::attentionForward(
+        shape, params, q.data() + qHead * m.seqQ * m.headDim,
+        k.data() + kvHead * m.seqKV * m.headDim,
+        v.data() + kvHead * m.seqKV * m.headDimV,
+        o.data() + qHead * m.seqQ * m.headDimV, lse.data() + qHead * m.seqQ);
+  });
+}
+
+/// The fp64 reference backward, in parallel over query heads: each query
+/// head is a problem with batch = heads = 1 whose dK/dV contributions go to
+/// per-query-head partials, summed over each KV head's group afterwards
+/// (what the reference does for GQA, in a different order).
+void runBackwardReference(const KernelMetadata &m,
+                          const std::vector<double> &q,
+                          const std::vector<double> &k,
+                          const std::vector<double> &v,
+                          const std::vector<double> &o,
+                          const std::vector<double> &dO,
+                          const std::vector<double> &lse,
+                          std::vector<double> &dq, std::vector<double> &dk,
+                          std::vector<double> &dv) {
+  const int64_t group = m.headsQ / m.headsKV;
+  const int64_t nK = m.seqKV * m.headDim, nV = m.seqKV * m.headDimV;
+  fa::ref::AttentionShape shape{1,       1,         1,         m.seqQ,
+                                m.seqKV, m.headDim, m.headDimV};
+  const fa::ref::AttentionParams params = referenceParams(m);
+  std::vector<double> dkPart(size_t(m.batch * m.headsQ * nK)),
+      dvPart(size_t(m.batch * m.headsQ * nV));
+  parallelFor(m.batch * m.headsQ, [&](int64_t qHead) {
+    int64_t b = qHead / m.headsQ, h = qHead % m.headsQ;
+    int64_t kvHead = b * m.headsKV + h / group;
+    fa::ref::attentionBackward(
+        shape, params, q.data() + qHead * m.seqQ * m.headDim,
+        k.data() + kvHead * nK, v.data() + kvHead * nV,
+        o.data() + qHead * m.seqQ * m.headDimV,
+        dO.data() + qHead * m.seqQ * m.headDimV, lse.data() + qHead * m.seqQ,
+        dq.data() + qHead * m.seqQ * m.headDim, dkPart.data() + qHead * nK,
+        dvPart.data() + qHead * nV);
+  });
+  parallelFor(m.batch * m.headsKV, [&](int64_t kvHead) {
+    int64_t first = (kvHead / m.headsKV) * m.headsQ +
+                    (kvHead % m.headsKV) * group;
+    for (int64_t i = 0; i < nK; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < group; ++j)
+        sum += dkPart[(first + j) * nK + i];
+      dk[kvHead * nK + i] = sum;
     }
-  };
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = unsigned(std::min<int64_t>(threads, tasks));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread &t : pool)
-    t.join();
+    for (int64_t i = 0; i < nV; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < group; ++j)
+        sum += dvPart[(first + j) * nV + i];
+      dv[kvHead * nV + i] = sum;
+    }
+  });
 }
 
 struct Buffers {
@@ -154,6 +211,331 @@ Status poison(Buffers &buf) {
   return buf.lse.fill(0xFF);
 }
 
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+constexpr double kGradientFloorScale = 0.1;
+
+double gradientTolerance(DType dtype) {
+  return dtype == DType::BF16 ? 2e-2 : 5e-3;
+}
+
+/// ||out - ref|| / max(||ref||, 0.1 sqrt(n)): a relative L2 error whose
+/// denominator is floored at the O(1) scale of the inputs, so an exactly
+/// zero gradient (e.g. N = 1) is judged in absolute terms. +inf if `out`
+/// has a non-finite element.
+double gradientError(const std::vector<double> &out,
+                     const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return std::numeric_limits<double>::infinity();
+    double d = out[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  double floor = kGradientFloorScale * std::sqrt(double(out.size()));
+  return std::sqrt(num) / std::max(std::sqrt(den), floor);
+}
+
+/// A device tensor of 16-bit elements (or raw bytes) with a poisoned guard
+/// region after it (outputs only).
+struct DeviceTensor {
+  const char *label = "";
+  DeviceBuffer buffer;
+  size_t bytes = 0;
+  bool guarded = false;
+};
+
+Status allocate(DeviceTensor &t, const char *label, size_t bytes,
+                bool guarded) {
+  t.label = label;
+  t.bytes = bytes;
+  t.guarded = guarded;
+  StatusOr<DeviceBuffer> b =
+      DeviceBuffer::allocate(std::max<size_t>(1, bytes + (guarded ? kGuardBytes : 0)));
+  if (!b.ok())
+    return b.status().withContext(std::string("allocating ") + label);
+  t.buffer = std::move(*b);
+  return Status::success();
+}
+
+struct BackwardResult {
+  double errDQ = std::numeric_limits<double>::infinity();
+  double errDK = std::numeric_limits<double>::infinity();
+  double errDV = std::numeric_limits<double>::infinity();
+  std::string problem;
+  std::vector<uint16_t> dq, dk, dv;
+};
+
+/// Downloads dQ, dK, dV and compares them with the reference.
+Status checkGradients(const KernelMetadata &m, DeviceTensor *out[3],
+                      const std::vector<double> *ref[3], BackwardResult &r) {
+  auto note = [&](const std::string &s) {
+    r.problem += (r.problem.empty() ? "" : "; ") + s;
+  };
+  std::vector<uint16_t> *bits[3] = {&r.dq, &r.dk, &r.dv};
+  double *errs[3] = {&r.errDQ, &r.errDK, &r.errDV};
+  for (int t = 0; t < 3; ++t) {
+    DeviceTensor &d = *out[t];
+    std::vector<unsigned char> raw(d.bytes + kGuardBytes);
+    FA_RT_RETURN_IF_ERROR(d.buffer.download(raw.data(), raw.size()));
+    for (size_t i = 0; i < kGuardBytes; ++i)
+      if (raw[d.bytes + i] != 0xFF) {
+        note(std::string("write past the end of ") + d.label);
+        break;
+      }
+    const size_t n = d.bytes / 2;
+    bits[t]->resize(n);
+    std::memcpy(bits[t]->data(), raw.data(), d.bytes);
+    std::vector<double> values(n);
+    int64_t unwritten = 0, first = -1;
+    for (size_t i = 0; i < n; ++i) {
+      values[i] = from16(m.dtype, (*bits[t])[i]);
+      if (std::isnan(values[i]) && unwritten++ == 0)
+        first = int64_t(i);
+    }
+    if (unwritten)
+      note(std::to_string(unwritten) + " of " + std::to_string(n) + " " +
+           d.label + " elements NaN/unwritten (first at flat index " +
+           std::to_string(first) + ")");
+    *errs[t] = gradientError(values, *ref[t]);
+  }
+  return Status::success();
+}
+
+int checkBackwardKernel(const Kernel &kernel, const std::string &name,
+                        const CheckOptions &opt) {
+  const KernelMetadata &m = kernel.metadata();
+  const KernelKind kind = KernelKind::Backward;
+  auto fail = [&](const std::string &what) {
+    return setupError(name, what, opt.extra, kind);
+  };
+  std::fprintf(stderr, "# kernel: %s\n", m.configString().c_str());
+  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
+  if (!kernel.module().jitLog().empty())
+    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
+
+  // Inputs q, k, v, dO: normal(0, 1) rounded to the dtype. O and LSE come
+  // from the fp64 reference forward (O rounded to the dtype, LSE to f32);
+  // the reference backward sees exactly the values the kernels see.
+  fa::ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
+                                m.seqKV, m.headDim, m.headDimV};
+  const int64_t nQ = fa::ref::numelQ(shape), nK = fa::ref::numelK(shape),
+                nV = fa::ref::numelV(shape), nO = fa::ref::numelO(shape),
+                nLSE = fa::ref::numelLSE(shape);
+  std::mt19937_64 rng(opt.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto makeInput = [&](int64_t n, std::vector<uint16_t> &bits,
+                       std::vector<double> &values) {
+    bits.resize(size_t(n));
+    values.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      bits[i] = floatTo16(m.dtype, normal(rng));
+      values[i] = from16(m.dtype, bits[i]);
+    }
+  };
+  std::vector<uint16_t> qBits, kBits, vBits, dOBits, oBits;
+  std::vector<double> q, k, v, dO;
+  makeInput(nQ, qBits, q);
+  makeInput(nK, kBits, k);
+  makeInput(nV, vBits, v);
+  makeInput(nO, dOBits, dO);
+
+  std::vector<double> o(static_cast<size_t>(nO)),
+      lse(static_cast<size_t>(nLSE));
+  runReference(m, q, k, v, o, lse);
+  oBits.resize(size_t(nO));
+  for (int64_t i = 0; i < nO; ++i) {
+    oBits[i] = floatTo16(m.dtype, float(o[i]));
+    o[i] = from16(m.dtype, oBits[i]);
+  }
+  std::vector<float> lseF(static_cast<size_t>(nLSE));
+  for (int64_t i = 0; i < nLSE; ++i) {
+    lseF[i] = float(lse[i]);
+    lse[i] = lseF[i];
+  }
+  std::vector<double> refDQ(static_cast<size_t>(nQ)),
+      refDK(static_cast<size_t>(nK)), refDV(static_cast<size_t>(nV));
+  runBackwardReference(m, q, k, v, o, dO, lse, refDQ, refDK, refDV);
+
+  DeviceTensor qT, kT, vT, oT, dOT, lseT, dqT, dkT, dvT, ws;
+  const size_t wsBytes = attentionBackwardWorkspaceBytes(m);
+  Status s = allocate(qT, "Q", size_t(nQ) * 2, false);
+  if (s.ok())
+    s = allocate(kT, "K", size_t(nK) * 2, false);
+  if (s.ok())
+    s = allocate(vT, "V", size_t(nV) * 2, false);
+  if (s.ok())
+    s = allocate(oT, "O", size_t(nO) * 2, false);
+  if (s.ok())
+    s = allocate(dOT, "dO", size_t(nO) * 2, false);
+  if (s.ok())
+    s = allocate(lseT, "LSE", size_t(nLSE) * 4, false);
+  if (s.ok())
+    s = allocate(dqT, "dQ", size_t(nQ) * 2, true);
+  if (s.ok())
+    s = allocate(dkT, "dK", size_t(nK) * 2, true);
+  if (s.ok())
+    s = allocate(dvT, "dV", size_t(nV) * 2, true);
+  if (s.ok())
+    s = allocate(ws, "workspace", wsBytes, false);
+  const std::pair<DeviceTensor *, const void *> inputs[] = {
+      {&qT, qBits.data()}, {&kT, kBits.data()},   {&vT, vBits.data()},
+      {&oT, oBits.data()}, {&dOT, dOBits.data()}, {&lseT, lseF.data()}};
+  for (const auto &[t, host] : inputs)
+    if (s.ok())
+      s = t->buffer.upload(host, t->bytes);
+  if (!s.ok())
+    return fail(s.message());
+  std::fprintf(stderr, "# workspace: %zu bytes\n", wsBytes);
+
+  AttentionBackwardArgs args = AttentionBackwardArgs::fromMetadata(m);
+  args.q = qT.buffer.ptr();
+  args.k = kT.buffer.ptr();
+  args.v = vT.buffer.ptr();
+  args.o = oT.buffer.ptr();
+  args.dO = dOT.buffer.ptr();
+  args.lse = lseT.buffer.ptr();
+  args.dq = dqT.buffer.ptr();
+  args.dk = dkT.buffer.ptr();
+  args.dv = dvT.buffer.ptr();
+  const CUdeviceptr workspace = ws.buffer.ptr();
+
+  // NaN everywhere the kernels write (0xFFFF is a NaN in bf16 and f16,
+  // 0xFFFFFFFF in f32): unwritten elements and a missing dq_acc reset show.
+  auto poisonAll = [&] {
+    Status p = Status::success();
+    for (DeviceTensor *t : {&dqT, &dkT, &dvT, &ws})
+      if (p.ok())
+        p = t->buffer.fill(0xFF);
+    return p;
+  };
+  DeviceTensor *outs[3] = {&dqT, &dkT, &dvT};
+  const std::vector<double> *refs[3] = {&refDQ, &refDK, &refDV};
+  const double tol = gradientTolerance(m.dtype);
+  auto verdictProblems = [&](const BackwardResult &r) {
+    std::string p = r.problem;
+    char buf[128];
+    for (auto [err, label] : {std::make_pair(r.errDQ, "err_dq"),
+                              std::make_pair(r.errDK, "err_dk"),
+                              std::make_pair(r.errDV, "err_dv")})
+      if (!(err <= tol)) {
+        std::snprintf(buf, sizeof buf, "%s %.3e > %.0e", label, err, tol);
+        p += (p.empty() ? "" : "; ") + std::string(buf);
+      }
+    return p;
+  };
+  // dK and dV are computed per KV block (deterministic); dQ is accumulated
+  // with f32 atomics, so its bits may legitimately differ between runs.
+  auto sameDeterministic = [](const BackwardResult &a,
+                              const BackwardResult &b) {
+    return a.dk == b.dk && a.dv == b.dv;
+  };
+
+  const int checkRuns = opt.bench ? 1 : std::max(1, opt.iters);
+  BackwardResult first, worst;
+  std::string problems;
+  for (int run = 0; run < checkRuns && problems.empty(); ++run) {
+    BackwardResult r;
+    s = poisonAll();
+    if (s.ok())
+      s = attentionBackward(kernel, args, workspace);
+    if (s.ok())
+      s = synchronize();
+    if (s.ok())
+      s = checkGradients(m, outs, refs, r);
+    if (!s.ok())
+      return fail(s.message());
+    problems = verdictProblems(r);
+    if (run == 0) {
+      // The kernels must not write their inputs.
+      for (const auto &[t, host] : inputs) {
+        std::vector<unsigned char> back(t->bytes);
+        if (Status d = t->buffer.download(back.data(), back.size()); !d.ok())
+          return fail(d.message());
+        if (std::memcmp(back.data(), host, t->bytes) != 0)
+          problems += std::string(problems.empty() ? "" : "; ") +
+                      "kernel modified input " + t->label;
+      }
+      first = r;
+    } else if (!sameDeterministic(r, first)) {
+      problems += std::string(problems.empty() ? "" : "; ") +
+                  "dK/dV differ between runs (nondeterministic)";
+    }
+    worst.errDQ = run == 0 ? r.errDQ : std::max(worst.errDQ, r.errDQ);
+    worst.errDK = run == 0 ? r.errDK : std::max(worst.errDK, r.errDK);
+    worst.errDV = run == 0 ? r.errDV : std::max(worst.errDV, r.errDV);
+  }
+
+  // Timing: the three launches together.
+  double medianMs = -1;
+  if (opt.bench && problems.empty()) {
+    const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
+    const int iters = opt.iters > 0 ? opt.iters : 20;
+    StatusOr<Event> start = Event::create(), stop = Event::create();
+    if (!start.ok() || !stop.ok())
+      return fail((start.ok() ? stop : start).status().message());
+    for (int i = 0; i < warmup && s.ok(); ++i)
+      s = attentionBackward(kernel, args, workspace);
+    std::vector<double> times;
+    for (int i = 0; i < iters && s.ok(); ++i) {
+      s = poisonAll();
+      if (s.ok())
+        s = start->record();
+      if (s.ok())
+        s = attentionBackward(kernel, args, workspace);
+      if (s.ok())
+        s = stop->record();
+      if (s.ok())
+        s = stop->synchronize();
+      if (s.ok()) {
+        StatusOr<float> ms = Event::elapsedMs(*start, *stop);
+        if (ms.ok())
+          times.push_back(*ms);
+        else
+          s = ms.status();
+      }
+    }
+    if (!s.ok())
+      return fail(s.message());
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    medianMs = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    std::fprintf(stderr,
+                 "# timing (pre + main + post): %d warm-up, %d timed; min "
+                 "%.4f ms, median %.4f ms, max %.4f ms\n",
+                 warmup, iters, times.front(), medianMs, times.back());
+    BackwardResult after;
+    s = checkGradients(m, outs, refs, after);
+    if (!s.ok())
+      return fail(s.message());
+    problems = verdictProblems(after);
+    worst.errDQ = std::max(worst.errDQ, after.errDQ);
+    worst.errDK = std::max(worst.errDK, after.errDK);
+    worst.errDV = std::max(worst.errDV, after.errDV);
+    if (problems.empty() && !sameDeterministic(after, first))
+      problems = "dK/dV after timing differ from the first run "
+                 "(nondeterministic)";
+  }
+
+  std::printf("%s %s err_dq=%.3e err_dk=%.3e err_dv=%.3e",
+              problems.empty() ? "PASS" : "FAIL", name.c_str(), worst.errDQ,
+              worst.errDK, worst.errDV);
+  if (medianMs >= 0) {
+    double tflops = attentionBackwardFlops(m) / (medianMs * 1e-3) / 1e12;
+    std::printf(" ms=%.4f tflops=%.1f", medianMs, tflops);
+  }
+  if (!opt.extra.empty())
+    std::printf(" %s", opt.extra.c_str());
+  if (!problems.empty())
+    std::printf(" reason=%s", quoted(problems).c_str());
+  std::printf("\n");
+  return problems.empty() ? 0 : 1;
+}
+
 } // namespace
 
 uint64_t randomSeed() {
@@ -171,16 +553,18 @@ uint64_t randomSeed() {
 }
 
 int setupError(const std::string &name, const std::string &what,
-               const std::string &extra) {
+               const std::string &extra, KernelKind kind) {
   std::fprintf(stderr, "fa-gpu-check: %s\n", what.c_str());
-  std::printf("FAIL %s err_o=nan err_lse=nan%s%s reason=%s\n", name.c_str(),
+  std::printf("FAIL %s %s%s%s reason=%s\n", name.c_str(),
+              kind == KernelKind::Forward ? "err_o=nan err_lse=nan"
+                                          : "err_dq=nan err_dk=nan err_dv=nan",
               extra.empty() ? "" : " ", extra.c_str(), quoted(what).c_str());
   return 2;
 }
 
 std::string uncheckable(const KernelMetadata &m) {
-  if (m.kind != KernelKind::Forward)
-    return "only forward kernels are supported so far";
+  if (m.kind == KernelKind::Backward)
+    return "";
   if (!m.hasArg("lse"))
     return "the kernel does not write lse; fa-gpu-check checks O and LSE";
   return "";
@@ -189,6 +573,8 @@ std::string uncheckable(const KernelMetadata &m) {
 int checkKernel(const Kernel &kernel, const std::string &name,
                 const CheckOptions &opt) {
   const KernelMetadata &m = kernel.metadata();
+  if (m.kind == KernelKind::Backward)
+    return checkBackwardKernel(kernel, name, opt);
   if (std::string why = uncheckable(m); !why.empty())
     return setupError(name, why, opt.extra);
   std::fprintf(stderr, "# kernel: %s\n", m.configString().c_str());

@@ -1,7 +1,8 @@
 //===- fa-gpu-check.cpp - Run and check one attention kernel on the GPU ---===//
 //
-// Loads a kernel produced by fa-compile (PTX + .meta), runs it on fresh random
-// inputs and compares the result with the fp64 reference:
+// Loads a kernel produced by fa-compile (PTX + .meta; a forward kernel or,
+// with kind = backward in the .meta, a backward kernel set), runs it on fresh
+// random inputs and compares the result with the fp64 reference:
 //
 //   fa-gpu-check --ptx FILE --meta FILE [--iters N] [--warmup N] [--seed S]
 //                [--bench] [--cache]
@@ -12,6 +13,7 @@
 //   fa-gpu-check-jit --jit --dtype bf16 --batch 2 --heads-q 8 --heads-kv 2
 //                    --seq-q 1000 --seq-kv 1000 --head-dim 128 [--causal]
 //                    [--window L,R] [--softcap X] [--block-q N] ...
+//                    [--backward]
 //
 // Prints diagnostics to stderr and one verdict line to stdout (Check.h); the
 // JIT adds `cache=hit|miss jit_ms=...`. Exit status: 0 pass, 1 wrong
@@ -43,7 +45,7 @@ struct Options {
   bool seedGiven = false, cache = false;
   CheckOptions check;
 #ifdef FA_GPU_CHECK_JIT
-  bool jit = false;
+  bool jit = false, backward = false;
   mlir::fa::AttentionConfig config;
   std::string chip, emitPrefix;
   fa::jit::ImageFormat format = fa::jit::ImageFormat::Cubin;
@@ -71,6 +73,8 @@ void usage(FILE *out) {
       "          --head-dim N [--head-dim-v N] [--causal] [--window L,R] "
       "[--softcap X] [--scale X]\n"
       "          [--block-q N] [--block-kv N] [--rows-per-warp N]\n"
+      "  --backward        compile and check the backward kernel set (dQ, dK, "
+      "dV)\n"
       "  --chip sm_XY      target (default: the device's; sm_90 without one)\n"
       "  --format F        what the cache holds: cubin (default) or ptx\n"
       "  --emit PREFIX     compile only: write PREFIX.ptx and PREFIX.meta "
@@ -170,6 +174,8 @@ bool parseJitOption(const std::string &arg, const char *v, Options &opt,
     usedValue = false;
     if (arg == "--jit")
       opt.jit = true;
+    else if (arg == "--backward")
+      opt.backward = true;
     else if (arg == "--causal")
       c.causal = true;
     else
@@ -257,15 +263,18 @@ int runAheadOfTime(Options &opt) {
   KernelMetadata m;
   if (Status s = readKernelMetadataFile(opt.metaPath, m); !s.ok())
     return setupError(opt.name, s.message());
+  auto fail = [&](const std::string &what) {
+    return setupError(opt.name, what, "", m.kind);
+  };
   std::string ptx;
   if (Status s = readFile(opt.ptxPath, ptx); !s.ok())
-    return setupError(opt.name, s.message());
+    return fail(s.message());
   if (std::string why = uncheckable(m); !why.empty())
-    return setupError(opt.name, why);
+    return fail(why);
 
   Driver &driver = Driver::get();
   if (Status s = driver.initialize(); !s.ok())
-    return setupError(opt.name, s.message());
+    return fail(s.message());
   std::fprintf(stderr, "# device: %s\n", driver.device().describe().c_str());
 
   StatusOr<Kernel> kernel = [&]() -> StatusOr<Kernel> {
@@ -281,13 +290,13 @@ int runAheadOfTime(Options &opt) {
     return k;
   }();
   if (!kernel.ok())
-    return setupError(opt.name, kernel.status().message());
+    return fail(kernel.status().message());
   return checkKernel(*kernel, opt.name, opt.check);
 }
 
 #ifdef FA_GPU_CHECK_JIT
 std::string configName(const mlir::fa::AttentionConfig &c) {
-  std::string s = "jit_" + c.dtype + "_b" + std::to_string(c.batch) + "_h" +
+  std::string s = std::string(c.backward ? "jit_bwd_" : "jit_") + c.dtype + "_b" + std::to_string(c.batch) + "_h" +
                   std::to_string(c.headsQ) + "x" + std::to_string(c.headsKV) +
                   "_n" + std::to_string(c.seqQ) + "x" +
                   std::to_string(c.seqKV) + "_d" + std::to_string(c.headDim);
@@ -311,8 +320,14 @@ bool writeText(const std::string &path, const std::string &text) {
 
 int runJit(Options &opt) {
   using namespace fa::jit;
+  opt.config.backward = opt.backward;
+  const KernelKind kind =
+      opt.backward ? KernelKind::Backward : KernelKind::Forward;
   if (opt.name.empty())
     opt.name = configName(opt.config);
+  auto fail = [&](const std::string &what, const std::string &extra = "") {
+    return setupError(opt.name, what, extra, kind);
+  };
   KernelCache cache;
   std::fprintf(stderr, "# cache dir: %s\n",
                cache.diskEnabled() ? cache.directory().c_str()
@@ -345,9 +360,10 @@ int runJit(Options &opt) {
     if (options.chip.empty())
       options.chip = init.ok() ? driver.device().chip() : "sm_90";
     StatusOr<JitArtifact> a =
-        buildForwardKernel(opt.config, cache, options, driver);
+        opt.backward ? buildBackwardKernel(opt.config, cache, options, driver)
+                     : buildForwardKernel(opt.config, cache, options, driver);
     if (!a.ok())
-      return setupError(opt.name, a.status().message());
+      return fail(a.status().message());
     std::string extra = describe(a->outcome, a->compiled);
     std::fprintf(stderr, "# kernel for %s: %zu bytes of PTX, cache entry %s\n",
                  options.chip.c_str(), a->image.size(),
@@ -355,20 +371,21 @@ int runJit(Options &opt) {
     if (!a->warning.empty())
       std::fprintf(stderr, "# cache warning: %s\n", a->warning.c_str());
     if (opt.emitPrefix.empty())
-      return setupError(opt.name, init.message(), extra);
+      return fail(init.message(), extra);
     if (!writeText(opt.emitPrefix + ".ptx", a->image) ||
         !writeText(opt.emitPrefix + ".meta", a->metadataText))
-      return setupError(opt.name,
-                        "cannot write " + opt.emitPrefix + ".{ptx,meta}");
+      return fail("cannot write " + opt.emitPrefix + ".{ptx,meta}");
     std::printf("EMITTED %s %s %s.ptx %s.meta\n", opt.name.c_str(),
                 extra.c_str(), opt.emitPrefix.c_str(), opt.emitPrefix.c_str());
     return 0;
   }
 
-  StatusOr<JitKernel> k = getForwardKernel(
-      opt.config, cache, JitOptions{opt.chip, opt.format}, driver);
+  const JitOptions options{opt.chip, opt.format};
+  StatusOr<JitKernel> k =
+      opt.backward ? getBackwardKernel(opt.config, cache, options, driver)
+                   : getForwardKernel(opt.config, cache, options, driver);
   if (!k.ok())
-    return setupError(opt.name, k.status().message());
+    return fail(k.status().message());
   opt.check.extra = describe(k->outcome, k->compiled);
   if (!k->warning.empty())
     std::fprintf(stderr, "# cache warning: %s\n", k->warning.c_str());

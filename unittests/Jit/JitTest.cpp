@@ -225,6 +225,56 @@ TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {
   EXPECT_EQ(entries(), 0); // Failures are not cached.
 }
 
+TEST_F(JitTest, BackwardCompilesToPTXWithoutADriverAndIsCachedApart) {
+  const AttentionConfig config = smallConfig(); // backward = false: still bwd.
+  KernelCache cache(dir_);
+  uint64_t before = compilerInvocations();
+  StatusOr<JitArtifact> bwd =
+      buildBackwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(bwd.ok()) << bwd.status().message();
+  EXPECT_TRUE(bwd->compiled);
+  EXPECT_EQ(bwd->format, ImageFormat::PTX);
+  const KernelMetadata &m = bwd->metadata;
+  EXPECT_EQ(m.kind, KernelKind::Backward);
+  EXPECT_EQ(m.chip, "sm_90");
+  EXPECT_EQ(m.entry, "fa_fwd");
+  EXPECT_EQ(m.pre.entry, "fa_fwd_pre");
+  EXPECT_EQ(m.post.entry, "fa_fwd_post");
+  EXPECT_EQ(m.pre.args, (std::vector<std::string>{"o", "do", "delta", "dq_acc"}));
+  EXPECT_EQ(m.post.args, (std::vector<std::string>{"dq_acc", "dq"}));
+  for (const LaunchSpec &l : m.launches())
+    EXPECT_TRUE(contains(bwd->image, ".entry " + l.entry + "(")) << l.entry;
+  EXPECT_GT(attentionBackwardWorkspaceBytes(m), 0u);
+
+  // The forward of the same config is a different entry; both stay cached.
+  StatusOr<JitArtifact> fwd =
+      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(fwd.ok()) << fwd.status().message();
+  EXPECT_EQ(fwd->metadata.kind, KernelKind::Forward);
+  EXPECT_NE(fwd->key.config, bwd->key.config);
+  EXPECT_EQ(entries(), 2);
+  EXPECT_EQ(compilerInvocations(), before + 2);
+
+  KernelCache other(dir_);
+  AttentionConfig asked = config;
+  asked.backward = true; // Either spelling of the request finds the entry.
+  StatusOr<JitArtifact> again =
+      buildBackwardKernel(asked, other, ptxFor90_, noDriver_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(again->compiled);
+  EXPECT_EQ(again->outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(again->image, bwd->image);
+  EXPECT_EQ(again->metadata.configString(), m.configString());
+  EXPECT_EQ(compilerInvocations(), before + 2);
+
+  // Loading needs the driver.
+  StatusOr<JitKernel> k =
+      getBackwardKernel(config, other, ptxFor90_, noDriver_);
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.status().message(), "no CUDA driver"))
+      << k.status().message();
+}
+
 TEST_F(JitTest, NoDriverIsAnErrorNotACrash) {
   const AttentionConfig config = smallConfig();
   uint64_t before = compilerInvocations();
@@ -337,6 +387,115 @@ TEST_F(JitGpuTest, CompilesOnFirstUseThenLoadsFromTheCache) {
       getForwardKernel(config, other, {"", ImageFormat::PTX});
   ASSERT_TRUE(ptx.ok()) << ptx.status().message();
   EXPECT_LT(runAndCompare(ptx->kernel), 1e-2);
+}
+
+/// Runs backward kernel set `kernel` on random inputs (O and LSE from the
+/// reference forward); returns the worst relative L2 error of dQ, dK, dV
+/// (denominator floored at 0.1 sqrt(n)).
+double runBackwardAndCompare(const Kernel &kernel) {
+  const KernelMetadata &m = kernel.metadata();
+  ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
+                            m.seqKV, m.headDim, m.headDimV};
+  ref::AttentionParams params;
+  params.scale = m.scale;
+  params.causal = m.causal;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  // q, k, v, dO, o (from the reference), then dq, dk, dv.
+  const int64_t counts[8] = {ref::numelQ(shape), ref::numelK(shape),
+                             ref::numelV(shape), ref::numelO(shape),
+                             ref::numelO(shape), ref::numelQ(shape),
+                             ref::numelK(shape), ref::numelV(shape)};
+  std::vector<uint16_t> bits[8];
+  std::vector<double> values[8];
+  for (int t = 0; t < 4; ++t)
+    for (int64_t i = 0; i < counts[t]; ++i) {
+      bits[t].push_back(floatTo16(m.dtype, normal(rng)));
+      values[t].push_back(from16(m.dtype, bits[t].back()));
+    }
+  std::vector<double> o(counts[4]), lse(ref::numelLSE(shape));
+  ref::attentionForward(shape, params, values[0].data(), values[1].data(),
+                        values[2].data(), o.data(), lse.data());
+  std::vector<float> lseF(lse.begin(), lse.end());
+  for (int64_t i = 0; i < counts[4]; ++i) {
+    bits[4].push_back(floatTo16(m.dtype, float(o[i])));
+    values[4].push_back(from16(m.dtype, bits[4].back()));
+  }
+  for (size_t i = 0; i < lse.size(); ++i)
+    lse[i] = lseF[i];
+  DeviceBuffer buf[8];
+  for (int t = 0; t < 8; ++t) {
+    StatusOr<DeviceBuffer> b = DeviceBuffer::allocate(counts[t] * 2);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    if (!b.ok())
+      return INFINITY;
+    buf[t] = std::move(*b);
+    if (t < 5)
+      EXPECT_TRUE(buf[t].upload(bits[t].data(), counts[t] * 2).ok());
+    else
+      EXPECT_TRUE(buf[t].fill(0xFF).ok());
+  }
+  StatusOr<DeviceBuffer> lseBuf = DeviceBuffer::allocate(lseF.size() * 4),
+                         ws = DeviceBuffer::allocate(
+                             attentionBackwardWorkspaceBytes(m));
+  if (!lseBuf.ok() || !ws.ok())
+    return INFINITY;
+  EXPECT_TRUE(lseBuf->upload(lseF.data(), lseF.size() * 4).ok());
+  EXPECT_TRUE(ws->fill(0xFF).ok());
+  AttentionBackwardArgs args = AttentionBackwardArgs::fromMetadata(m);
+  args.q = buf[0].ptr();
+  args.k = buf[1].ptr();
+  args.v = buf[2].ptr();
+  args.dO = buf[3].ptr();
+  args.o = buf[4].ptr();
+  args.lse = lseBuf->ptr();
+  args.dq = buf[5].ptr();
+  args.dk = buf[6].ptr();
+  args.dv = buf[7].ptr();
+  Status s = attentionBackward(kernel, args, ws->ptr());
+  if (s.ok())
+    s = synchronize();
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<double> want[3] = {std::vector<double>(counts[5]),
+                                 std::vector<double>(counts[6]),
+                                 std::vector<double>(counts[7])};
+  ref::attentionBackward(shape, params, values[0].data(), values[1].data(),
+                         values[2].data(), values[4].data(), values[3].data(),
+                         lse.data(), want[0].data(), want[1].data(),
+                         want[2].data());
+  double worst = 0;
+  for (int t = 0; t < 3; ++t) {
+    std::vector<uint16_t> out(counts[5 + t]);
+    EXPECT_TRUE(buf[5 + t].download(out.data(), out.size() * 2).ok());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      double got = from16(m.dtype, out[i]), d = got - want[t][i];
+      num += std::isfinite(got) ? d * d : INFINITY;
+      den += want[t][i] * want[t][i];
+    }
+    worst = std::max(worst, std::sqrt(num) /
+                                std::max(std::sqrt(den),
+                                         0.1 * std::sqrt(double(out.size()))));
+  }
+  return worst;
+}
+
+TEST_F(JitGpuTest, BackwardCompilesLoadsAndMatchesTheReference) {
+  const AttentionConfig config = smallConfig();
+  KernelCache cache(dir_);
+  StatusOr<JitKernel> k = getBackwardKernel(config, cache);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_TRUE(k->compiled);
+  EXPECT_EQ(k->kernel.metadata().kind, KernelKind::Backward);
+  EXPECT_NE(k->kernel.preFunction(), nullptr);
+  EXPECT_NE(k->kernel.function(), nullptr);
+  EXPECT_NE(k->kernel.postFunction(), nullptr);
+  EXPECT_LT(runBackwardAndCompare(k->kernel), 2e-2);
+  KernelCache again(dir_);
+  StatusOr<JitKernel> hit = getBackwardKernel(config, again);
+  ASSERT_TRUE(hit.ok()) << hit.status().message();
+  EXPECT_TRUE(hit->cacheHit());
+  EXPECT_LT(runBackwardAndCompare(hit->kernel), 2e-2);
 }
 
 TEST_F(JitGpuTest, LoadsAheadOfTimeKernels) {

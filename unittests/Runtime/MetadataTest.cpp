@@ -209,11 +209,122 @@ TEST(RuntimeMetadata, ListsAllMissingKeys) {
 }
 
 TEST(RuntimeMetadata, BackwardKernelsParse) {
-  std::string text = withLine(goodMetaText(), "kind", "kind = backward");
-  text = withLine(text, "args", "args = q,k,v,o,lse,do,dq,dk,dv");
-  KernelMetadata m = parseOrDie(text);
+  KernelMetadata m = parseOrDie(goodBackwardMetaText());
   EXPECT_EQ(m.kind, KernelKind::Backward);
+  EXPECT_EQ(m.entry, "fa_bwd");
   EXPECT_EQ(m.args.size(), 9u);
+  EXPECT_EQ(m.sharedBytes, 46592u);
+  EXPECT_EQ(m.pre.entry, "fa_bwd_pre");
+  EXPECT_EQ(m.pre.grid.x, 75u);
+  EXPECT_EQ(m.pre.grid.y, 8u);
+  EXPECT_EQ(m.pre.grid.z, 2u);
+  EXPECT_EQ(m.pre.block.product(), 128u);
+  EXPECT_EQ(m.pre.sharedBytes, 0u);
+  EXPECT_EQ(m.pre.args,
+            (std::vector<std::string>{"o", "do", "delta", "dq_acc"}));
+  EXPECT_EQ(m.post.entry, "fa_bwd_post");
+  EXPECT_EQ(m.post.args, (std::vector<std::string>{"dq_acc", "dq"}));
+  std::vector<LaunchSpec> launches = m.launches();
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].entry, "fa_bwd_pre");
+  EXPECT_EQ(launches[1].entry, "fa_bwd");
+  EXPECT_EQ(launches[1].grid.x, 4u);
+  EXPECT_EQ(launches[2].entry, "fa_bwd_post");
+  // A forward kernel has one launch and empty pre/post.
+  KernelMetadata f = parseOrDie(goodMetaText());
+  EXPECT_EQ(f.launches().size(), 1u);
+  EXPECT_TRUE(f.pre.entry.empty());
+}
+
+/// configString() as .meta text: one `key = value` per line.
+std::string configAsMeta(const std::string &config) {
+  std::string text;
+  for (char c : config)
+    text += c == ';' ? '\n' : c;
+  return text + "\n";
+}
+
+TEST(RuntimeMetadata, BackwardConfigStringIsCanonicalAndRoundTrips) {
+  KernelMetadata m = parseOrDie(goodBackwardMetaText());
+  std::string config = m.configString();
+  for (const char *key : {"pre_entry=fa_bwd_pre", "pre_grid=75,8,2",
+                          "pre_args=o,do,delta,dq_acc", "post_entry=fa_bwd_post",
+                          "post_args=dq_acc,dq", "post_shared_bytes=0"})
+    EXPECT_NE(config.find(key), std::string::npos) << key << " in " << config;
+  KernelMetadata back = parseOrDie(configAsMeta(config));
+  EXPECT_EQ(back.configString(), config);
+  // Every launch field shows.
+  KernelMetadata other = parseOrDie(
+      withLine(goodBackwardMetaText(), "post_grid", "post_grid = 76,8,2"));
+  EXPECT_NE(other.configString(), config);
+  other = parseOrDie(withLine(goodBackwardMetaText(), "pre_shared_bytes",
+                              "pre_shared_bytes = 16"));
+  EXPECT_NE(other.configString(), config);
+  // The forward's config string round-trips too and has no pre_/post_ keys.
+  KernelMetadata f = parseOrDie(goodMetaText());
+  EXPECT_EQ(f.configString().find("pre_"), std::string::npos);
+  EXPECT_EQ(parseOrDie(configAsMeta(f.configString())).configString(),
+            f.configString());
+}
+
+TEST(RuntimeMetadata, BackwardRequiresPreAndPostKeys) {
+  KernelMetadata m;
+  Status s = parseKernelMetadata(
+      withLine(goodBackwardMetaText(), "pre_entry", ""), m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "missing required key for a backward kernel (kind = "
+                         "backward (line 1)): pre_entry");
+  std::string text = withLine(goodBackwardMetaText(), "pre_grid", "");
+  text = withLine(text, "post_args", "");
+  s = parseKernelMetadata(text, m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("missing required keys for a backward kernel"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("pre_grid, post_args"), std::string::npos)
+      << s.message();
+}
+
+TEST(RuntimeMetadata, ForwardRejectsPreAndPostKeys) {
+  for (const char *line :
+       {"pre_entry = fa_fwd_pre", "post_grid = 1,1,1", "pre_args = o,do"}) {
+    KernelMetadata m;
+    Status s = parseKernelMetadata(goodMetaText() + line + "\n", m);
+    ASSERT_FALSE(s.ok()) << line;
+    EXPECT_NE(s.message().find("line 23: key '"), std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("is only valid for a backward kernel (kind = "
+                               "forward (line 1))"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
+TEST(RuntimeMetadata, BackwardLaunchKeyErrors) {
+  struct Case {
+    const char *key, *line, *expected;
+  } cases[] = {
+      {"pre_grid", "pre_grid = 1,2", "bad value for 'pre_grid': expected three"},
+      {"post_block", "post_block = 2048,1,1",
+       "bad value for 'post_block': at most 1024 threads"},
+      {"pre_shared_bytes", "pre_shared_bytes = -1",
+       "bad value for 'pre_shared_bytes'"},
+      {"post_entry", "post_entry = 9x", "bad value for 'post_entry'"},
+      {"pre_args", "pre_args = o,o", "'pre_args': parameter 'o' listed twice"},
+      {"post_args", "post_args = dq_acc,dz",
+       "unknown backward kernel parameter 'dz'"},
+      {"post_args", "post_args = dq_acc", "must take 'dq'"},
+      {"args", "args = q,k,v,do,delta,dq_acc,dk,dv", "must take 'lse'"},
+      {"post_entry", "post_entry = fa_bwd", "three different kernels"},
+  };
+  for (const Case &c : cases) {
+    KernelMetadata m;
+    Status s =
+        parseKernelMetadata(withLine(goodBackwardMetaText(), c.key, c.line), m);
+    ASSERT_FALSE(s.ok()) << c.line;
+    EXPECT_NE(s.message().find(c.expected), std::string::npos)
+        << "message: " << s.message() << "\nexpected: " << c.expected;
+  }
 }
 
 TEST(RuntimeMetadata, ReadFileErrorsNameThePath) {

@@ -37,6 +37,44 @@ inline std::string goodMetaText() {
          "args = q,k,v,o,lse\n";
 }
 
+/// A complete, valid backward .meta text (as fa-compile --backward writes).
+inline std::string goodBackwardMetaText() {
+  return "kind = backward\n"
+         "chip = sm_90\n"
+         "dtype = bf16\n"
+         "batch = 2\n"
+         "heads_q = 8\n"
+         "heads_kv = 2\n"
+         "seq_q = 300\n"
+         "seq_kv = 200\n"
+         "head_dim = 64\n"
+         "head_dim_v = 64\n"
+         "scale = 0.125\n"
+         "causal = 1\n"
+         "window_left = -1\n"
+         "window_right = -1\n"
+         "softcap = 0\n"
+         "block_q = 64\n"
+         "block_kv = 64\n"
+         "rows_per_warp = 16\n"
+         "entry = fa_bwd\n"
+         "grid = 4,2,2\n"
+         "block = 128,1,1\n"
+         "shared_bytes = 46592\n"
+         "args = q,k,v,do,lse,delta,dq_acc,dk,dv\n"
+         "pre_entry = fa_bwd_pre\n"
+         "pre_grid = 75,8,2\n"
+         "pre_block = 128,1,1\n"
+         "pre_shared_bytes = 0\n"
+         "pre_args = o,do,delta,dq_acc\n"
+         "post_entry = fa_bwd_post\n"
+         "post_grid = 75,8,2\n"
+         "post_block = 128,1,1\n"
+         "post_shared_bytes = 0\n"
+         "post_args = dq_acc,dq\n"
+         "compiler = flashmlir-0.1-mma.sync\n";
+}
+
 /// Parses text that must be valid.
 inline KernelMetadata parseOrDie(const std::string &text) {
   KernelMetadata m;

@@ -253,10 +253,9 @@ TEST(RuntimeValidation, RejectsOverlappingOutputs) {
 }
 
 TEST(RuntimeValidation, RejectsBackwardKernels) {
-  std::string text = withLine(goodMetaText(), "kind", "kind = backward");
-  KernelMetadata m = parseOrDie(text);
+  KernelMetadata m = parseOrDie(goodBackwardMetaText());
   expectRejected(m, goodArgs(m),
-                 "kernel 'fa_fwd' is a backward kernel; attentionForward "
+                 "kernel 'fa_bwd' is a backward kernel; attentionForward "
                  "needs a forward kernel");
 }
 

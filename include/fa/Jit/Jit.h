@@ -1,7 +1,8 @@
 //===- Jit.h - Compile attention kernels on first use, then cache -*- C++
 //-*-===//
 //
-// The runtime's JIT: given an AttentionConfig, getForwardKernel() compiles it
+// The runtime's JIT: given an AttentionConfig, getForwardKernel() (or
+// getBackwardKernel(), for the backward kernel set) compiles it
 // in-process with the compiler library (compileAttention, to PTX) the first
 // time, has the driver assemble the PTX to a cubin, stores cubin + metadata in
 // the KernelCache and returns the loaded kernel. Later calls (in this process
@@ -83,7 +84,8 @@ struct JitKernel {
 
 /// The cache key of `config` compiled for `chip` (config.chip is replaced by
 /// `chip`). buildForwardKernel() sets a Cubin key's chip to the device's: the
-/// driver assembles for the device it runs on.
+/// driver assembles for the device it runs on. The key includes the
+/// direction (config.key() does), so it serves the backward too.
 rt::CacheKey forwardCacheKey(const mlir::fa::AttentionConfig &config,
                              const std::string &chip, ImageFormat format);
 
@@ -103,8 +105,24 @@ getForwardKernel(const mlir::fa::AttentionConfig &config,
                  rt::KernelCache &cache, const JitOptions &options = {},
                  rt::Driver &driver = rt::Driver::get());
 
-/// Loads a kernel fa-compile produced ahead of time (PTX + .meta files),
-/// caching the driver-assembled cubin (rt::loadKernelCached).
+/// The backward counterparts: compile (or fetch) the backward kernel set of
+/// `config` (compiled with config.backward = true whatever it says; the same
+/// config serves forward and backward), a module of three kernels whose
+/// metadata has the pre_/post_ launch keys; launch it with
+/// rt::attentionBackward(). Cached separately from the forward. The
+/// forward functions reject a config with `backward` set.
+rt::StatusOr<JitArtifact>
+buildBackwardKernel(const mlir::fa::AttentionConfig &config,
+                    rt::KernelCache &cache, const JitOptions &options = {},
+                    rt::Driver &driver = rt::Driver::get());
+rt::StatusOr<JitKernel>
+getBackwardKernel(const mlir::fa::AttentionConfig &config,
+                  rt::KernelCache &cache, const JitOptions &options = {},
+                  rt::Driver &driver = rt::Driver::get());
+
+/// Loads a kernel fa-compile produced ahead of time (PTX + .meta files; a
+/// forward kernel or a backward kernel set), caching the driver-assembled
+/// cubin (rt::loadKernelCached).
 rt::StatusOr<JitKernel>
 loadPrecompiledKernel(const std::string &ptxPath, const std::string &metaPath,
                       rt::KernelCache &cache,

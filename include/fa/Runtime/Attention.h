@@ -1,7 +1,7 @@
 //===- Attention.h - Launching attention kernels ----------------*- C++ -*-===//
 //
-// attentionForward() validates a call against the kernel's metadata and
-// launches it. Validation is pure host code (it never touches the driver), so
+// attentionForward() / attentionBackward() validate a call against the
+// kernel's metadata and launch it (the backward: its three kernels). Validation is pure host code (it never touches the driver), so
 // a bad call returns an error Status and never launches anything.
 //
 //===----------------------------------------------------------------------===//
@@ -70,6 +70,87 @@ double attentionForwardFlops(int64_t batch, int64_t headsQ, int64_t seqQ,
                              int64_t seqKV, int64_t headDim, int64_t headDimV,
                              bool causal);
 double attentionForwardFlops(const KernelMetadata &metadata);
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+/// The tensors and problem description of one backward call. Strides are in
+/// elements. Inputs: q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o and dO
+/// [B,Hq,Nq,Dv] (all of `dtype`; o from the forward), lse [B,Hq,Nq] (f32,
+/// natural log, from the forward). Outputs (of `dtype`, overwritten): dq as
+/// q, dk as k, dv as v.
+struct AttentionBackwardArgs {
+  CUdeviceptr q = 0, k = 0, v = 0, o = 0, dO = 0, lse = 0;
+  CUdeviceptr dq = 0, dk = 0, dv = 0;
+  DType dtype = DType::BF16;
+
+  int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0,
+          headDimV = 0;
+
+  std::array<int64_t, 4> strideQ{}, strideK{}, strideV{}, strideO{},
+      strideDO{}, strideDQ{}, strideDK{}, strideDV{};
+  std::array<int64_t, 3> strideLSE{};
+
+  double scale = 0.0;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1; ///< Negative: unbounded.
+  double softcap = 0.0;                      ///< 0: none.
+
+  /// Sets every stride to that of a dense row-major tensor of its shape.
+  void setContiguousStrides();
+  /// Shapes, dtype and flags from `metadata`, contiguous strides, null
+  /// pointers (the caller fills those in).
+  static AttentionBackwardArgs fromMetadata(const KernelMetadata &metadata);
+};
+
+/// Alignment of the backward workspace and of each piece in it.
+constexpr size_t kWorkspaceAlignment = 256;
+
+/// Where the backward's f32 scratch tensors lie in its workspace: delta
+/// [B,Hq,Nq] at deltaOffset, dq_acc [B,Hq,Nq,D] at dqAccOffset, each piece
+/// padded to kWorkspaceAlignment bytes. All zero for sizes validation
+/// rejects (more than 2^31-1 elements).
+struct BackwardWorkspaceLayout {
+  size_t deltaOffset = 0, deltaBytes = 0;
+  size_t dqAccOffset = 0, dqAccBytes = 0;
+  size_t totalBytes = 0;
+};
+BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &metadata);
+
+/// Bytes of device memory attentionBackward() needs as its workspace (delta
+/// and dq_acc, f32, 256-byte aligned pieces); the caller allocates it
+/// (256-byte aligned, as cuMemAlloc returns) and may reuse it between calls
+/// on one stream. Its contents need not be initialised.
+size_t attentionBackwardWorkspaceBytes(const KernelMetadata &metadata);
+
+/// Checks `args` against a backward kernel's metadata without touching the
+/// driver, with the rigor of validateAttentionForward(): kernel kind, dtype,
+/// positive shapes, Hq % Hkv, per-tensor element counts, shapes and flags
+/// equal to the metadata's (dk/dv [B,Hkv,Nk,*]), non-null 16-byte aligned
+/// pointers (lse: 4), dense row-major strides, and outputs dq/dk/dv that do
+/// not overlap any other tensor.
+Status validateAttentionBackward(const KernelMetadata &metadata,
+                                 const AttentionBackwardArgs &args);
+/// The same, and the workspace: non-null, kWorkspaceAlignment-aligned, not
+/// overlapping any tensor.
+Status validateAttentionBackward(const KernelMetadata &metadata,
+                                 const AttentionBackwardArgs &args,
+                                 CUdeviceptr workspace);
+
+/// Validates (with the workspace), then launches pre_entry, entry and
+/// post_entry on `stream` in that order (asynchronously), each with its
+/// parameters in its `args` order. Nothing is launched on error (including a
+/// parameter name the runtime does not know).
+Status attentionBackward(const Kernel &kernel,
+                         const AttentionBackwardArgs &args,
+                         CUdeviceptr workspace, CUstream stream = nullptr);
+
+/// Backward FLOPs = kBackwardFlopsFactor x attentionForwardFlops() (five
+/// matrix products instead of two), the convention of FlashAttention's
+/// benchmarks. Every backward TFLOP/s figure uses it.
+constexpr double kBackwardFlopsFactor = 2.5;
+double attentionBackwardFlops(const KernelMetadata &metadata);
 
 } // namespace fa::rt
 

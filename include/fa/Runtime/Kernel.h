@@ -1,8 +1,10 @@
 //===- Kernel.h - Loading kernels from PTX or cubin -------------*- C++ -*-===//
 //
 // A Module is a loaded CUDA module (PTX compiled by the driver's JIT, or a
-// cubin). A Kernel is one function of a module together with the metadata
-// that describes its ABI; attentionForward() (Attention.h) launches it.
+// cubin). A Kernel is the function(s) of a module together with the metadata
+// that describes their ABI: one function for a forward kernel, three (pre,
+// main, post) for a backward kernel set. attentionForward() and
+// attentionBackward() (Attention.h) launch them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,12 +63,14 @@ private:
 Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
                          Driver &driver = Driver::get());
 
-/// A kernel function plus its metadata. Move-only (owns its module).
+/// A kernel function (a backward kernel set: three) plus its metadata.
+/// Move-only (owns its module).
 class Kernel {
 public:
-  /// Loads `ptx` (JIT) and looks up metadata.entry. Checks that the device
-  /// can run it (chip, threads per block, shared memory) and raises the
-  /// function's dynamic shared memory limit to metadata.sharedBytes.
+  /// Loads `ptx` (JIT) and looks up metadata.entry (for a backward kernel
+  /// set also pre_entry and post_entry). Checks that the device can run each
+  /// (chip, threads per block, shared memory) and raises each function's
+  /// dynamic shared memory limit to its launch's shared bytes.
   static StatusOr<Kernel> fromPTX(std::string_view ptx,
                                   const KernelMetadata &metadata,
                                   Driver &driver = Driver::get());
@@ -82,6 +86,9 @@ public:
   const KernelMetadata &metadata() const { return metadata_; }
   bool loaded() const { return function_ != nullptr; }
   CUfunction function() const { return function_; }
+  /// Backward only: the pre_entry / post_entry functions (null otherwise).
+  CUfunction preFunction() const { return preFunction_; }
+  CUfunction postFunction() const { return postFunction_; }
   const Module &module() const { return module_; }
   Driver *driver() const { return module_.driver(); }
 
@@ -92,6 +99,7 @@ private:
   KernelMetadata metadata_;
   Module module_;
   CUfunction function_ = nullptr;
+  CUfunction preFunction_ = nullptr, postFunction_ = nullptr;
 };
 
 /// Loads a kernel through the kernel cache: the cubin compiled from `ptx`

@@ -27,6 +27,13 @@
 //   shared_bytes = 49152      # dynamic shared memory for cuLaunchKernel
 //   args = q,k,v,o,lse        # kernel parameters, in order
 //
+// A backward kernel set (kind = backward) is one module with three kernels:
+// `entry` (args q,k,v,do,lse,delta,dq_acc,dk,dv) plus the same five launch
+// keys with a `pre_` prefix (delta = rowsum(dO*O), dq_acc = 0; args
+// o,do,delta,dq_acc) and a `post_` prefix (dq = cast(dq_acc); args
+// dq_acc,dq), launched pre, main, post on one stream. The pre_/post_ keys are
+// required for a backward kernel and rejected for a forward one.
+//
 // Every kernel parameter is a device pointer (u64) to a dense row-major
 // tensor: q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all
 // of `dtype`), lse [B,Hq,Nq] (f32). Shapes and flags are baked into the
@@ -61,6 +68,16 @@ struct Dim3 {
   uint64_t product() const { return uint64_t(x) * y * z; }
 };
 
+/// One kernel launch of a kernel set: symbol, launch shape, parameters.
+struct LaunchSpec {
+  std::string entry; ///< Kernel symbol name.
+  Dim3 grid;
+  Dim3 block;
+  uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
+  std::vector<std::string> args; ///< Parameter names, in order.
+  bool hasArg(std::string_view name) const;
+};
+
 /// The parsed contents of a .meta file.
 struct KernelMetadata {
   KernelKind kind = KernelKind::Forward;
@@ -91,6 +108,17 @@ struct KernelMetadata {
   uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
   std::vector<std::string> args; ///< Parameter names, in order.
   std::string compiler;          ///< Compiler version that made it; optional.
+
+  /// Backward only (pre_* / post_* keys): the kernel launched before `entry`
+  /// (delta = rowsum(dO*O), dq_acc = 0) and the one after it (dq =
+  /// cast(dq_acc)). Empty for a forward kernel.
+  LaunchSpec pre, post;
+
+  /// The main kernel's launch (entry, grid, block, sharedBytes, args).
+  LaunchSpec mainLaunch() const;
+  /// Every launch, in launch order: forward {main}; backward {pre, main,
+  /// post}.
+  std::vector<LaunchSpec> launches() const;
 
   bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
   bool hasSoftcap() const { return softcap > 0.0; }

@@ -1,0 +1,274 @@
+//===- BackwardTest.cpp - attentionBackward validation and workspace ------===//
+//
+// Uses fake, non-null device pointers: validation must reject bad calls
+// without touching the driver, so these tests run without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "fa/Runtime/Attention.h"
+
+#include <gtest/gtest.h>
+
+using namespace fa::rt;
+using namespace fa::rt::test;
+
+namespace {
+
+constexpr CUdeviceptr kGiB = CUdeviceptr(1) << 30;
+
+/// B=2, Hq=8, Hkv=2, Nq=300, Nk=200, D=Dv=64, causal, scale 0.125.
+KernelMetadata backwardMeta() { return parseOrDie(goodBackwardMetaText()); }
+
+/// Valid arguments for `m` with fake pointers 1 GiB apart.
+AttentionBackwardArgs goodArgs(const KernelMetadata &m) {
+  AttentionBackwardArgs a = AttentionBackwardArgs::fromMetadata(m);
+  a.q = 1 * kGiB;
+  a.k = 2 * kGiB;
+  a.v = 3 * kGiB;
+  a.o = 4 * kGiB;
+  a.dO = 5 * kGiB;
+  a.lse = 6 * kGiB;
+  a.dq = 7 * kGiB;
+  a.dk = 8 * kGiB;
+  a.dv = 9 * kGiB;
+  return a;
+}
+
+constexpr CUdeviceptr kWorkspace = 10 * kGiB;
+
+void expectRejected(const KernelMetadata &m, const AttentionBackwardArgs &a,
+                    const std::string &expected,
+                    CUdeviceptr workspace = kWorkspace) {
+  Status s = validateAttentionBackward(m, a, workspace);
+  ASSERT_FALSE(s.ok()) << "accepted; expected: " << expected;
+  EXPECT_NE(s.message().find(expected), std::string::npos)
+      << "message: " << s.message() << "\nexpected to contain: " << expected;
+  // The launcher rejects it the same way, before it would need a driver.
+  Status launch = attentionBackward(Kernel::unloaded(m), a, workspace);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.message().find(expected), std::string::npos)
+      << launch.message();
+  EXPECT_EQ(launch.message().find("not loaded"), std::string::npos);
+}
+
+TEST(RuntimeBackward, AcceptsGoodArguments) {
+  KernelMetadata m = backwardMeta();
+  AttentionBackwardArgs a = goodArgs(m);
+  EXPECT_TRUE(validateAttentionBackward(m, a).ok());
+  Status s = validateAttentionBackward(m, a, kWorkspace);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.strideQ, (std::array<int64_t, 4>{8 * 300 * 64, 300 * 64, 64, 1}));
+  EXPECT_EQ(a.strideDQ, a.strideQ);
+  EXPECT_EQ(a.strideDK, (std::array<int64_t, 4>{2 * 200 * 64, 200 * 64, 64, 1}));
+  EXPECT_EQ(a.strideDV, a.strideV);
+  EXPECT_EQ(a.strideDO, a.strideO);
+  EXPECT_EQ(a.strideLSE, (std::array<int64_t, 3>{8 * 300, 300, 1}));
+  Status launch = attentionBackward(Kernel::unloaded(m), a, kWorkspace);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.message().find("kernel is not loaded"), std::string::npos)
+      << launch.message();
+}
+
+TEST(RuntimeBackward, WorkspaceSize) {
+  KernelMetadata m = backwardMeta();
+  // delta: 2*8*300 f32 = 19200 bytes -> 19200 (a multiple of 256: 75*256);
+  // dq_acc: 2*8*300*64 f32 = 1228800 bytes.
+  BackwardWorkspaceLayout l = backwardWorkspaceLayout(m);
+  EXPECT_EQ(l.deltaOffset, 0u);
+  EXPECT_EQ(l.deltaBytes, 19200u);
+  EXPECT_EQ(l.dqAccOffset, 19200u);
+  EXPECT_EQ(l.dqAccBytes, 1228800u);
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(m), 19200u + 1228800u);
+  // Pieces are padded to 256 bytes: B=1, Hq=1, Nq=1, D=64 (heads_kv 1).
+  std::string text = withLine(goodBackwardMetaText(), "batch", "batch = 1");
+  text = withLine(text, "heads_q", "heads_q = 1");
+  text = withLine(text, "heads_kv", "heads_kv = 1");
+  text = withLine(text, "seq_q", "seq_q = 1");
+  KernelMetadata tiny = parseOrDie(text);
+  l = backwardWorkspaceLayout(tiny);
+  EXPECT_EQ(l.deltaBytes, 4u);
+  EXPECT_EQ(l.dqAccOffset, 256u);
+  EXPECT_EQ(l.dqAccBytes, 256u);
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(tiny), 512u);
+  text = withLine(text, "head_dim", "head_dim = 72");
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(parseOrDie(text)), 256u + 512u);
+  EXPECT_EQ(l.totalBytes % kWorkspaceAlignment, 0u);
+}
+
+TEST(RuntimeBackward, RejectsForwardKernels) {
+  KernelMetadata f = parseOrDie(goodMetaText());
+  AttentionBackwardArgs a = goodArgs(f);
+  expectRejected(f, a,
+                 "kernel 'fa_fwd' is a forward kernel; attentionBackward "
+                 "needs a backward kernel");
+}
+
+TEST(RuntimeBackward, RejectsNullPointers) {
+  KernelMetadata m = backwardMeta();
+  struct {
+    CUdeviceptr AttentionBackwardArgs::*field;
+    const char *name;
+  } cases[] = {{&AttentionBackwardArgs::q, "query"},
+               {&AttentionBackwardArgs::k, "key"},
+               {&AttentionBackwardArgs::v, "value"},
+               {&AttentionBackwardArgs::o, "output"},
+               {&AttentionBackwardArgs::dO, "grad_output"},
+               {&AttentionBackwardArgs::lse, "lse"},
+               {&AttentionBackwardArgs::dq, "grad_query"},
+               {&AttentionBackwardArgs::dk, "grad_key"},
+               {&AttentionBackwardArgs::dv, "grad_value"}};
+  for (const auto &c : cases) {
+    AttentionBackwardArgs a = goodArgs(m);
+    a.*c.field = 0;
+    expectRejected(m, a, std::string(c.name) + " pointer is null");
+  }
+}
+
+TEST(RuntimeBackward, RejectsBadWorkspaces) {
+  KernelMetadata m = backwardMeta();
+  AttentionBackwardArgs a = goodArgs(m);
+  expectRejected(m, a, "workspace pointer is null (allocate "
+                       "attentionBackwardWorkspaceBytes() = 1248000 bytes)",
+                 0);
+  expectRejected(m, a, "workspace pointer 0x280000010 is not 256-byte aligned",
+                 kWorkspace + 16);
+  // Overlapping a tensor (dq_acc would clobber the query).
+  expectRejected(m, a, "workspace [0x40000000, 0x40130b00) overlaps query",
+                 a.q);
+  expectRejected(m, a, "overlaps grad_key", a.dk - 256);
+  // Right after dV: fine.
+  Status s = validateAttentionBackward(m, a, a.dv + 2 * 2 * 200 * 64 * 2);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeBackward, RejectsMisalignedPointers) {
+  KernelMetadata m = backwardMeta();
+  AttentionBackwardArgs a = goodArgs(m);
+  a.dO += 8;
+  expectRejected(m, a, "grad_output pointer 0x140000008 is not 16-byte aligned");
+  a = goodArgs(m);
+  a.dk += 2;
+  expectRejected(m, a, "grad_key pointer 0x200000002 is not 16-byte aligned");
+  a = goodArgs(m);
+  a.lse += 2;
+  expectRejected(m, a, "lse pointer 0x180000002 is not 4-byte aligned");
+  a = goodArgs(m);
+  a.lse += 4;
+  EXPECT_TRUE(validateAttentionBackward(m, a, kWorkspace).ok());
+}
+
+TEST(RuntimeBackward, RejectsNonContiguousStrides) {
+  KernelMetadata m = backwardMeta();
+  struct {
+    std::array<int64_t, 4> AttentionBackwardArgs::*field;
+    const char *name;
+  } cases[] = {{&AttentionBackwardArgs::strideQ, "query stride"},
+               {&AttentionBackwardArgs::strideK, "key stride"},
+               {&AttentionBackwardArgs::strideV, "value stride"},
+               {&AttentionBackwardArgs::strideO, "output stride"},
+               {&AttentionBackwardArgs::strideDO, "grad_output stride"},
+               {&AttentionBackwardArgs::strideDQ, "grad_query stride"},
+               {&AttentionBackwardArgs::strideDK, "grad_key stride"},
+               {&AttentionBackwardArgs::strideDV, "grad_value stride"}};
+  for (const auto &c : cases) {
+    AttentionBackwardArgs a = goodArgs(m);
+    (a.*c.field)[2] += 8; // Padded rows.
+    expectRejected(m, a, c.name);
+  }
+  AttentionBackwardArgs a = goodArgs(m);
+  a.strideLSE = {300, 2 * 300, 1};
+  expectRejected(m, a, "lse stride");
+}
+
+TEST(RuntimeBackward, RejectsShapeDtypeAndFlagMismatches) {
+  KernelMetadata m = backwardMeta();
+  struct {
+    int64_t AttentionBackwardArgs::*field;
+    int64_t value;
+    const char *expected;
+  } cases[] = {
+      {&AttentionBackwardArgs::batch, 3,
+       "batch = 3 does not match the kernel's batch = 2"},
+      {&AttentionBackwardArgs::headsQ, 4,
+       "heads_q = 4 does not match the kernel's heads_q = 8"},
+      {&AttentionBackwardArgs::headsKV, 4,
+       "heads_kv = 4 does not match the kernel's heads_kv = 2"},
+      {&AttentionBackwardArgs::seqQ, 301,
+       "seq_q = 301 does not match the kernel's seq_q = 300"},
+      {&AttentionBackwardArgs::seqKV, 300,
+       "seq_kv = 300 does not match the kernel's seq_kv = 200"},
+      {&AttentionBackwardArgs::headDim, 128,
+       "head_dim = 128 does not match the kernel's head_dim = 64"},
+      {&AttentionBackwardArgs::headDimV, 32,
+       "head_dim_v = 32 does not match the kernel's head_dim_v = 64"},
+      {&AttentionBackwardArgs::seqKV, 0, "seq_kv must be positive, got 0"},
+      {&AttentionBackwardArgs::headsKV, 3,
+       "heads_q (8) must be a multiple of heads_kv (3)"},
+  };
+  for (const auto &c : cases) {
+    AttentionBackwardArgs a = goodArgs(m);
+    a.*c.field = c.value;
+    a.setContiguousStrides();
+    expectRejected(m, a, c.expected);
+  }
+  AttentionBackwardArgs a = goodArgs(m);
+  a.dtype = DType::F16;
+  expectRejected(m, a, "dtype f16 does not match the kernel's bf16");
+  a = goodArgs(m);
+  a.causal = false;
+  expectRejected(m, a, "causal = 0 does not match the kernel's causal = 1");
+  a = goodArgs(m);
+  a.windowRight = 8;
+  expectRejected(m, a, "window (-1, 8) does not match");
+  a = goodArgs(m);
+  a.softcap = 30;
+  expectRejected(m, a, "softcap = 30 does not match the kernel's softcap = 0");
+  a = goodArgs(m);
+  a.scale = 0.1;
+  expectRejected(m, a, "scale = 0.1 does not match the kernel's scale = 0.125");
+}
+
+TEST(RuntimeBackward, RejectsTensorsBeyond32BitIndexing) {
+  KernelMetadata m = backwardMeta();
+  AttentionBackwardArgs a = goodArgs(m);
+  a.seqKV = int64_t(1) << 24; // 2*2*2^24*64 = 2^32 key elements.
+  a.setContiguousStrides();
+  expectRejected(m, a,
+                 "key tensor of shape [2, 2, 16777216, 64] has 4294967296 "
+                 "elements; at most 2^31-1 are supported");
+  a = goodArgs(m);
+  a.seqQ = int64_t(1) << 62;
+  a.setContiguousStrides();
+  expectRejected(m, a, "has more than 2^63 elements");
+}
+
+TEST(RuntimeBackward, RejectsOverlappingOutputs) {
+  KernelMetadata m = backwardMeta();
+  AttentionBackwardArgs a = goodArgs(m);
+  a.dq = a.q + 4096;
+  expectRejected(m, a, "grad_query [0x40001000, 0x40097000) overlaps query");
+  a = goodArgs(m);
+  a.dk = a.dv; // The two gradients must be distinct.
+  expectRejected(m, a, "grad_key");
+  a = goodArgs(m);
+  a.dv = a.lse + 1024;
+  expectRejected(m, a, "overlaps lse");
+  a = goodArgs(m);
+  a.dq = a.dO;
+  expectRejected(m, a, "overlaps grad_output");
+  // Inputs may alias each other (K == V, O == dO are the caller's business).
+  a = goodArgs(m);
+  a.k = a.v;
+  Status s = validateAttentionBackward(m, a, kWorkspace);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeBackward, FlopCountIsTwoAndAHalfForwards) {
+  KernelMetadata m = backwardMeta();
+  EXPECT_DOUBLE_EQ(attentionBackwardFlops(m), 2.5 * attentionForwardFlops(m));
+  EXPECT_DOUBLE_EQ(kBackwardFlopsFactor, 2.5);
+}
+
+} // namespace
