@@ -306,6 +306,41 @@ Status checkGradients(const KernelMetadata &m, DeviceTensor *out[3],
   return Status::success();
 }
 
+/// Prints which kernel is checked, the seed, and the driver's JIT log.
+void printKernelHeader(const Kernel &kernel, const CheckOptions &opt) {
+  std::fprintf(stderr, "# kernel: %s\n",
+               kernel.metadata().configString().c_str());
+  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
+  if (!kernel.module().jitLog().empty())
+    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
+}
+
+fa::ref::AttentionShape referenceShape(const KernelMetadata &m) {
+  return {m.batch, m.headsQ, m.headsKV, m.seqQ, m.seqKV, m.headDim,
+          m.headDimV};
+}
+
+/// Fresh normal(0, 1) inputs rounded to the dtype: the device gets the
+/// 16-bit values, the reference exactly what they round to.
+class RandomInputs {
+public:
+  RandomInputs(DType dtype, uint64_t seed) : dtype(dtype), rng(seed) {}
+  void operator()(int64_t n, std::vector<uint16_t> &bits,
+                  std::vector<double> &values) {
+    bits.resize(size_t(n));
+    values.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      bits[i] = floatTo16(dtype, normal(rng));
+      values[i] = from16(dtype, bits[i]);
+    }
+  }
+
+private:
+  DType dtype;
+  std::mt19937_64 rng;
+  std::normal_distribution<float> normal{0.0f, 1.0f};
+};
+
 int checkBackwardKernel(const Kernel &kernel, const std::string &name,
                         const CheckOptions &opt) {
   const KernelMetadata &m = kernel.metadata();
@@ -313,30 +348,16 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
   auto fail = [&](const std::string &what) {
     return setupError(name, what, opt.extra, kind);
   };
-  std::fprintf(stderr, "# kernel: %s\n", m.configString().c_str());
-  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
-  if (!kernel.module().jitLog().empty())
-    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
+  printKernelHeader(kernel, opt);
 
   // Inputs q, k, v, dO: normal(0, 1) rounded to the dtype. O and LSE come
   // from the fp64 reference forward (O rounded to the dtype, LSE to f32);
   // the reference backward sees exactly the values the kernels see.
-  fa::ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
-                                m.seqKV, m.headDim, m.headDimV};
+  fa::ref::AttentionShape shape = referenceShape(m);
   const int64_t nQ = fa::ref::numelQ(shape), nK = fa::ref::numelK(shape),
                 nV = fa::ref::numelV(shape), nO = fa::ref::numelO(shape),
                 nLSE = fa::ref::numelLSE(shape);
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto makeInput = [&](int64_t n, std::vector<uint16_t> &bits,
-                       std::vector<double> &values) {
-    bits.resize(size_t(n));
-    values.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      bits[i] = floatTo16(m.dtype, normal(rng));
-      values[i] = from16(m.dtype, bits[i]);
-    }
-  };
+  RandomInputs makeInput(m.dtype, opt.seed);
   std::vector<uint16_t> qBits, kBits, vBits, dOBits, oBits;
   std::vector<double> q, k, v, dO;
   makeInput(nQ, qBits, q);
@@ -577,29 +598,15 @@ int checkKernel(const Kernel &kernel, const std::string &name,
     return checkBackwardKernel(kernel, name, opt);
   if (std::string why = uncheckable(m); !why.empty())
     return setupError(name, why, opt.extra);
-  std::fprintf(stderr, "# kernel: %s\n", m.configString().c_str());
-  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
-  if (!kernel.module().jitLog().empty())
-    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
+  printKernelHeader(kernel, opt);
 
   // Inputs: normal(0, 1), rounded to the dtype; the reference sees exactly
   // the rounded values.
-  fa::ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
-                                m.seqKV, m.headDim, m.headDimV};
+  fa::ref::AttentionShape shape = referenceShape(m);
   const int64_t nQ = fa::ref::numelQ(shape), nK = fa::ref::numelK(shape),
                 nV = fa::ref::numelV(shape), nO = fa::ref::numelO(shape),
                 nLSE = fa::ref::numelLSE(shape);
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto makeInput = [&](int64_t n, std::vector<uint16_t> &bits,
-                       std::vector<double> &values) {
-    bits.resize(size_t(n));
-    values.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      bits[i] = floatTo16(m.dtype, normal(rng));
-      values[i] = from16(m.dtype, bits[i]);
-    }
-  };
+  RandomInputs makeInput(m.dtype, opt.seed);
   std::vector<uint16_t> qBits, kBits, vBits;
   std::vector<double> q, k, v;
   makeInput(nQ, qBits, q);
