@@ -1,0 +1,164 @@
+/*===- FlashMLIR.h - C API of FlashMLIR's JIT and runtime ----------*- C -*-===
+ *
+ * A plain C interface over the in-process JIT (fa/Jit/Jit.h) and the runtime's
+ * validated launches (fa/Runtime/Attention.h), built as one shared library,
+ * libFlashMLIR.so. Used by the Python package `flashmlir` through ctypes.
+ *
+ * Conventions:
+ *  - Handles are opaque. The library keeps a registry of live handles, so a
+ *    null, destroyed or foreign handle is reported as FA_ERROR_INVALID_HANDLE
+ *    instead of being dereferenced.
+ *  - Every call returns an faStatus. On failure, the message is available
+ *    from faGetLastError() (thread-local; the last failed call of this
+ *    thread, cleared by a successful call) and, for calls on a handle, from
+ *    faContextGetLastError() / faKernelGetLastError().
+ *  - Returned strings are owned by the library: valid until the next call on
+ *    the same thread (faGetLastError) or until the handle is destroyed.
+ *  - Device pointers and streams are passed as uint64_t (CUdeviceptr,
+ *    CUstream); 0 is the default stream. The current CUDA context is the
+ *    device's primary context (the one the CUDA runtime and PyTorch use).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef FA_C_FLASHMLIR_H
+#define FA_C_FLASHMLIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define FA_CAPI_EXPORT __declspec(dllexport)
+#else
+#define FA_CAPI_EXPORT __attribute__((visibility("default")))
+#endif
+
+/** Bumped when a struct layout or a signature changes. */
+#define FA_CAPI_VERSION 1
+
+typedef enum faStatus {
+  FA_SUCCESS = 0,
+  FA_ERROR_INVALID_ARGUMENT = 1, /**< null pointer, bad enum, bad value */
+  FA_ERROR_INVALID_HANDLE = 2,   /**< null, destroyed or unknown handle */
+  FA_ERROR_COMPILE = 3,          /**< the compiler rejected the config */
+  FA_ERROR_DRIVER = 4,           /**< no CUDA driver / device, load failure */
+  FA_ERROR_LAUNCH = 5,           /**< launch validation or launch failed */
+} faStatus;
+
+typedef enum faDType {
+  FA_DTYPE_BF16 = 0,
+  FA_DTYPE_F16 = 1,
+  /** Passed on to the compiler, which currently rejects it. */
+  FA_DTYPE_F32 = 2,
+} faDType;
+
+typedef enum faDirection {
+  FA_FORWARD = 0,
+  FA_BACKWARD = 1, /**< the backward kernel set (pre, main, post kernels) */
+} faDirection;
+
+typedef struct faContext_ *faContext;
+typedef struct faKernel_ *faKernel;
+
+/** One attention problem. faConfigInit() fills the defaults. */
+typedef struct faConfig {
+  int32_t dtype; /**< faDType */
+  int32_t causal; /**< 0 / 1 */
+  int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
+  double scale;                   /**< 0: 1/sqrt(head_dim) */
+  int64_t window_left;            /**< -1 (both): no window */
+  int64_t window_right;
+  double softcap;                 /**< 0: none */
+  int64_t block_q, block_kv;      /**< 0: the compiler's defaults */
+  const char *chip;               /**< "sm_90", or NULL: the device's */
+} faConfig;
+
+/** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
+ *  Pass NULL for dense row-major tensors. */
+typedef struct faForwardStrides {
+  int64_t q[4], k[4], v[4], o[4], lse[3];
+} faForwardStrides;
+
+/** Element strides of the backward's tensors. NULL: dense row-major. */
+typedef struct faBackwardStrides {
+  int64_t q[4], k[4], v[4], o[4], dout[4], dq[4], dk[4], dv[4], lse[3];
+} faBackwardStrides;
+
+FA_CAPI_EXPORT int faGetApiVersion(void);
+/** The compiler's version string (part of every kernel-cache key). */
+FA_CAPI_EXPORT const char *faCompilerVersion(void);
+/** The message of this thread's last failed call ("" if none since). */
+FA_CAPI_EXPORT const char *faGetLastError(void);
+/** A short name for a status ("FA_ERROR_COMPILE"). */
+FA_CAPI_EXPORT const char *faStatusString(faStatus status);
+
+/** Fills `config` with the defaults: bf16, 1x1x1x128x128, head dim 64,
+ *  no mask, default scale and blocks, chip NULL. */
+FA_CAPI_EXPORT faStatus faConfigInit(faConfig *config);
+
+/** Runs the compiler's checks on `config` (compiles it to PTX for its chip,
+ *  or sm_90 if chip is NULL, and discards it). Needs no GPU or driver. */
+FA_CAPI_EXPORT faStatus faValidateConfig(const faConfig *config,
+                                         faDirection direction);
+
+/** A context owns the kernel cache. `cache_dir` NULL or "": the default
+ *  ($FLASHMLIR_CACHE_DIR, else ~/.cache/flashmlir). */
+FA_CAPI_EXPORT faStatus faContextCreate(const char *cache_dir,
+                                        faContext *out);
+FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
+/** The cache directory; NULL for an invalid handle. */
+FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);
+/** The last error of a call on `context`; "" if none. */
+FA_CAPI_EXPORT const char *faContextGetLastError(faContext context);
+
+/** JIT: compiles (or loads from the cache) the kernel of `config` and loads
+ *  it on the device. Without a CUDA driver it fails with FA_ERROR_DRIVER
+ *  ("no CUDA driver: ..."). Kernels outlive nothing: destroy each. */
+FA_CAPI_EXPORT faStatus faCompile(faContext context, const faConfig *config,
+                                  faDirection direction, faKernel *out);
+/** Compiles to PTX (no driver needed; chip NULL: sm_90) and returns a kernel
+ *  that carries the metadata but no code: metadata, workspace size and the
+ *  argument validation of launches work; a launch that passes validation
+ *  fails with "kernel is not loaded". For tests and tooling. */
+FA_CAPI_EXPORT faStatus faCompileUnloaded(const faConfig *config,
+                                          faDirection direction,
+                                          faKernel *out);
+FA_CAPI_EXPORT faStatus faKernelDestroy(faKernel kernel);
+/** The kernel's launch metadata (`key = value` lines, docs/runtime.md);
+ *  NULL for an invalid handle. */
+FA_CAPI_EXPORT const char *faKernelMetadata(faKernel kernel);
+/** FA_FORWARD or FA_BACKWARD; -1 for an invalid handle. */
+FA_CAPI_EXPORT int faKernelDirection(faKernel kernel);
+/** 1 if the kernel was found in the cache (memory or disk), else 0. */
+FA_CAPI_EXPORT int faKernelCacheHit(faKernel kernel);
+FA_CAPI_EXPORT const char *faKernelGetLastError(faKernel kernel);
+
+/** Bytes of device workspace faAttentionBackward() needs (256-byte aligned
+ *  allocation). Fails for a forward kernel. */
+FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytes(faKernel kernel,
+                                                 uint64_t *bytes);
+
+/** Validates the call against the kernel's metadata, then launches the
+ *  forward on `stream` (asynchronous). lse (f32 [B,Hq,Nq]) may be 0 only if
+ *  the kernel does not take it. */
+FA_CAPI_EXPORT faStatus faAttentionForward(faKernel kernel, uint64_t q,
+                                           uint64_t k, uint64_t v, uint64_t o,
+                                           uint64_t lse,
+                                           const faForwardStrides *strides,
+                                           uint64_t stream);
+
+/** Validates, then launches the backward's three kernels on `stream`.
+ *  `workspace`: faBackwardWorkspaceBytes() bytes, 256-byte aligned. */
+FA_CAPI_EXPORT faStatus faAttentionBackward(
+    faKernel kernel, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
+    uint64_t dout, uint64_t lse, uint64_t dq, uint64_t dk, uint64_t dv,
+    uint64_t workspace, const faBackwardStrides *strides, uint64_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FA_C_FLASHMLIR_H */

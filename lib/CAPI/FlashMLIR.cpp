@@ -1,0 +1,420 @@
+//===- FlashMLIR.cpp - C API over FAJit and FARuntime ---------------------===//
+//
+// See include/fa-c/FlashMLIR.h. No exceptions cross this boundary (the code
+// is built without them); every failure is an faStatus plus a message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-c/FlashMLIR.h"
+
+#include "fa/Compiler/Compiler.h"
+#include "fa/Jit/Jit.h"
+#include "fa/Runtime/Attention.h"
+#include "fa/Runtime/KernelCache.h"
+#include "fa/Runtime/Metadata.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+using namespace fa;
+
+struct faContext_ {
+  std::unique_ptr<rt::KernelCache> cache;
+  std::mutex mutex;
+  std::string lastError;
+};
+
+struct faKernel_ {
+  rt::Kernel kernel;
+  std::string metadataText;
+  faDirection direction = FA_FORWARD;
+  bool cacheHit = false;
+  std::mutex mutex;
+  std::string lastError;
+  faKernel_(rt::Kernel k) : kernel(std::move(k)) {}
+};
+
+namespace {
+
+thread_local std::string tlsLastError;
+
+std::mutex &registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_set<const void *> &registry() {
+  static auto *r = new std::unordered_set<const void *>();
+  return *r;
+}
+bool isLive(const void *handle) {
+  if (!handle)
+    return false;
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return registry().count(handle) != 0;
+}
+void registerHandle(const void *h) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry().insert(h);
+}
+/// Removes `h`; false if it was not registered.
+bool unregisterHandle(const void *h) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return registry().erase(h) != 0;
+}
+
+faStatus ok() {
+  tlsLastError.clear();
+  return FA_SUCCESS;
+}
+faStatus fail(faStatus status, std::string message) {
+  if (message.empty())
+    message = "unknown error";
+  tlsLastError = std::move(message);
+  return status;
+}
+template <typename H> faStatus fail(H *handle, faStatus status,
+                                    std::string message) {
+  faStatus s = fail(status, std::move(message));
+  std::lock_guard<std::mutex> lock(handle->mutex);
+  handle->lastError = tlsLastError;
+  return s;
+}
+
+/// The status for a runtime error message.
+faStatus classify(const std::string &message) {
+  if (message.find("driver") != std::string::npos ||
+      message.find("CUDA") != std::string::npos ||
+      message.find("device") != std::string::npos)
+    return FA_ERROR_DRIVER;
+  return FA_ERROR_COMPILE;
+}
+
+faStatus toAttentionConfig(const faConfig *c, faDirection direction,
+                           mlir::fa::AttentionConfig &out) {
+  if (!c)
+    return fail(FA_ERROR_INVALID_ARGUMENT, "config is NULL");
+  if (direction != FA_FORWARD && direction != FA_BACKWARD)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "direction must be FA_FORWARD (0) or FA_BACKWARD (1), got " +
+                    std::to_string(int(direction)));
+  switch (c->dtype) {
+  case FA_DTYPE_BF16:
+    out.dtype = "bf16";
+    break;
+  case FA_DTYPE_F16:
+    out.dtype = "f16";
+    break;
+  case FA_DTYPE_F32:
+    out.dtype = "f32";
+    break;
+  default:
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "unknown dtype enum value " + std::to_string(c->dtype) +
+                    " (FA_DTYPE_BF16 = 0, FA_DTYPE_F16 = 1)");
+  }
+  out.batch = c->batch;
+  out.headsQ = c->heads_q;
+  out.headsKV = c->heads_kv;
+  out.seqQ = c->seq_q;
+  out.seqKV = c->seq_kv;
+  out.headDim = c->head_dim;
+  out.headDimV = c->head_dim_v;
+  if (c->scale != 0.0)
+    out.scale = c->scale;
+  out.causal = c->causal != 0;
+  if (c->window_left >= 0 || c->window_right >= 0)
+    out.window = std::make_pair(c->window_left, c->window_right);
+  if (c->softcap != 0.0)
+    out.softcap = c->softcap;
+  if (c->block_q < 0 || c->block_kv < 0)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "block_q / block_kv must be 0 (default) or positive");
+  out.blockQ = c->block_q;
+  out.blockKV = c->block_kv;
+  out.chip = c->chip ? c->chip : "";
+  out.backward = direction == FA_BACKWARD;
+  return FA_SUCCESS;
+}
+
+/// Compiles `config` to PTX (no driver): the metadata text, or an error.
+faStatus compileToPTX(mlir::fa::AttentionConfig config,
+                      mlir::fa::CompiledKernel &out) {
+  if (config.chip.empty())
+    config.chip = "sm_90";
+  auto compiled = mlir::fa::compileAttention(config, mlir::fa::EmitKind::PTX);
+  if (!compiled)
+    return fail(FA_ERROR_COMPILE, llvm::toString(compiled.takeError()));
+  out = std::move(*compiled);
+  return FA_SUCCESS;
+}
+
+faKernel_ *liveKernel(faKernel k) {
+  return isLive(k) ? static_cast<faKernel_ *>(k) : nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+int faGetApiVersion(void) { return FA_CAPI_VERSION; }
+const char *faCompilerVersion(void) { return mlir::fa::compilerVersion(); }
+const char *faGetLastError(void) { return tlsLastError.c_str(); }
+
+const char *faStatusString(faStatus status) {
+  switch (status) {
+  case FA_SUCCESS:
+    return "FA_SUCCESS";
+  case FA_ERROR_INVALID_ARGUMENT:
+    return "FA_ERROR_INVALID_ARGUMENT";
+  case FA_ERROR_INVALID_HANDLE:
+    return "FA_ERROR_INVALID_HANDLE";
+  case FA_ERROR_COMPILE:
+    return "FA_ERROR_COMPILE";
+  case FA_ERROR_DRIVER:
+    return "FA_ERROR_DRIVER";
+  case FA_ERROR_LAUNCH:
+    return "FA_ERROR_LAUNCH";
+  }
+  return "FA_ERROR_UNKNOWN";
+}
+
+faStatus faConfigInit(faConfig *config) {
+  if (!config)
+    return fail(FA_ERROR_INVALID_ARGUMENT, "config is NULL");
+  *config = faConfig{};
+  config->dtype = FA_DTYPE_BF16;
+  config->batch = config->heads_q = config->heads_kv = 1;
+  config->seq_q = config->seq_kv = 128;
+  config->head_dim = config->head_dim_v = 64;
+  config->window_left = config->window_right = -1;
+  return ok();
+}
+
+faStatus faValidateConfig(const faConfig *config, faDirection direction) {
+  mlir::fa::AttentionConfig c;
+  if (faStatus s = toAttentionConfig(config, direction, c))
+    return s;
+  mlir::fa::CompiledKernel compiled;
+  if (faStatus s = compileToPTX(c, compiled))
+    return s;
+  return ok();
+}
+
+faStatus faContextCreate(const char *cacheDir, faContext *out) {
+  if (!out)
+    return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  auto *ctx = new faContext_();
+  ctx->cache = std::make_unique<rt::KernelCache>(cacheDir ? cacheDir : "");
+  registerHandle(ctx);
+  *out = ctx;
+  return ok();
+}
+
+faStatus faContextDestroy(faContext context) {
+  if (!context || !unregisterHandle(context))
+    return fail(FA_ERROR_INVALID_HANDLE, "faContextDestroy: invalid context handle");
+  delete context;
+  return ok();
+}
+
+const char *faContextCacheDir(faContext context) {
+  if (!isLive(context))
+    return nullptr;
+  return context->cache->directory().c_str();
+}
+
+const char *faContextGetLastError(faContext context) {
+  if (!isLive(context))
+    return "invalid context handle";
+  std::lock_guard<std::mutex> lock(context->mutex);
+  return context->lastError.c_str();
+}
+
+faStatus faCompile(faContext context, const faConfig *config,
+                   faDirection direction, faKernel *out) {
+  if (!out)
+    return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (!isLive(context))
+    return fail(FA_ERROR_INVALID_HANDLE, "faCompile: invalid context handle");
+  mlir::fa::AttentionConfig c;
+  if (faStatus s = toAttentionConfig(config, direction, c))
+    return fail(context, s, tlsLastError);
+  jit::JitOptions options;
+  options.chip = c.chip;
+  c.backward = false; // getBackwardKernel sets it itself.
+  auto got = direction == FA_BACKWARD
+                 ? jit::getBackwardKernel(c, *context->cache, options)
+                 : jit::getForwardKernel(c, *context->cache, options);
+  if (!got.ok())
+    return fail(context, classify(got.status().message()),
+                got.status().message());
+  // The metadata text: the same build again is a memory hit of the cache.
+  auto artifact = direction == FA_BACKWARD
+                      ? jit::buildBackwardKernel(c, *context->cache, options)
+                      : jit::buildForwardKernel(c, *context->cache, options);
+  auto *k = new faKernel_(std::move(got->kernel));
+  k->direction = direction;
+  k->cacheHit = got->cacheHit();
+  if (artifact.ok())
+    k->metadataText = artifact->metadataText;
+  else
+    k->metadataText = k->kernel.metadata().configString();
+  registerHandle(k);
+  *out = k;
+  return ok();
+}
+
+faStatus faCompileUnloaded(const faConfig *config, faDirection direction,
+                           faKernel *out) {
+  if (!out)
+    return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  mlir::fa::AttentionConfig c;
+  if (faStatus s = toAttentionConfig(config, direction, c))
+    return s;
+  mlir::fa::CompiledKernel compiled;
+  if (faStatus s = compileToPTX(c, compiled))
+    return s;
+  rt::KernelMetadata metadata;
+  rt::Status parsed = rt::parseKernelMetadata(compiled.metadata, metadata);
+  if (!parsed.ok())
+    return fail(FA_ERROR_COMPILE,
+                "the compiler's metadata does not parse: " + parsed.message());
+  auto *k = new faKernel_(rt::Kernel::unloaded(metadata));
+  k->metadataText = compiled.metadata;
+  k->direction = direction;
+  registerHandle(k);
+  *out = k;
+  return ok();
+}
+
+faStatus faKernelDestroy(faKernel kernel) {
+  if (!kernel || !unregisterHandle(kernel))
+    return fail(FA_ERROR_INVALID_HANDLE, "faKernelDestroy: invalid kernel handle");
+  delete kernel;
+  return ok();
+}
+
+const char *faKernelMetadata(faKernel kernel) {
+  faKernel_ *k = liveKernel(kernel);
+  if (!k) {
+    fail(FA_ERROR_INVALID_HANDLE, "faKernelMetadata: invalid kernel handle");
+    return nullptr;
+  }
+  return k->metadataText.c_str();
+}
+
+int faKernelDirection(faKernel kernel) {
+  faKernel_ *k = liveKernel(kernel);
+  return k ? int(k->direction) : -1;
+}
+
+int faKernelCacheHit(faKernel kernel) {
+  faKernel_ *k = liveKernel(kernel);
+  return k && k->cacheHit ? 1 : 0;
+}
+
+const char *faKernelGetLastError(faKernel kernel) {
+  faKernel_ *k = liveKernel(kernel);
+  if (!k)
+    return "invalid kernel handle";
+  std::lock_guard<std::mutex> lock(k->mutex);
+  return k->lastError.c_str();
+}
+
+faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
+  faKernel_ *k = liveKernel(kernel);
+  if (!k)
+    return fail(FA_ERROR_INVALID_HANDLE,
+                "faBackwardWorkspaceBytes: invalid kernel handle");
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  if (k->kernel.metadata().kind != rt::KernelKind::Backward)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytes: not a backward kernel");
+  *bytes = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  return ok();
+}
+
+faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k,
+                            uint64_t v, uint64_t o, uint64_t lse,
+                            const faForwardStrides *strides, uint64_t stream) {
+  faKernel_ *kh = liveKernel(kernel);
+  if (!kh)
+    return fail(FA_ERROR_INVALID_HANDLE,
+                "faAttentionForward: invalid kernel handle");
+  if (kh->kernel.metadata().kind != rt::KernelKind::Forward)
+    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
+                "faAttentionForward: not a forward kernel");
+  auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
+  args.q = q;
+  args.k = k;
+  args.v = v;
+  args.o = o;
+  args.lse = lse;
+  if (strides) {
+    for (int i = 0; i < 4; ++i) {
+      args.strideQ[i] = strides->q[i];
+      args.strideK[i] = strides->k[i];
+      args.strideV[i] = strides->v[i];
+      args.strideO[i] = strides->o[i];
+    }
+    for (int i = 0; i < 3; ++i)
+      args.strideLSE[i] = strides->lse[i];
+  }
+  rt::Status s = rt::attentionForward(kh->kernel, args,
+                                      reinterpret_cast<CUstream>(stream));
+  if (!s.ok())
+    return fail(kh, FA_ERROR_LAUNCH, s.message());
+  return ok();
+}
+
+faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,
+                             uint64_t v, uint64_t o, uint64_t dout,
+                             uint64_t lse, uint64_t dq, uint64_t dk,
+                             uint64_t dv, uint64_t workspace,
+                             const faBackwardStrides *strides,
+                             uint64_t stream) {
+  faKernel_ *kh = liveKernel(kernel);
+  if (!kh)
+    return fail(FA_ERROR_INVALID_HANDLE,
+                "faAttentionBackward: invalid kernel handle");
+  if (kh->kernel.metadata().kind != rt::KernelKind::Backward)
+    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
+                "faAttentionBackward: not a backward kernel");
+  auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
+  args.q = q;
+  args.k = k;
+  args.v = v;
+  args.o = o;
+  args.dO = dout;
+  args.lse = lse;
+  args.dq = dq;
+  args.dk = dk;
+  args.dv = dv;
+  if (strides) {
+    for (int i = 0; i < 4; ++i) {
+      args.strideQ[i] = strides->q[i];
+      args.strideK[i] = strides->k[i];
+      args.strideV[i] = strides->v[i];
+      args.strideO[i] = strides->o[i];
+      args.strideDO[i] = strides->dout[i];
+      args.strideDQ[i] = strides->dq[i];
+      args.strideDK[i] = strides->dk[i];
+      args.strideDV[i] = strides->dv[i];
+    }
+    for (int i = 0; i < 3; ++i)
+      args.strideLSE[i] = strides->lse[i];
+  }
+  rt::Status s = rt::attentionBackward(kh->kernel, args, workspace,
+                                       reinterpret_cast<CUstream>(stream));
+  if (!s.ok())
+    return fail(kh, FA_ERROR_LAUNCH, s.message());
+  return ok();
+}
+
+} // extern "C"

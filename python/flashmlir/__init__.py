@@ -1,0 +1,261 @@
+"""flashmlir: FlashMLIR's attention kernels from Python.
+
+A ctypes binding of libFlashMLIR.so (the C API, include/fa-c/FlashMLIR.h):
+`Config`, `validate(config)`, `compile(config) -> Kernel` and, when PyTorch is
+importable, `attention(q, k, v, ...)` with autograd (flashmlir.torch_ops).
+No dependencies beyond the standard library (torch is optional).
+"""
+
+import ctypes
+import dataclasses
+import threading
+from typing import Optional
+
+from . import _capi
+
+__all__ = ["Config", "Kernel", "FlashMLIRError", "compile", "validate",
+           "compile_unloaded", "library_path", "compiler_version"]
+
+
+class FlashMLIRError(RuntimeError):
+    """An error reported by libFlashMLIR (status name and message)."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _library():
+    global _lib
+    with _lib_lock:
+        if _lib is None:
+            try:
+                _lib = _capi.load()
+            except OSError as e:
+                raise FlashMLIRError(str(e)) from None
+        return _lib
+
+
+def library_path():
+    """The path of the loaded libFlashMLIR.so."""
+    return _library()._flashmlir_path
+
+
+def compiler_version():
+    return _library().faCompilerVersion().decode()
+
+
+def _check(status, message=None):
+    if status != _capi.SUCCESS:
+        lib = _library()
+        if message is None:
+            message = lib.faGetLastError().decode(errors="replace")
+        name = lib.faStatusString(status).decode()
+        raise FlashMLIRError("%s: %s" % (name, message), status)
+
+
+_DTYPES = {"bf16": _capi.DTYPE_BF16, "bfloat16": _capi.DTYPE_BF16,
+           "f16": _capi.DTYPE_F16, "fp16": _capi.DTYPE_F16,
+           "float16": _capi.DTYPE_F16, "half": _capi.DTYPE_F16,
+           "f32": _capi.DTYPE_F32, "fp32": _capi.DTYPE_F32,
+           "float32": _capi.DTYPE_F32, "float": _capi.DTYPE_F32}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One attention problem: q [batch, heads_q, seq_q, head_dim], k/v
+    [batch, heads_kv, seq_kv, head_dim(_v)]. Hashable: kernels are cached per
+    config."""
+    dtype: str = "bf16"
+    batch: int = 1
+    heads_q: int = 1
+    heads_kv: Optional[int] = None  # None: heads_q
+    seq_q: int = 128
+    seq_kv: Optional[int] = None    # None: seq_q
+    head_dim: int = 64
+    head_dim_v: Optional[int] = None  # None: head_dim
+    scale: Optional[float] = None   # None: 1/sqrt(head_dim)
+    causal: bool = False
+    window: Optional[tuple] = None  # (left, right); -1 = unbounded side
+    softcap: Optional[float] = None
+    block_q: int = 0                # 0: the compiler's default
+    block_kv: int = 0
+    chip: Optional[str] = None      # None: the device's (sm_90 offline)
+
+    def to_c(self):
+        name = str(self.dtype).replace("torch.", "").lower()
+        if name not in _DTYPES:
+            raise FlashMLIRError("unsupported dtype %r: the GPU kernels take "
+                                 "bf16 or f16" % (self.dtype,),
+                                 _capi.ERROR_INVALID_ARGUMENT)
+        c = _capi.faConfig()
+        _check(_library().faConfigInit(ctypes.byref(c)))
+        c.dtype = _DTYPES[name]
+        c.causal = 1 if self.causal else 0
+        c.batch = int(self.batch)
+        c.heads_q = int(self.heads_q)
+        c.heads_kv = int(self.heads_q if self.heads_kv is None
+                         else self.heads_kv)
+        c.seq_q = int(self.seq_q)
+        c.seq_kv = int(self.seq_q if self.seq_kv is None else self.seq_kv)
+        c.head_dim = int(self.head_dim)
+        c.head_dim_v = int(self.head_dim if self.head_dim_v is None
+                           else self.head_dim_v)
+        c.scale = float(self.scale) if self.scale is not None else 0.0
+        if self.window is not None:
+            left, right = self.window
+            c.window_left = -1 if left is None else int(left)
+            c.window_right = -1 if right is None else int(right)
+        c.softcap = float(self.softcap) if self.softcap is not None else 0.0
+        c.block_q = int(self.block_q)
+        c.block_kv = int(self.block_kv)
+        c.chip = self.chip.encode() if self.chip else None
+        return c
+
+
+def _direction(backward):
+    return _capi.BACKWARD if backward else _capi.FORWARD
+
+
+def validate(config, backward=False):
+    """Runs the compiler's checks (no GPU needed); raises FlashMLIRError."""
+    c = config.to_c()
+    _check(_library().faValidateConfig(ctypes.byref(c), _direction(backward)))
+
+
+class Kernel:
+    """A compiled kernel (forward, or the backward kernel set)."""
+
+    def __init__(self, handle, config, backward):
+        self._handle = ctypes.c_void_p(handle)
+        self.config = config
+        self.backward = backward
+
+    def __del__(self):
+        h = getattr(self, "_handle", None)
+        if h is not None and h.value and _lib is not None:
+            _lib.faKernelDestroy(h)
+            self._handle = None
+
+    @property
+    def handle(self):
+        return self._handle
+
+    @property
+    def metadata(self):
+        """The launch metadata (`key = value` lines) as text."""
+        text = _library().faKernelMetadata(self._handle)
+        if text is None:
+            _check(_capi.ERROR_INVALID_HANDLE)
+        return text.decode()
+
+    def metadata_dict(self):
+        out = {}
+        for line in self.metadata.splitlines():
+            if "=" in line:
+                key, value = line.split("=", 1)
+                out[key.strip()] = value.strip()
+        return out
+
+    @property
+    def cache_hit(self):
+        return bool(_library().faKernelCacheHit(self._handle))
+
+    def workspace_bytes(self):
+        n = ctypes.c_uint64(0)
+        _check(_library().faBackwardWorkspaceBytes(self._handle,
+                                                   ctypes.byref(n)))
+        return n.value
+
+    def forward(self, q, k, v, o, lse, strides=None, stream=0):
+        """Launches the forward on device pointers (ints)."""
+        s = ctypes.byref(strides) if strides is not None else None
+        _check(_library().faAttentionForward(self._handle, q, k, v, o, lse,
+                                             s, stream))
+
+    def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
+                        strides=None, stream=0):
+        """Launches the backward kernel set on device pointers (ints)."""
+        s = ctypes.byref(strides) if strides is not None else None
+        _check(_library().faAttentionBackward(self._handle, q, k, v, o, dout,
+                                              lse, dq, dk, dv, workspace, s,
+                                              stream))
+
+
+class Context:
+    """Owns a kernel cache directory (None: $FLASHMLIR_CACHE_DIR or
+    ~/.cache/flashmlir)."""
+
+    def __init__(self, cache_dir=None):
+        h = ctypes.c_void_p()
+        arg = cache_dir.encode() if cache_dir else None
+        _check(_library().faContextCreate(arg, ctypes.byref(h)))
+        self._handle = h
+
+    def __del__(self):
+        h = getattr(self, "_handle", None)
+        if h is not None and h.value and _lib is not None:
+            _lib.faContextDestroy(h)
+            self._handle = None
+
+    @property
+    def cache_dir(self):
+        return _library().faContextCacheDir(self._handle).decode()
+
+    def compile(self, config, backward=False):
+        c = config.to_c()
+        out = ctypes.c_void_p()
+        _check(_library().faCompile(self._handle, ctypes.byref(c),
+                                    _direction(backward), ctypes.byref(out)))
+        return Kernel(out.value, config, backward)
+
+
+_default_context = None
+_kernels = {}
+_kernels_lock = threading.Lock()
+
+
+def default_context():
+    global _default_context
+    with _kernels_lock:
+        if _default_context is None:
+            _default_context = Context()
+        return _default_context
+
+
+def compile(config, backward=False):
+    """JIT-compiles (or fetches from the cache) the kernel of `config` and
+    loads it on the GPU. Kernels are cached per (config, direction) in this
+    process. Raises FlashMLIRError (e.g. without a CUDA driver)."""
+    key = (config, bool(backward))
+    with _kernels_lock:
+        kernel = _kernels.get(key)
+    if kernel is not None:
+        return kernel
+    kernel = default_context().compile(config, backward)
+    with _kernels_lock:
+        return _kernels.setdefault(key, kernel)
+
+
+def compile_unloaded(config, backward=False):
+    """Compiles to PTX without a GPU and returns a Kernel with metadata but no
+    code (launches validate their arguments, then fail)."""
+    c = config.to_c()
+    out = ctypes.c_void_p()
+    _check(_library().faCompileUnloaded(ctypes.byref(c), _direction(backward),
+                                        ctypes.byref(out)))
+    return Kernel(out.value, config, backward)
+
+
+try:  # Optional PyTorch integration.
+    import torch as _torch  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    _torch = None
+
+if _torch is not None:
+    from .torch_ops import attention, FlashAttentionFunction  # noqa: F401
+    __all__ += ["attention", "FlashAttentionFunction"]

@@ -1,0 +1,130 @@
+"""flashmlir.attention: FlashMLIR kernels on PyTorch CUDA tensors, with
+autograd (the backward runs FlashMLIR's backward kernel set)."""
+
+import math
+
+import torch
+
+from . import Config, FlashMLIRError, compile as _compile
+
+_TORCH_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+
+def _check_inputs(q, k, v):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("flashmlir.attention: %s must be a torch.Tensor, "
+                            "got %s" % (name, type(t).__name__))
+        if t.device.type != "cuda":
+            raise ValueError("flashmlir.attention: %s must be a CUDA tensor, "
+                             "got device %s" % (name, t.device))
+        if t.dim() != 4:
+            raise ValueError("flashmlir.attention: %s must be 4-D (B, H, N, D),"
+                             " got shape %s" % (name, tuple(t.shape)))
+        if t.dtype not in _TORCH_DTYPES:
+            raise TypeError("flashmlir.attention: %s has dtype %s; the kernels "
+                            "take torch.bfloat16 or torch.float16"
+                            % (name, t.dtype))
+        if not t.is_contiguous():
+            raise ValueError("flashmlir.attention: %s must be contiguous "
+                             "(dense row-major); call .contiguous()" % name)
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError("flashmlir.attention: q, k, v dtypes differ: %s, %s, %s"
+                        % (q.dtype, k.dtype, v.dtype))
+    if not (q.device == k.device == v.device):
+        raise ValueError("flashmlir.attention: q, k, v are on different "
+                         "devices: %s, %s, %s" % (q.device, k.device, v.device))
+    if (q.device.index or 0) != 0:
+        raise ValueError("flashmlir.attention: only CUDA device 0 is supported "
+                         "for now, got %s" % q.device)
+    B, Hq, Nq, D = q.shape
+    Bk, Hkv, Nk, Dk = k.shape
+    Bv, Hv, Nv, Dv = v.shape
+    if Bk != B or Bv != B:
+        raise ValueError("flashmlir.attention: batch sizes differ: q %d, k %d, "
+                         "v %d" % (B, Bk, Bv))
+    if Dk != D:
+        raise ValueError("flashmlir.attention: k head dim %d != q head dim %d"
+                         % (Dk, D))
+    if Hv != Hkv or Nv != Nk:
+        raise ValueError("flashmlir.attention: k %s and v %s differ in heads or"
+                         " sequence length" % (tuple(k.shape), tuple(v.shape)))
+    if Hkv == 0 or Hq % Hkv != 0:
+        raise ValueError("flashmlir.attention: query heads (%d) must be a "
+                         "multiple of key/value heads (%d) for GQA/MQA"
+                         % (Hq, Hkv))
+
+
+def _config(q, k, v, causal, scale, window, softcap):
+    B, Hq, Nq, D = q.shape
+    _, Hkv, Nk, Dv = v.shape
+    if window is not None:
+        window = (int(window[0]), int(window[1]))
+    return Config(dtype=_TORCH_DTYPES[q.dtype], batch=B, heads_q=Hq,
+                  heads_kv=Hkv, seq_q=Nq, seq_kv=Nk, head_dim=D, head_dim_v=Dv,
+                  scale=None if scale is None else float(scale),
+                  causal=bool(causal), window=window,
+                  softcap=None if not softcap else float(softcap))
+
+
+def _stream(t):
+    return torch.cuda.current_stream(t.device).cuda_stream
+
+
+class FlashAttentionFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, config):
+        kernel = _compile(config)
+        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
+                        device=q.device)
+        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+        with torch.cuda.device(q.device):
+            kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                           o.data_ptr(), lse.data_ptr(), stream=_stream(q))
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.config = config
+        ctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, do, dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        if dlse is not None and bool(torch.any(dlse != 0)):
+            raise FlashMLIRError("flashmlir.attention: gradients through lse "
+                                 "are not supported")
+        if do.dtype != q.dtype:
+            do = do.to(q.dtype)
+        do = do.contiguous()
+        kernel = _compile(ctx.config, backward=True)
+        dq = torch.empty_like(q)
+        dk = torch.empty_like(k)
+        dv = torch.empty_like(v)
+        workspace = torch.empty(max(kernel.workspace_bytes(), 1),
+                                dtype=torch.uint8, device=q.device)
+        with torch.cuda.device(q.device):
+            kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                   o.data_ptr(), do.data_ptr(),
+                                   lse.data_ptr(), dq.data_ptr(),
+                                   dk.data_ptr(), dv.data_ptr(),
+                                   workspace.data_ptr(), stream=_stream(q))
+        return dq, dk, dv, None
+
+
+def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
+              return_lse=False):
+    """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
+
+    q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
+    contiguous, on CUDA device 0; Hq a multiple of Hkv (GQA/MQA). scale
+    defaults to 1/sqrt(D); window=(left, right) is a sliding window (-1: no
+    bound on that side); softcap caps the logits with softcap*tanh(s/softcap).
+    Returns o (B, Hq, Nq, Dv), and lse (B, Hq, Nq, float32, natural log) with
+    return_lse=True. Differentiable in q, k and v.
+    """
+    _check_inputs(q, k, v)
+    if scale is not None and not (math.isfinite(scale) and scale > 0):
+        raise ValueError("flashmlir.attention: scale must be a positive finite "
+                         "number, got %r" % (scale,))
+    config = _config(q, k, v, causal, scale, window, softcap)
+    o, lse = FlashAttentionFunction.apply(q, k, v, config)
+    return (o, lse) if return_lse else o

@@ -1,0 +1,133 @@
+"""The C API's error paths through ctypes: null / stale / foreign handles,
+null out-pointers, bad enums. Each must return an error, never crash."""
+
+import ctypes
+
+import flashmlir
+from flashmlir import _capi
+
+lib = flashmlir._library()
+P = ctypes.c_void_p
+
+
+def last_error():
+    return lib.faGetLastError().decode()
+
+
+def default_config():
+    c = _capi.faConfig()
+    assert lib.faConfigInit(ctypes.byref(c)) == _capi.SUCCESS
+    return c
+
+
+def test_version_and_status_strings():
+    assert lib.faGetApiVersion() == _capi.API_VERSION
+    assert lib.faStatusString(_capi.ERROR_COMPILE) == b"FA_ERROR_COMPILE"
+    assert lib.faStatusString(99) == b"FA_ERROR_UNKNOWN"
+
+
+def test_config_init_defaults_and_null():
+    c = default_config()
+    assert (c.dtype, c.batch, c.seq_q, c.head_dim) == (0, 1, 128, 64)
+    assert (c.window_left, c.window_right) == (-1, -1)
+    assert c.chip is None
+    assert lib.faConfigInit(None) == _capi.ERROR_INVALID_ARGUMENT
+    assert "NULL" in last_error()
+
+
+def test_success_clears_last_error():
+    assert lib.faConfigInit(None) != _capi.SUCCESS
+    assert last_error()
+    c = default_config()
+    assert last_error() == ""
+    del c
+
+
+def test_null_handles():
+    out = P()
+    c = default_config()
+    assert lib.faContextDestroy(None) == _capi.ERROR_INVALID_HANDLE
+    assert lib.faKernelDestroy(None) == _capi.ERROR_INVALID_HANDLE
+    assert lib.faCompile(None, ctypes.byref(c), 0, ctypes.byref(out)) == \
+        _capi.ERROR_INVALID_HANDLE
+    assert "invalid context handle" in last_error()
+    assert lib.faKernelMetadata(None) is None
+    assert lib.faKernelDirection(None) == -1
+    assert lib.faKernelCacheHit(None) == 0
+    assert lib.faContextCacheDir(None) is None
+    n = ctypes.c_uint64()
+    assert lib.faBackwardWorkspaceBytes(None, ctypes.byref(n)) == \
+        _capi.ERROR_INVALID_HANDLE
+    assert lib.faAttentionForward(None, 0, 0, 0, 0, 0, None, 0) == \
+        _capi.ERROR_INVALID_HANDLE
+    assert lib.faAttentionBackward(None, *([0] * 10), None, 0) == \
+        _capi.ERROR_INVALID_HANDLE
+
+
+def test_foreign_and_destroyed_handles():
+    junk = ctypes.create_string_buffer(256)
+    bogus = ctypes.cast(junk, P)
+    assert lib.faKernelMetadata(bogus) is None
+    assert lib.faAttentionForward(bogus, 0, 0, 0, 0, 0, None, 0) == \
+        _capi.ERROR_INVALID_HANDLE
+    assert lib.faContextDestroy(bogus) == _capi.ERROR_INVALID_HANDLE
+    ctx = P()
+    assert lib.faContextCreate(None, ctypes.byref(ctx)) == _capi.SUCCESS
+    assert lib.faContextCacheDir(ctx)
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+    assert lib.faContextDestroy(ctx) == _capi.ERROR_INVALID_HANDLE  # double
+    c = default_config()
+    k = P()
+    assert lib.faCompileUnloaded(ctypes.byref(c), 0, ctypes.byref(k)) == \
+        _capi.SUCCESS
+    assert lib.faKernelDirection(k) == 0
+    assert lib.faKernelDestroy(k) == _capi.SUCCESS
+    assert lib.faKernelDestroy(k) == _capi.ERROR_INVALID_HANDLE
+    assert lib.faKernelMetadata(k) is None
+
+
+def test_null_out_and_config_pointers():
+    c = default_config()
+    assert lib.faContextCreate(None, None) == _capi.ERROR_INVALID_ARGUMENT
+    assert lib.faCompileUnloaded(ctypes.byref(c), 0, None) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert lib.faValidateConfig(None, 0) == _capi.ERROR_INVALID_ARGUMENT
+    ctx = P()
+    assert lib.faContextCreate(b"", ctypes.byref(ctx)) == _capi.SUCCESS
+    out = P()
+    assert lib.faCompile(ctx, None, 0, ctypes.byref(out)) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert "config is NULL" in lib.faContextGetLastError(ctx).decode()
+    assert lib.faCompile(ctx, ctypes.byref(c), 0, None) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+
+
+def test_bad_enums():
+    c = default_config()
+    c.dtype = 7
+    assert lib.faValidateConfig(ctypes.byref(c), 0) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert "unknown dtype enum value 7" in last_error()
+    c = default_config()
+    assert lib.faValidateConfig(ctypes.byref(c), 5) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert "direction" in last_error()
+
+
+def test_kernel_last_error_and_null_workspace_pointer():
+    c = default_config()
+    k = P()
+    assert lib.faCompileUnloaded(ctypes.byref(c), 1, ctypes.byref(k)) == 0
+    assert lib.faBackwardWorkspaceBytes(k, None) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert "bytes is NULL" in lib.faKernelGetLastError(k).decode()
+    # Null device pointers: validation error, nothing launched.
+    assert lib.faAttentionBackward(k, *([0] * 10), None, 0) == \
+        _capi.ERROR_LAUNCH
+    assert "null" in lib.faKernelGetLastError(k).decode()
+    # Non-dense strides are rejected.
+    s = _capi.faBackwardStrides()
+    assert lib.faAttentionBackward(k, *([1 << 20] * 10), ctypes.byref(s),
+                                   0) == _capi.ERROR_LAUNCH
+    assert lib.faKernelDestroy(k) == _capi.SUCCESS

@@ -1,0 +1,111 @@
+"""The flashmlir package without a GPU: loading, configs, compile errors."""
+
+import os
+
+import pytest
+
+import flashmlir
+from flashmlir import Config, FlashMLIRError, _capi
+
+
+def test_imports_and_finds_library():
+    path = flashmlir.library_path()
+    assert os.path.basename(path) == "libFlashMLIR.so"
+    assert os.path.exists(path)
+    assert flashmlir.compiler_version()
+
+
+def test_library_found_in_build_tree_without_env(monkeypatch):
+    build_lib = os.path.normpath(os.path.join(
+        os.path.dirname(flashmlir.__file__), "..", "..", "build", "lib",
+        "libFlashMLIR.so"))
+    if not os.path.exists(build_lib):
+        pytest.skip("no build/ tree next to the package")
+    monkeypatch.delenv("FLASHMLIR_LIBRARY", raising=False)
+    lib = _capi.load()
+    assert lib._flashmlir_path == build_lib
+    assert lib._flashmlir_path.endswith(os.path.join("lib", "libFlashMLIR.so"))
+
+
+def test_bad_library_env_is_skipped_with_list(monkeypatch):
+    monkeypatch.setenv("FLASHMLIR_LIBRARY", "/nonexistent/libFlashMLIR.so")
+    # Falls back to the other locations; the bad one is not fatal.
+    assert _capi.load()._flashmlir_path != "/nonexistent/libFlashMLIR.so"
+
+
+def test_validate_ok_forward_and_backward():
+    flashmlir.validate(Config())
+    flashmlir.validate(Config(heads_q=8, heads_kv=2, causal=True,
+                              window=(64, 0), softcap=30.0), backward=True)
+
+
+def test_bad_dtype_carries_compiler_message():
+    with pytest.raises(FlashMLIRError, match="unsupported dtype 'f32'"):
+        flashmlir.validate(Config(dtype="f32"))
+    with pytest.raises(FlashMLIRError, match="unsupported dtype"):
+        flashmlir.validate(Config(dtype="int8"))
+
+
+def test_gqa_heads_carry_compiler_message():
+    with pytest.raises(FlashMLIRError,
+                       match=r"multiple of key/value heads \(Hkv = 2\)") as e:
+        flashmlir.validate(Config(heads_q=3, heads_kv=2))
+    assert e.value.status == _capi.ERROR_COMPILE
+
+
+def test_block_size_carries_compiler_message():
+    with pytest.raises(FlashMLIRError, match="block-q must be a positive power"
+                                             " of two, got 48"):
+        flashmlir.validate(Config(block_q=48))
+    with pytest.raises(FlashMLIRError, match="block_q / block_kv"):
+        flashmlir.validate(Config(block_kv=-1))
+
+
+def test_compile_without_driver_raises_driver_error():
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU is present")
+    with pytest.raises(FlashMLIRError, match="driver") as e:
+        flashmlir.compile(Config())
+    assert e.value.status == _capi.ERROR_DRIVER
+    with pytest.raises(FlashMLIRError, match="driver"):
+        flashmlir.compile(Config(chip="sm_90"), backward=True)
+
+
+def test_compile_unloaded_metadata_and_workspace():
+    cfg = Config(heads_q=4, heads_kv=2, seq_q=256, head_dim=128, causal=True)
+    fwd = flashmlir.compile_unloaded(cfg)
+    md = fwd.metadata_dict()
+    assert md["kind"] == "forward"
+    assert md["heads_q"] == "4" and md["heads_kv"] == "2"
+    assert md["causal"] == "1"
+    with pytest.raises(FlashMLIRError, match="not a backward kernel"):
+        fwd.workspace_bytes()
+    bwd = flashmlir.compile_unloaded(cfg, backward=True)
+    assert bwd.metadata_dict()["kind"] == "backward"
+    assert bwd.workspace_bytes() > 0
+    assert bwd.workspace_bytes() % 256 == 0
+
+
+def test_launch_validation_errors_without_gpu():
+    fwd = flashmlir.compile_unloaded(Config())
+    with pytest.raises(FlashMLIRError, match="null") as e:
+        fwd.forward(0, 0, 0, 0, 0)
+    assert e.value.status == _capi.ERROR_LAUNCH
+    # Misaligned pointers are rejected before any launch.
+    with pytest.raises(FlashMLIRError, match="align"):
+        fwd.forward(1 << 20 | 2, 2 << 20, 3 << 20, 4 << 20, 5 << 20)
+    # Valid-looking pointers pass validation, then the kernel has no code.
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        fwd.forward(1 << 20, 2 << 20, 3 << 20, 4 << 20, 5 << 20)
+    with pytest.raises(FlashMLIRError, match="not a backward kernel"):
+        fwd.backward_launch(*([1 << 20] * 10))
+    bwd = flashmlir.compile_unloaded(Config(), backward=True)
+    with pytest.raises(FlashMLIRError, match="not a forward kernel"):
+        bwd.forward(1 << 20, 2 << 20, 3 << 20, 4 << 20, 5 << 20)
+    with pytest.raises(FlashMLIRError):
+        bwd.backward_launch(*([0] * 10))
+
+
+def test_config_is_hashable_for_the_kernel_cache():
+    assert hash(Config(causal=True)) == hash(Config(causal=True))
+    assert Config(causal=True) != Config()
