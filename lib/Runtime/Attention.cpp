@@ -94,8 +94,10 @@ void AttentionArgs::setContiguousStrides() {
   strideLSE = {mul(headsQ, seqQ), seqQ, 1};
 }
 
-AttentionArgs AttentionArgs::fromMetadata(const KernelMetadata &m) {
-  AttentionArgs a;
+/// Shapes, dtype and flags of either direction's arguments from `m`, with
+/// contiguous strides and null pointers.
+template <typename Args> Args argsFromMetadata(const KernelMetadata &m) {
+  Args a;
   a.dtype = m.dtype;
   a.batch = m.batch;
   a.headsQ = m.headsQ;
@@ -111,6 +113,10 @@ AttentionArgs AttentionArgs::fromMetadata(const KernelMetadata &m) {
   a.softcap = m.softcap;
   a.setContiguousStrides();
   return a;
+}
+
+AttentionArgs AttentionArgs::fromMetadata(const KernelMetadata &m) {
+  return argsFromMetadata<AttentionArgs>(m);
 }
 
 namespace {
@@ -316,22 +322,7 @@ void AttentionBackwardArgs::setContiguousStrides() {
 
 AttentionBackwardArgs
 AttentionBackwardArgs::fromMetadata(const KernelMetadata &m) {
-  AttentionBackwardArgs a;
-  a.dtype = m.dtype;
-  a.batch = m.batch;
-  a.headsQ = m.headsQ;
-  a.headsKV = m.headsKV;
-  a.seqQ = m.seqQ;
-  a.seqKV = m.seqKV;
-  a.headDim = m.headDim;
-  a.headDimV = m.headDimV;
-  a.scale = m.scale;
-  a.causal = m.causal;
-  a.windowLeft = m.windowLeft;
-  a.windowRight = m.windowRight;
-  a.softcap = m.softcap;
-  a.setContiguousStrides();
-  return a;
+  return argsFromMetadata<AttentionBackwardArgs>(m);
 }
 
 BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &m) {

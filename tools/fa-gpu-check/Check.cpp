@@ -6,6 +6,7 @@
 #include "fa/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -306,6 +307,52 @@ Status checkGradients(const KernelMetadata &m, DeviceTensor *out[3],
   return Status::success();
 }
 
+/// Median milliseconds of `launch` between device events: opt.warmup
+/// untimed runs, then opt.iters timed ones, each after `prepare` (which
+/// re-poisons the outputs) outside the timed region.
+StatusOr<double> timeLaunches(const CheckOptions &opt, const char *what,
+                              const std::function<Status()> &prepare,
+                              const std::function<Status()> &launch) {
+  const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
+  const int iters = opt.iters > 0 ? opt.iters : 20;
+  StatusOr<Event> start = Event::create(), stop = Event::create();
+  if (!start.ok() || !stop.ok())
+    return (start.ok() ? stop : start).status();
+  Status s = Status::success();
+  for (int i = 0; i < warmup && s.ok(); ++i)
+    s = launch();
+  std::vector<double> times;
+  for (int i = 0; i < iters && s.ok(); ++i) {
+    s = prepare();
+    if (s.ok())
+      s = start->record();
+    if (s.ok())
+      s = launch();
+    if (s.ok())
+      s = stop->record();
+    if (s.ok())
+      s = stop->synchronize();
+    if (s.ok()) {
+      StatusOr<float> ms = Event::elapsedMs(*start, *stop);
+      if (ms.ok())
+        times.push_back(*ms);
+      else
+        s = ms.status();
+    }
+  }
+  if (!s.ok())
+    return s;
+  std::sort(times.begin(), times.end());
+  size_t n = times.size();
+  double median =
+      n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  std::fprintf(stderr,
+               "# timing (%s): %d warm-up, %d timed; min %.4f ms, median "
+               "%.4f ms, max %.4f ms\n",
+               what, warmup, iters, times.front(), median, times.back());
+  return median;
+}
+
 /// Prints which kernel is checked, the seed, and the driver's JIT log.
 void printKernelHeader(const Kernel &kernel, const CheckOptions &opt) {
   std::fprintf(stderr, "# kernel: %s\n",
@@ -494,41 +541,12 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
   // Timing: the three launches together.
   double medianMs = -1;
   if (opt.bench && problems.empty()) {
-    const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
-    const int iters = opt.iters > 0 ? opt.iters : 20;
-    StatusOr<Event> start = Event::create(), stop = Event::create();
-    if (!start.ok() || !stop.ok())
-      return fail((start.ok() ? stop : start).status().message());
-    for (int i = 0; i < warmup && s.ok(); ++i)
-      s = attentionBackward(kernel, args, workspace);
-    std::vector<double> times;
-    for (int i = 0; i < iters && s.ok(); ++i) {
-      s = poisonAll();
-      if (s.ok())
-        s = start->record();
-      if (s.ok())
-        s = attentionBackward(kernel, args, workspace);
-      if (s.ok())
-        s = stop->record();
-      if (s.ok())
-        s = stop->synchronize();
-      if (s.ok()) {
-        StatusOr<float> ms = Event::elapsedMs(*start, *stop);
-        if (ms.ok())
-          times.push_back(*ms);
-        else
-          s = ms.status();
-      }
-    }
-    if (!s.ok())
-      return fail(s.message());
-    std::sort(times.begin(), times.end());
-    size_t n = times.size();
-    medianMs = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    std::fprintf(stderr,
-                 "# timing (pre + main + post): %d warm-up, %d timed; min "
-                 "%.4f ms, median %.4f ms, max %.4f ms\n",
-                 warmup, iters, times.front(), medianMs, times.back());
+    StatusOr<double> ms = timeLaunches(
+        opt, "pre + main + post", poisonAll,
+        [&] { return attentionBackward(kernel, args, workspace); });
+    if (!ms.ok())
+      return fail(ms.status().message());
+    medianMs = *ms;
     BackwardResult after;
     s = checkGradients(m, outs, refs, after);
     if (!s.ok())
@@ -713,42 +731,12 @@ int checkKernel(const Kernel &kernel, const std::string &name,
   // Timing.
   double medianMs = -1;
   if (opt.bench && problems.empty()) {
-    const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
-    const int iters = opt.iters > 0 ? opt.iters : 20;
-    StatusOr<Event> start = Event::create(), stop = Event::create();
-    if (!start.ok() || !stop.ok())
-      return setupError(name, (start.ok() ? stop : start).status().message(),
-                        opt.extra);
-    for (int i = 0; i < warmup && s.ok(); ++i)
-      s = attentionForward(kernel, args);
-    std::vector<double> times;
-    for (int i = 0; i < iters && s.ok(); ++i) {
-      s = poison(buf);
-      if (s.ok())
-        s = start->record();
-      if (s.ok())
-        s = attentionForward(kernel, args);
-      if (s.ok())
-        s = stop->record();
-      if (s.ok())
-        s = stop->synchronize();
-      if (s.ok()) {
-        StatusOr<float> ms = Event::elapsedMs(*start, *stop);
-        if (ms.ok())
-          times.push_back(*ms);
-        else
-          s = ms.status();
-      }
-    }
-    if (!s.ok())
-      return setupError(name, s.message(), opt.extra);
-    std::sort(times.begin(), times.end());
-    size_t n = times.size();
-    medianMs = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    std::fprintf(stderr,
-                 "# timing: %d warm-up, %d timed; min %.4f ms, median "
-                 "%.4f ms, max %.4f ms\n",
-                 warmup, iters, times.front(), medianMs, times.back());
+    StatusOr<double> ms = timeLaunches(
+        opt, "kernel", [&] { return poison(buf); },
+        [&] { return attentionForward(kernel, args); });
+    if (!ms.ok())
+      return setupError(name, ms.status().message(), opt.extra);
+    medianMs = *ms;
     // The last timed run's outputs must equal the first run's.
     CheckResult after;
     s = checkOutputs(m, buf, refO, refLSE, after);
