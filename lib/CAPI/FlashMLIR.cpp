@@ -326,16 +326,35 @@ const char *faKernelGetLastError(faKernel kernel) {
   return k->lastError.c_str();
 }
 
-faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
+/// The live kernel behind `kernel` if it is of `kind`; otherwise records
+/// the error (`fn` names the caller) in `status` and returns null.
+static faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
+                               const char *fn, faStatus &status) {
   faKernel_ *k = liveKernel(kernel);
+  if (!k) {
+    status = fail(FA_ERROR_INVALID_HANDLE,
+                  std::string(fn) + ": invalid kernel handle");
+    return nullptr;
+  }
+  if (k->kernel.metadata().kind != kind) {
+    status = fail(k, FA_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": not a " +
+                      (kind == rt::KernelKind::Forward ? "forward"
+                                                       : "backward") +
+                      " kernel");
+    return nullptr;
+  }
+  return k;
+}
+
+faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
+                              "faBackwardWorkspaceBytes", status);
   if (!k)
-    return fail(FA_ERROR_INVALID_HANDLE,
-                "faBackwardWorkspaceBytes: invalid kernel handle");
+    return status;
   if (!bytes)
     return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  if (k->kernel.metadata().kind != rt::KernelKind::Backward)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytes: not a backward kernel");
   *bytes = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
   return ok();
 }
@@ -343,13 +362,11 @@ faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
 faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k,
                             uint64_t v, uint64_t o, uint64_t lse,
                             const faForwardStrides *strides, uint64_t stream) {
-  faKernel_ *kh = liveKernel(kernel);
+  faStatus status = FA_SUCCESS;
+  faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Forward,
+                               "faAttentionForward", status);
   if (!kh)
-    return fail(FA_ERROR_INVALID_HANDLE,
-                "faAttentionForward: invalid kernel handle");
-  if (kh->kernel.metadata().kind != rt::KernelKind::Forward)
-    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
-                "faAttentionForward: not a forward kernel");
+    return status;
   auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
   args.q = q;
   args.k = k;
@@ -379,13 +396,11 @@ faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,
                              uint64_t dv, uint64_t workspace,
                              const faBackwardStrides *strides,
                              uint64_t stream) {
-  faKernel_ *kh = liveKernel(kernel);
+  faStatus status = FA_SUCCESS;
+  faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Backward,
+                               "faAttentionBackward", status);
   if (!kh)
-    return fail(FA_ERROR_INVALID_HANDLE,
-                "faAttentionBackward: invalid kernel handle");
-  if (kh->kernel.metadata().kind != rt::KernelKind::Backward)
-    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
-                "faAttentionBackward: not a backward kernel");
+    return status;
   auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
   args.q = q;
   args.k = k;
