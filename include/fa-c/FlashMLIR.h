@@ -126,6 +126,13 @@ FA_CAPI_EXPORT faStatus faCompile(faContext context, const faConfig *config,
 FA_CAPI_EXPORT faStatus faCompileUnloaded(const faConfig *config,
                                           faDirection direction,
                                           faKernel *out);
+/** Compiles `config` into the context's kernel cache as a cubin assembled by
+ *  the CUDA toolkit's ptxas (no GPU or driver needed) for config->chip (NULL:
+ *  "sm_90"), under the key faCompile() looks up on a device of that chip.
+ *  Fills a cache on a build machine for a GPU machine that has no compiler
+ *  toolchain. `*cache_hit` (may be NULL) is set to 1 if it was there. */
+FA_CAPI_EXPORT faStatus faPrecompile(faContext context, const faConfig *config,
+                                     faDirection direction, int *cache_hit);
 FA_CAPI_EXPORT faStatus faKernelDestroy(faKernel kernel);
 /** The kernel's launch metadata (`key = value` lines, docs/runtime.md);
  *  NULL for an invalid handle. */

@@ -292,6 +292,30 @@ faStatus faCompileUnloaded(const faConfig *config, faDirection direction,
   return ok();
 }
 
+faStatus faPrecompile(faContext context, const faConfig *config,
+                      faDirection direction, int *cache_hit) {
+  if (cache_hit)
+    *cache_hit = 0;
+  if (!isLive(context))
+    return fail(FA_ERROR_INVALID_HANDLE, "faPrecompile: invalid context handle");
+  mlir::fa::AttentionConfig c;
+  if (faStatus s = toAttentionConfig(config, direction, c))
+    return fail(context, s, tlsLastError);
+  jit::JitOptions options;
+  options.chip = c.chip.empty() ? "sm_90" : c.chip;
+  options.assembleOffline = true;
+  c.backward = false; // buildBackwardKernel sets it itself.
+  auto built = direction == FA_BACKWARD
+                   ? jit::buildBackwardKernel(c, *context->cache, options)
+                   : jit::buildForwardKernel(c, *context->cache, options);
+  if (!built.ok())
+    return fail(context, classify(built.status().message()),
+                built.status().message());
+  if (cache_hit)
+    *cache_hit = built->compiled ? 0 : 1;
+  return ok();
+}
+
 faStatus faKernelDestroy(faKernel kernel) {
   if (!kernel || !unregisterHandle(kernel))
     return fail(FA_ERROR_INVALID_HANDLE, "faKernelDestroy: invalid kernel handle");

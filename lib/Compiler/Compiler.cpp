@@ -7,6 +7,10 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
+// FA_COMPILER_FINGERPRINT: a hash of the compiler's sources, generated at
+// build time (lib/Compiler/CMakeLists.txt).
+#include "CompilerFingerprint.inc"
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -84,7 +88,9 @@
 using namespace mlir;
 using namespace mlir::fa;
 
-const char *mlir::fa::compilerVersion() { return "flashmlir-0.1-mma.sync"; }
+const char *mlir::fa::compilerVersion() {
+  return "flashmlir-0.1-mma.sync+" FA_COMPILER_FINGERPRINT;
+}
 
 std::string AttentionConfig::key() const {
   return llvm::formatv(

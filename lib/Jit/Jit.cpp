@@ -63,12 +63,15 @@ std::string decode(const std::string &bytes, jit::JitArtifact &out) {
   return s.ok() ? "" : "bad metadata: " + s.message();
 }
 
-/// Compiles `config` to PTX (and, for Cubin, assembles it) into an entry.
+/// Compiles `config` to PTX (and, for Cubin, assembles it with the driver,
+/// or with ptxas when `offline`) into an entry.
 Status compileEntry(const AttentionConfig &config, ImageFormat format,
-                    Driver &driver, std::string &entry) {
+                    bool offline, Driver &driver, std::string &entry) {
   ++invocations;
+  bool ptxasCubin = format == ImageFormat::Cubin && offline;
   llvm::Expected<mlir::fa::CompiledKernel> compiled =
-      mlir::fa::compileAttention(config, mlir::fa::EmitKind::PTX);
+      mlir::fa::compileAttention(config, ptxasCubin ? mlir::fa::EmitKind::Cubin
+                                                    : mlir::fa::EmitKind::PTX);
   if (!compiled)
     return Status::error("compiling " + config.key() +
                          " failed: " + llvm::toString(compiled.takeError()));
@@ -77,7 +80,7 @@ Status compileEntry(const AttentionConfig &config, ImageFormat format,
       parseKernelMetadata(compiled->metadata, metadata)
           .withContext("the compiler's metadata for " + config.key()));
   std::string image = std::move(compiled->payload);
-  if (format == ImageFormat::Cubin) {
+  if (format == ImageFormat::Cubin && !ptxasCubin) {
     std::string cubin;
     FA_RT_RETURN_IF_ERROR(compilePTXToCubin(image, cubin, driver));
     image = std::move(cubin);
@@ -110,7 +113,12 @@ StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
                                   KernelKind kind, KernelCache &cache,
                                   const JitOptions &options, Driver &driver) {
   std::string chip = options.chip;
-  if (chip.empty() || options.format == ImageFormat::Cubin) {
+  bool offline = options.assembleOffline &&
+                 options.format == ImageFormat::Cubin;
+  if (offline && chip.empty())
+    return Status::error("JIT: assembling offline needs the target chip "
+                         "(JitOptions::chip, e.g. \"sm_90\")");
+  if (chip.empty() || (options.format == ImageFormat::Cubin && !offline)) {
     Status init = driver.initialize();
     if (!init.ok())
       return init.withContext(chip.empty()
@@ -125,12 +133,12 @@ StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
   JitArtifact artifact;
   artifact.key = forwardCacheKey(config, chip, options.format);
   // The driver assembles for its own device, whatever the PTX targets.
-  if (options.format == ImageFormat::Cubin)
+  if (options.format == ImageFormat::Cubin && !offline)
     artifact.key.chip = driver.device().chip();
   std::string bytes;
   auto build = [&](std::string &entry) {
     artifact.compiled = true;
-    return compileEntry(target, options.format, driver, entry);
+    return compileEntry(target, options.format, offline, driver, entry);
   };
   auto check = [&]() -> std::string {
     std::string problem = decode(bytes, artifact);

@@ -14,7 +14,7 @@ from typing import Optional
 from . import _capi
 
 __all__ = ["Config", "Kernel", "FlashMLIRError", "compile", "validate",
-           "compile_unloaded", "library_path", "compiler_version"]
+           "precompile", "compile_unloaded", "library_path", "compiler_version"]
 
 
 class FlashMLIRError(RuntimeError):
@@ -213,6 +213,17 @@ class Context:
                                     _direction(backward), ctypes.byref(out)))
         return Kernel(out.value, config, backward)
 
+    def precompile(self, config, backward=False):
+        """Compiles `config` into this cache as a cubin assembled by ptxas,
+        without a GPU, for config.chip (None: sm_90); compile() finds it on
+        a device of that chip. Returns True if it was already cached."""
+        c = config.to_c()
+        hit = ctypes.c_int(0)
+        _check(_library().faPrecompile(self._handle, ctypes.byref(c),
+                                       _direction(backward),
+                                       ctypes.byref(hit)))
+        return bool(hit.value)
+
 
 _default_context = None
 _kernels = {}
@@ -239,6 +250,12 @@ def compile(config, backward=False):
     kernel = default_context().compile(config, backward)
     with _kernels_lock:
         return _kernels.setdefault(key, kernel)
+
+
+def precompile(config, backward=False):
+    """Context.precompile() on the default context's cache
+    ($FLASHMLIR_CACHE_DIR or ~/.cache/flashmlir)."""
+    return default_context().precompile(config, backward)
 
 
 def compile_unloaded(config, backward=False):

@@ -86,6 +86,7 @@ def _declare(lib):
         "faContextGetLastError": (ctypes.c_char_p, [P]),
         "faCompile": (i32, [P, cfg, i32, ctypes.POINTER(P)]),
         "faCompileUnloaded": (i32, [cfg, i32, ctypes.POINTER(P)]),
+        "faPrecompile": (i32, [P, cfg, i32, ctypes.POINTER(i32)]),
         "faKernelDestroy": (i32, [P]),
         "faKernelMetadata": (ctypes.c_char_p, [P]),
         "faKernelDirection": (i32, [P]),

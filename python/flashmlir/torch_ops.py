@@ -84,6 +84,9 @@ class FlashAttentionFunction(torch.autograd.Function):
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
         ctx.mark_non_differentiable(lse)
+        # An unused lse then gets None as its gradient instead of a zero
+        # tensor, and backward() need not read one back from the device.
+        ctx.set_materialize_grads(False)
         return o, lse
 
     @staticmethod
@@ -92,6 +95,8 @@ class FlashAttentionFunction(torch.autograd.Function):
         if dlse is not None and bool(torch.any(dlse != 0)):
             raise FlashMLIRError("flashmlir.attention: gradients through lse "
                                  "are not supported")
+        if do is None:  # only lse was used, and its gradient is zero
+            return None, None, None, None
         if do.dtype != q.dtype:
             do = do.to(q.dtype)
         do = do.contiguous()

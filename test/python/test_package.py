@@ -109,3 +109,24 @@ def test_launch_validation_errors_without_gpu():
 def test_config_is_hashable_for_the_kernel_cache():
     assert hash(Config(causal=True)) == hash(Config(causal=True))
     assert Config(causal=True) != Config()
+
+
+def test_precompile_fills_the_cache_without_a_gpu(tmp_path):
+    ctx = flashmlir.Context(str(tmp_path))
+    cfg = Config(heads_q=2, seq_q=64, head_dim=64, causal=True, chip="sm_90")
+    assert ctx.precompile(cfg) is False      # compiled and assembled by ptxas
+    assert ctx.precompile(cfg) is True       # now a memory hit
+    assert flashmlir.Context(str(tmp_path)).precompile(cfg) is True  # disk
+    assert ctx.precompile(cfg, backward=True) is False
+    entries = [p for p in tmp_path.rglob("*") if p.is_file()]
+    images = [p.read_bytes() for p in entries]
+    cubins = [b for b in images if b"FLASHMLIR-JIT 1\nformat cubin\n" in b]
+    assert len(cubins) == 2, [p.name for p in entries]
+    assert all(b"\x7fELF" in b for b in cubins)
+
+
+def test_precompile_reports_compiler_errors(tmp_path):
+    ctx = flashmlir.Context(str(tmp_path))
+    with pytest.raises(FlashMLIRError, match="dtype") as e:
+        ctx.precompile(Config(dtype="f32"))
+    assert e.value.status == _capi.ERROR_COMPILE

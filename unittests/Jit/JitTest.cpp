@@ -297,6 +297,34 @@ TEST_F(JitTest, NoDriverIsAnErrorNotACrash) {
                    .ok());
 }
 
+TEST_F(JitTest, OfflineCubinNeedsNoDriverAndIsKeyedAsTheDevicesWouldBe) {
+  const AttentionConfig config = smallConfig();
+  KernelCache cache(dir_);
+  JitOptions offline{"sm_90", ImageFormat::Cubin};
+  offline.assembleOffline = true;
+  StatusOr<JitArtifact> built =
+      buildForwardKernel(config, cache, offline, noDriver_);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  EXPECT_TRUE(built->compiled);
+  EXPECT_EQ(built->format, ImageFormat::Cubin);
+  EXPECT_EQ(built->image.compare(0, 4, "\x7f" "ELF"), 0);
+  // The key a device reporting sm_90 computes for a driver-built cubin.
+  EXPECT_EQ(built->key.serialize(),
+            forwardCacheKey(config, "sm_90", ImageFormat::Cubin).serialize());
+  StatusOr<JitArtifact> again =
+      buildBackwardKernel(config, cache, offline, noDriver_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->metadata.kind, KernelKind::Backward);
+  EXPECT_EQ(entries(), 2);
+  // Offline assembly has no device to take the chip from.
+  offline.chip.clear();
+  StatusOr<JitArtifact> noChip =
+      buildForwardKernel(config, cache, offline, noDriver_);
+  ASSERT_FALSE(noChip.ok());
+  EXPECT_TRUE(contains(noChip.status().message(), "needs the target chip"))
+      << noChip.status().message();
+}
+
 //===----------------------------------------------------------------------===//
 // With a GPU
 //===----------------------------------------------------------------------===//

@@ -56,6 +56,11 @@ struct JitOptions {
   std::string chip;
   /// Cubin needs the driver to build an entry; PTX does not.
   ImageFormat format = ImageFormat::Cubin;
+  /// Cubin only: assemble with the CUDA toolkit's ptxas (through the
+  /// compiler's NVVM target) for `chip`, which must then be set, instead of
+  /// with the driver. Needs no GPU: fills a cache on one machine for a device
+  /// of that chip elsewhere (the entry is keyed as the driver's would be).
+  bool assembleOffline = false;
 };
 
 /// A compiled (or cached) kernel image, not loaded.
