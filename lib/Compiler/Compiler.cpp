@@ -92,6 +92,23 @@ const char *mlir::fa::compilerVersion() {
   return "flashmlir-0.1-mma.sync+" FA_COMPILER_FINGERPRINT;
 }
 
+std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
+  if (!backward)
+    return {128, 64};
+  // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
+  // so each warp takes 1/4 (1/2) of dQ's D / 16 column tiles; 128 rows give
+  // every warp a row tile of its own.
+  int64_t columnTiles = headDim / 16;
+  if (!wideHeads())
+    return columnTiles % 2 == 0 ? std::pair<int64_t, int64_t>{64, 128}
+                                : std::pair<int64_t, int64_t>{128, 128};
+  if (columnTiles % 4 == 0)
+    return {32, 128};
+  if (columnTiles % 2 == 0)
+    return {64, 128};
+  return {64, 64}; // 4 warps, one row tile each
+}
+
 std::string AttentionConfig::key() const {
   return llvm::formatv(
       "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"

@@ -161,7 +161,10 @@ class Peers:
         from torch.nn.attention.flex_attention import (create_block_mask,
                                                        flex_attention)
         if Peers._compiled_flex is None:
-            Peers._compiled_flex = self.torch.compile(flex_attention)
+            # Dynamic shapes: one compile per head dim, mask and direction
+            # instead of one per shape (minutes over the sweep).
+            Peers._compiled_flex = self.torch.compile(flex_attention,
+                                                      dynamic=True)
         mask = None
         if self.causal:
             mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None,

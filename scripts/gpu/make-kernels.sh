@@ -59,6 +59,13 @@ bwd_d128_n1000_softcap_bf16    --backward --dtype=bf16 --batch=1 --heads-q=4 --s
 bwd_d128_dv64_n1000_bf16       --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --head-dim-v=64
 bwd_d128_n4096_causal_gqa_bf16 --backward --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --causal
 bwd_d256_n1000_bf16            --backward --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
+bwd_d128_q128_kv128_one_stage  --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --block-q=128 --block-kv=128
+bwd_d192_q128_kv64_one_stage   --backward --dtype=f16 --batch=1 --heads-q=2 --heads-kv=1 --seq-q=300 --seq-kv=500 --head-dim=192 --block-q=128 --block-kv=64
+bwd_d80_n1000_causal_bf16      --backward --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80 --causal
+bwd_d160_n500_gqa_f16          --backward --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=160
+bwd_d208_n300_bf16             --backward --dtype=bf16 --batch=1 --heads-q=2 --seq-q=300 --head-dim=208 --causal
+bwd_d256_n1000_causal_f16      --backward --dtype=f16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --causal
+bwd_d128_q32_kv64_dq_col_split --backward --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=777 --head-dim=128 --causal --block-q=32 --block-kv=64
 MATRIX
 }
 

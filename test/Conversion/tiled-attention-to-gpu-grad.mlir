@@ -16,14 +16,21 @@
 // CHECK-SAME: fa.causal
 // CHECK-SAME: fa.grid = array<i64: 2, 2, 1>
 // CHECK-SAME: fa.kind = "backward"
-// K and V are loaded once; the block walks the group's query heads...
+// K and V are loaded once, and the first visit's Q and dO into stage 0 of
+// the two-stage (2 x 64-row) tiles; the block walks the group's query heads...
 // CHECK: nvgpu.device_async_copy {{.*}} : memref<1x2x128x32xf16> to memref<64x40xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}} : memref<1x2x128x16xf16> to memref<64x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<1x4x128x32xf16> to memref<128x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<1x4x128x16xf16> to memref<128x24xf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}}
-// ... and the visible Q blocks, masked first.
+// ... and the visible Q blocks, masked first, each fetching the next visit's
+// tiles into the other stage before computing its own.
 // CHECK:   scf.for
-// CHECK:     gpu.barrier
-// CHECK:     nvgpu.device_async_copy {{.*}} : memref<1x4x128x32xf16> to memref<64x40xf16, #gpu.address_space<workgroup>>
+// CHECK:     nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.if
+// CHECK:       nvgpu.device_async_copy {{.*}} : memref<1x4x128x32xf16> to memref<128x40xf16, #gpu.address_space<workgroup>>
+// CHECK:       nvgpu.device_async_copy {{.*}} : memref<1x4x128x16xf16> to memref<128x24xf16, #gpu.address_space<workgroup>>
 // CHECK:     nvvm.mma.sync
 // CHECK:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK:     arith.select

@@ -57,10 +57,12 @@ cl::opt<bool> backward("backward",
                         cl::desc("compile the backward (fa.attention_grad)"),
                         cl::init(false), cl::cat(category));
 cl::opt<int64_t> blockQ("block-q",
-                        cl::desc("0 = default (128)"),
+                        cl::desc("0 = default (forward 128, backward 32-128 "
+                                 "by head dim)"),
                         cl::init(0), cl::cat(category));
 cl::opt<int64_t> blockKV("block-kv",
-                         cl::desc("0 = default (forward 64, backward 128)"),
+                         cl::desc("0 = default (forward 64, backward 128 "
+                                  "or 64)"),
                          cl::init(0), cl::cat(category));
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),

@@ -32,8 +32,7 @@ struct AttentionConfig {
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<double> softcap;
-  /// 0 picks the measured defaults: forward 128 x 64; backward 128 x 128,
-  /// or 64 x 64 above head dim 128 (shared memory).
+  /// 0 picks the measured defaults (defaultBlocks()).
   int64_t blockQ = 0, blockKV = 0;
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
   std::string chip = "sm_90";
@@ -42,11 +41,16 @@ struct AttentionConfig {
 
   bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
   int64_t effectiveBlockQ() const {
-    return blockQ ? blockQ : backward && wideHeads() ? 64 : 128;
+    return blockQ ? blockQ : defaultBlocks().first;
   }
   int64_t effectiveBlockKV() const {
-    return blockKV ? blockKV : backward && !wideHeads() ? 128 : 64;
+    return blockKV ? blockKV : defaultBlocks().second;
   }
+  /// (block-q, block-kv) when not set: forward 128 x 64; backward 64 x 128
+  /// (FA2's, double-buffered), and above head dim 128 a 32-row Q block
+  /// (fewer live registers beside the dK/dV accumulators; measured in
+  /// docs/perf/README.md) where the dQ tiles still split over the warps.
+  std::pair<int64_t, int64_t> defaultBlocks() const;
 
   /// A stable one-line key: every field that changes the kernel.
   std::string key() const;

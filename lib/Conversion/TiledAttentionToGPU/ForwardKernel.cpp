@@ -420,13 +420,6 @@ std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
     return llvm::formatv("head dims must be multiples of 16, got D = {0}, "
                          "Dv = {1}",
                          c.headDim, c.headDimV);
-  for (auto [rows, cols] : {std::pair{c.blockQ, c.headDim},
-                            std::pair{c.blockKV, c.headDim},
-                            std::pair{c.blockKV, c.headDimV}})
-    if ((rows * cols / 8) % c.threads() != 0)
-      return llvm::formatv("a {0} x {1} tile does not split into 16-byte "
-                           "copies over {2} threads",
-                           rows, cols, c.threads());
   if (c.sharedBytes() > 227 * 1024)
     return llvm::formatv("tiles need {0} bytes of shared memory, over the "
                          "227 KiB a block can have",

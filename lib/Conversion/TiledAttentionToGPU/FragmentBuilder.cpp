@@ -8,6 +8,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -103,13 +104,24 @@ Value FragmentBuilder::tanh(Value x) {
 void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
                                     Value rowStart, int64_t seqLen,
                                     int64_t rows, int64_t cols, Value dst,
-                                    Value tid, int64_t threads) {
+                                    Value tid, int64_t threads,
+                                    Value dstRow0) {
   const int64_t chunk = 8; // 16 bytes of 16-bit elements
   int64_t chunksPerRow = cols / chunk;
-  int64_t perThread = rows * chunksPerRow / threads;
+  int64_t chunks = rows * chunksPerRow;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t i = 0; i < perThread; ++i) {
+  for (int64_t i = 0; i * threads < chunks; ++i) {
     Value linear = add(tid, i * threads);
+    // A last round that not every thread has a chunk in.
+    OpBuilder::InsertionGuard guard(b);
+    if ((i + 1) * threads > chunks) {
+      auto ifChunk = scf::IfOp::create(
+          b, loc,
+          cmp(static_cast<int>(arith::CmpIPredicate::slt), linear,
+              index(chunks)),
+          false);
+      b.setInsertionPoint(ifChunk.thenBlock()->getTerminator());
+    }
     Value row = divU(linear, chunksPerRow);
     Value col = mul(remU(linear, chunksPerRow), chunk);
     Value globalRow = add(rowStart, row);
@@ -120,8 +132,9 @@ void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
     Value srcElements = select(inBounds, index(chunk), index(0));
     SmallVector<Value> srcIndices(prefix);
     srcIndices.append({srcRow, col});
+    Value dstRow = dstRow0 ? add(dstRow0, row) : row;
     nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst,
-                                     ValueRange{row, col}, src, srcIndices,
+                                     ValueRange{dstRow, col}, src, srcIndices,
                                      b.getIndexAttr(chunk), srcElements,
                                      b.getUnitAttr());
   }

@@ -67,10 +67,11 @@ public:
   /// (batch, head) slice of the global `src` into the row-major shared
   /// `dst`, 16 bytes per copy spread over `threads` threads (this one is
   /// `tid`), committed as one group; rows at or past `seqLen` are
-  /// zero-filled.
+  /// zero-filled. `dstRow0` (optional) offsets the destination rows, e.g.
+  /// into one stage of a multi-buffered tile.
   void copyRowsAsync(Value src, ValueRange prefix, Value rowStart,
                      int64_t seqLen, int64_t rows, int64_t cols, Value dst,
-                     Value tid, int64_t threads);
+                     Value tid, int64_t threads, Value dstRow0 = {});
   /// Waits for every committed copy, then a block barrier.
   void waitAsyncCopies();
   /// i1: key `col` is in [0, seqKV) and inside `band` for query `row`.
