@@ -77,7 +77,7 @@ bench_matrix() {
         name="fwd_d${d}_n${n}"
         [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
         echo "$name $flags ${FA_BENCH_FLAGS:-}"
-        [ "$d" != 256 ] && echo "${name/fwd/bwd} --backward $flags ${FA_BENCH_BWD_FLAGS:-}"
+        echo "${name/fwd/bwd} --backward $flags ${FA_BENCH_BWD_FLAGS:-}"
       done
     done
   done
