@@ -126,11 +126,11 @@ FA_CAPI_EXPORT faStatus faCompile(faContext context, const faConfig *config,
 FA_CAPI_EXPORT faStatus faCompileUnloaded(const faConfig *config,
                                           faDirection direction,
                                           faKernel *out);
-/** Compiles `config` into the context's kernel cache as a cubin assembled by
- *  the CUDA toolkit's ptxas (no GPU or driver needed) for config->chip (NULL:
- *  "sm_90"), under the key faCompile() looks up on a device of that chip.
- *  Fills a cache on a build machine for a GPU machine that has no compiler
- *  toolchain. `*cache_hit` (may be NULL) is set to 1 if it was there. */
+/** Compiles `config` into the context's kernel cache (PTX, no GPU or driver
+ *  needed) for config->chip (NULL: "sm_90"), under the key faCompile() looks
+ *  up on a device of that chip: fills a cache on a build machine for a GPU
+ *  machine without the compiler's time (the driver still assembles the PTX at
+ *  load). `*cache_hit` (may be NULL) is set to 1 if it was there. */
 FA_CAPI_EXPORT faStatus faPrecompile(faContext context, const faConfig *config,
                                      faDirection direction, int *cache_hit);
 FA_CAPI_EXPORT faStatus faKernelDestroy(faKernel kernel);

@@ -301,9 +301,10 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
+  // The entry faCompile() looks up on a device of that chip (PTX: no driver
+  // or ptxas needed here).
   jit::JitOptions options;
   options.chip = c.chip.empty() ? "sm_90" : c.chip;
-  options.assembleOffline = true;
   c.backward = false; // buildBackwardKernel sets it itself.
   auto built = direction == FA_BACKWARD
                    ? jit::buildBackwardKernel(c, *context->cache, options)

@@ -214,9 +214,9 @@ class Context:
         return Kernel(out.value, config, backward)
 
     def precompile(self, config, backward=False):
-        """Compiles `config` into this cache as a cubin assembled by ptxas,
-        without a GPU, for config.chip (None: sm_90); compile() finds it on
-        a device of that chip. Returns True if it was already cached."""
+        """Compiles `config` into this cache (PTX), without a GPU, for
+        config.chip (None: sm_90); compile() finds it on a device of that
+        chip. Returns True if it was already cached."""
         c = config.to_c()
         hit = ctypes.c_int(0)
         _check(_library().faPrecompile(self._handle, ctypes.byref(c),

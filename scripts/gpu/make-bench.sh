@@ -2,7 +2,7 @@
 # Prepares a GPU run of the Python checks and the benchmark: packs the
 # flashmlir package with its self-contained library (make-python.sh), then
 # compiles every kernel both need into .gpu-carry/bench-cache with that same
-# library (cubins assembled by ptxas, for sm_90), so the GPU machine loads
+# library (PTX for sm_90), so the GPU machine loads
 # them instead of spending minutes in the compiler.
 #
 #   scripts/gpu/make-bench.sh [flashmlir.bench options, e.g. --hdims 128]

@@ -48,7 +48,7 @@ struct Options {
   bool jit = false, backward = false;
   mlir::fa::AttentionConfig config;
   std::string chip, emitPrefix;
-  fa::jit::ImageFormat format = fa::jit::ImageFormat::Cubin;
+  fa::jit::ImageFormat format = fa::jit::ImageFormat::PTX;
 #endif
 };
 
@@ -76,7 +76,7 @@ void usage(FILE *out) {
       "  --backward        compile and check the backward kernel set (dQ, dK, "
       "dV)\n"
       "  --chip sm_XY      target (default: the device's; sm_90 without one)\n"
-      "  --format F        what the cache holds: cubin (default) or ptx\n"
+      "  --format F        what the cache holds: ptx (default) or cubin\n"
       "  --emit PREFIX     compile only: write PREFIX.ptx and PREFIX.meta "
       "(no GPU needed)\n"
       "  --name NAME       name in the verdict line\n");

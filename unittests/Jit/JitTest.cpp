@@ -410,11 +410,12 @@ TEST_F(JitGpuTest, CompilesOnFirstUseThenLoadsFromTheCache) {
   EXPECT_EQ(compilerInvocations(), before + 1);
   EXPECT_LT(runAndCompare(second->kernel), 1e-2);
 
-  // PTX entries load too (the driver JIT-compiles them at load).
-  StatusOr<JitKernel> ptx =
-      getForwardKernel(config, other, {"", ImageFormat::PTX});
-  ASSERT_TRUE(ptx.ok()) << ptx.status().message();
-  EXPECT_LT(runAndCompare(ptx->kernel), 1e-2);
+  // Cubin entries (assembled by the driver's linker) load too.
+  StatusOr<JitKernel> cubin =
+      getForwardKernel(config, other, {"", ImageFormat::Cubin});
+  ASSERT_TRUE(cubin.ok()) << cubin.status().message();
+  EXPECT_EQ(cubin->kernel.metadata().chip, Driver::get().device().chip());
+  EXPECT_LT(runAndCompare(cubin->kernel), 1e-2);
 }
 
 /// Runs backward kernel set `kernel` on random inputs (O and LSE from the

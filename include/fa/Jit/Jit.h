@@ -45,8 +45,13 @@ namespace fa::jit {
 
 /// What a cache entry holds.
 enum class ImageFormat {
-  PTX,   ///< PTX text; the driver JIT-compiles it at every load.
-  Cubin, ///< PTX assembled once by the driver; loads are fast.
+  /// PTX text; the driver compiles it at load (and keeps the result in its
+  /// own compute cache, so later loads are fast).
+  PTX,
+  /// PTX assembled once, by the driver's linker (cuLink) or offline by
+  /// ptxas; loads are fast. The linker's code was measured slower (the
+  /// backward 10 % at D = 128 on the H200, docs/perf/README.md).
+  Cubin,
 };
 const char *toString(ImageFormat format); ///< "ptx" / "cubin"
 
@@ -54,8 +59,9 @@ struct JitOptions {
   /// Target chip ("sm_90"). Empty: the device's, from the driver (which must
   /// then be present).
   std::string chip;
-  /// Cubin needs the driver to build an entry; PTX does not.
-  ImageFormat format = ImageFormat::Cubin;
+  /// Cubin needs the driver (or assembleOffline) to build an entry; PTX
+  /// does not.
+  ImageFormat format = ImageFormat::PTX;
   /// Cubin only: assemble with the CUDA toolkit's ptxas (through the
   /// compiler's NVVM target) for `chip`, which must then be set, instead of
   /// with the driver. Needs no GPU: fills a cache on one machine for a device
