@@ -297,7 +297,8 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   if (cache_hit)
     *cache_hit = 0;
   if (!isLive(context))
-    return fail(FA_ERROR_INVALID_HANDLE, "faPrecompile: invalid context handle");
+    return fail(FA_ERROR_INVALID_HANDLE,
+                "faPrecompile: invalid context handle");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);

@@ -113,8 +113,8 @@ StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
                                   KernelKind kind, KernelCache &cache,
                                   const JitOptions &options, Driver &driver) {
   std::string chip = options.chip;
-  bool offline = options.assembleOffline &&
-                 options.format == ImageFormat::Cubin;
+  bool offline =
+      options.assembleOffline && options.format == ImageFormat::Cubin;
   if (offline && chip.empty())
     return Status::error("JIT: assembling offline needs the target chip "
                          "(JitOptions::chip, e.g. \"sm_90\")");

@@ -307,7 +307,10 @@ TEST_F(JitTest, OfflineCubinNeedsNoDriverAndIsKeyedAsTheDevicesWouldBe) {
   ASSERT_TRUE(built.ok()) << built.status().message();
   EXPECT_TRUE(built->compiled);
   EXPECT_EQ(built->format, ImageFormat::Cubin);
-  EXPECT_EQ(built->image.compare(0, 4, "\x7f" "ELF"), 0);
+  EXPECT_EQ(built->image.compare(0, 4,
+                                 "\x7f"
+                                 "ELF"),
+            0);
   // The key a device reporting sm_90 computes for a driver-built cubin.
   EXPECT_EQ(built->key.serialize(),
             forwardCacheKey(config, "sm_90", ImageFormat::Cubin).serialize());

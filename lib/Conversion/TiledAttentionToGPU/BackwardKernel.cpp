@@ -70,12 +70,12 @@ int64_t bwdThreads(const AttentionKernelConfig &c) { return bwdWarps(c) * 32; }
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 int64_t bwdSharedBytes(const AttentionKernelConfig &c, int64_t stages) {
-  int64_t halves = c.blockKV * c.rowPitch(c.headDim) +           // K
-                   c.blockKV * c.rowPitch(c.headDimV) +          // V
-                   stages * c.blockQ * c.rowPitch(c.headDim) +   // Q
-                   stages * c.blockQ * c.rowPitch(c.headDimV) +  // dO
-                   c.blockKV * c.rowPitch(c.blockQ);             // dSᵀ
-  return 2 * halves + 4 * 2 * stages * c.blockQ;                 // LSE, delta
+  int64_t halves = c.blockKV * c.rowPitch(c.headDim) +          // K
+                   c.blockKV * c.rowPitch(c.headDimV) +         // V
+                   stages * c.blockQ * c.rowPitch(c.headDim) +  // Q
+                   stages * c.blockQ * c.rowPitch(c.headDimV) + // dO
+                   c.blockKV * c.rowPitch(c.blockQ);            // dSᵀ
+  return 2 * halves + 4 * 2 * stages * c.blockQ;                // LSE, delta
 }
 
 /// Stages of the per-Q-block tiles: two when they fit in shared memory.
@@ -149,8 +149,8 @@ private:
   GradState emitQBlock(FragmentBuilder &fb, const QVisit &at, bool masked,
                        const GradState &state);
   void emitDQ(FragmentBuilder &fb, Value head, Value qStart);
-  GradState emitQLoop(OpBuilder &b, Location loc, Value from, Value to,
-                      Value g, bool masked, const GradState &state);
+  GradState emitQLoop(OpBuilder &b, Location loc, Value from, Value to, Value g,
+                      bool masked, const GradState &state);
   /// Row-per-warp kernels (pre, post): 4 warps, warp w takes query row
   /// 4 blockIdx.x + w of (head, batch) = (blockIdx.y, blockIdx.z); `body`
   /// runs for rows below Nq.
@@ -314,8 +314,8 @@ QVisit BackwardKernelEmitter::visit(FragmentBuilder &fb, Value g, Value qb) {
         arith::SubIOp::create(b, loc, fb.index(c.blockQ), at.stageRow);
   }
   Value nextQb = fb.add(qb, 1);
-  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, nextQb,
-                                     qbHi);
+  Value wrap =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, nextQb, qbHi);
   Value nextG = fb.select(wrap, fb.add(g, 1), g);
   at.hasNext = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), nextG,
                       fb.index(groupSize));
@@ -363,11 +363,11 @@ void BackwardKernelEmitter::storeRowStats(FragmentBuilder &fb,
   Location loc = fb.location();
   for (size_t i = 0; i < stats.lse.size(); ++i) {
     Value local = fb.add(tid, static_cast<int64_t>(i) * bwdThreads(c));
-    auto ifLocal = scf::IfOp::create(
-        b, loc,
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), local,
-               fb.index(c.blockQ)),
-        false);
+    auto ifLocal =
+        scf::IfOp::create(b, loc,
+                          fb.cmp(static_cast<int>(arith::CmpIPredicate::slt),
+                                 local, fb.index(c.blockQ)),
+                          false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifLocal.thenBlock()->getTerminator());
     Value at = fb.add(stageRow, local);

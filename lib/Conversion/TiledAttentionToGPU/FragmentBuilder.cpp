@@ -104,8 +104,7 @@ Value FragmentBuilder::tanh(Value x) {
 void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
                                     Value rowStart, int64_t seqLen,
                                     int64_t rows, int64_t cols, Value dst,
-                                    Value tid, int64_t threads,
-                                    Value dstRow0) {
+                                    Value tid, int64_t threads, Value dstRow0) {
   const int64_t chunk = 8; // 16 bytes of 16-bit elements
   int64_t chunksPerRow = cols / chunk;
   int64_t chunks = rows * chunksPerRow;
@@ -115,11 +114,11 @@ void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
     // A last round that not every thread has a chunk in.
     OpBuilder::InsertionGuard guard(b);
     if ((i + 1) * threads > chunks) {
-      auto ifChunk = scf::IfOp::create(
-          b, loc,
-          cmp(static_cast<int>(arith::CmpIPredicate::slt), linear,
-              index(chunks)),
-          false);
+      auto ifChunk =
+          scf::IfOp::create(b, loc,
+                            cmp(static_cast<int>(arith::CmpIPredicate::slt),
+                                linear, index(chunks)),
+                            false);
       b.setInsertionPoint(ifChunk.thenBlock()->getTerminator());
     }
     Value row = divU(linear, chunksPerRow);
@@ -133,10 +132,9 @@ void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
     SmallVector<Value> srcIndices(prefix);
     srcIndices.append({srcRow, col});
     Value dstRow = dstRow0 ? add(dstRow0, row) : row;
-    nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst,
-                                     ValueRange{dstRow, col}, src, srcIndices,
-                                     b.getIndexAttr(chunk), srcElements,
-                                     b.getUnitAttr());
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, dst, ValueRange{dstRow, col}, src, srcIndices,
+        b.getIndexAttr(chunk), srcElements, b.getUnitAttr());
   }
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
