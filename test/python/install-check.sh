@@ -30,3 +30,9 @@ else:
     raise AssertionError("bad config accepted")
 print("install tree ok:", lib)
 PY
+# The benchmark module runs from the install tree too (its CPU side).
+env -u FLASHMLIR_LIBRARY PYTHONPATH="$prefix/python" \
+  FLASHMLIR_CACHE_DIR="$prefix/cache" "$python" -m flashmlir.bench \
+  --precompile --hdims 64 --seqlens 16384 --causal no --directions fwd \
+  --jobs 1 | grep -q "1 kernels for sm_90, 0 failed"
+echo "install tree: python -m flashmlir.bench ok"
