@@ -104,6 +104,7 @@ Driver::Driver(std::string libraryName) : libraryName_(std::move(libraryName)) {
   need(a.linkAddData, {"cuLinkAddData_v2"});
   need(a.linkComplete, {"cuLinkComplete"});
   need(a.linkDestroy, {"cuLinkDestroy"});
+  resolve(handle_, a.tensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
   if (!missing.empty())
     loadStatus_ = Status::error("CUDA driver " + libraryName_ +
                                 " lacks entry points (too old?): " + missing);

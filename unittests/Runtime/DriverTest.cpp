@@ -170,6 +170,23 @@ TEST_F(RuntimeGpu, DeviceInfo) {
   std::printf("device: %s\n", dev.describe().c_str());
 }
 
+TEST_F(RuntimeGpu, EncodesATensorMapForTMA) {
+  if (Driver::get().device().ccMajor < 9)
+    GTEST_SKIP() << "TMA needs sm_90";
+  ASSERT_NE(Driver::get().api().tensorMapEncodeTiled, nullptr);
+  StatusOr<DeviceBuffer> buf = DeviceBuffer::allocate(2 * 4 * 300 * 128 * 2);
+  ASSERT_TRUE(buf.ok()) << buf.status().message();
+  StatusOr<CUtensorMap> map =
+      encodeTensorMap(attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                       buf->ptr(), 2, 4, 300, 128, 64),
+                      Driver::get());
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  bool anyBits = false;
+  for (cuuint64_t word : map->opaque)
+    anyBits |= word != 0;
+  EXPECT_TRUE(anyBits);
+}
+
 TEST_F(RuntimeGpu, BufferRoundTripAndFill) {
   StatusOr<DeviceBuffer> buf = DeviceBuffer::allocate(4096);
   ASSERT_TRUE(buf.ok()) << buf.status().message();

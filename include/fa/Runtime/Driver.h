@@ -72,6 +72,13 @@ struct DriverApi {
                           void **) = nullptr;
   CUresult (*linkComplete)(CUlinkState, void **, size_t *) = nullptr;
   CUresult (*linkDestroy)(CUlinkState) = nullptr;
+  /// Optional (CUDA 12.0+, TMA): null when the driver lacks it.
+  CUresult (*tensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType,
+                                   cuuint32_t, void *, const cuuint64_t *,
+                                   const cuuint64_t *, const cuuint32_t *,
+                                   const cuuint32_t *, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                   CUtensorMapFloatOOBfill) = nullptr;
 };
 
 /// Properties of the device the runtime uses (device 0).

@@ -17,5 +17,6 @@
 #include "fa/Runtime/KernelCache.h"
 #include "fa/Runtime/Metadata.h"
 #include "fa/Runtime/Status.h"
+#include "fa/Runtime/TensorMap.h"
 
 #endif // FA_RUNTIME_RUNTIME_H
