@@ -141,11 +141,13 @@ def reference_head(q, k, v, do, causal, scale):
 class Peers:
     """The attention implementations, each a function (q, k, v) -> o."""
 
+    # torch.compile(flex_attention), shared by every shape of the sweep.
+    _compiled_flex = None
+
     def __init__(self, torch, causal, scale):
         self.torch = torch
         self.causal = causal
         self.scale = scale
-        self._flex = None
 
     def sdpa(self, backend):
         import torch.nn.functional as F
@@ -174,8 +176,6 @@ class Peers:
         def run(q, k, v):
             return fn(q, k, v, block_mask=mask, scale=self.scale)
         return run
-
-    _compiled_flex = None
 
     def get(self, name, n):
         from torch.nn.attention import SDPBackend
