@@ -6,7 +6,7 @@
 #
 # Unpacks the static fa-gpu-check-jit, then runs every config below twice
 # against a fresh kernel cache: the first run must compile (cache=miss), the
-# second must load the cached cubin without compiling (cache=hit), and both
+# second must load the cached entry without compiling (cache=hit), and both
 # must PASS against the fp64 reference. Prints a summary table.
 #
 # Environment:
@@ -57,7 +57,7 @@ d64_gqa_nq77_nk1000_causal  --dtype bf16 --batch 2 --heads-q 8 --heads-kv 2 --se
 d64_mqa_nq1000_nk300_f16    --dtype f16 --batch 1 --heads-q 8 --heads-kv 1 --seq-q 1000 --seq-kv 300 --head-dim 64
 d128_nq500_nk700_window_cap --dtype bf16 --batch 1 --heads-q 4 --heads-kv 2 --seq-q 500 --seq-kv 700 --head-dim 128 --window 64,16 --softcap 30
 d256_n1000_causal_f16       --dtype f16 --batch 1 --heads-q 2 --seq-q 1000 --head-dim 256 --block-kv 32 --causal
-d64_gqa_n333_ptx_entry      --dtype bf16 --batch 2 --heads-q 4 --heads-kv 2 --seq-q 333 --head-dim 64 --causal --format ptx
+d64_gqa_n333_cubin_entry    --dtype bf16 --batch 2 --heads-q 4 --heads-kv 2 --seq-q 333 --head-dim 64 --causal --format cubin
 CONFIGS
 }
 
