@@ -120,9 +120,11 @@ Status validateTensorMap(const TensorMapSpec &s) {
   return Status::success();
 }
 
-StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s,
-                                      TensorMapEncodeFn encode) {
-  FA_RT_RETURN_IF_ERROR(validateTensorMap(s));
+namespace {
+
+/// encodeTensorMap() for a spec validateTensorMap() accepted.
+StatusOr<CUtensorMap> encodeValid(const TensorMapSpec &s,
+                                  TensorMapEncodeFn encode) {
   std::vector<cuuint64_t> dims(s.dims.begin(), s.dims.end());
   std::vector<cuuint64_t> strides(s.strideBytes.begin(), s.strideBytes.end());
   std::vector<cuuint32_t> box(s.box.begin(), s.box.end());
@@ -139,6 +141,14 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s,
   return map;
 }
 
+} // namespace
+
+StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s,
+                                      TensorMapEncodeFn encode) {
+  FA_RT_RETURN_IF_ERROR(validateTensorMap(s));
+  return encodeValid(s, encode);
+}
+
 StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
   FA_RT_RETURN_IF_ERROR(driver.loadStatus());
   if (!driver.api().tensorMapEncodeTiled)
@@ -147,7 +157,7 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
                          "is needed for TMA)");
   FA_RT_RETURN_IF_ERROR(validateTensorMap(s));
   FA_RT_RETURN_IF_ERROR(driver.ensureContext());
-  return encodeTensorMap(s, driver.api().tensorMapEncodeTiled);
+  return encodeValid(s, driver.api().tensorMapEncodeTiled);
 }
 
 } // namespace fa::rt
