@@ -5,6 +5,7 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
 #include "fa/Transforms/Passes.h"
 
 // FA_COMPILER_FINGERPRINT: a hash of the compiler's sources, generated at
@@ -168,13 +169,13 @@ namespace {
 /// JIT build (FA_STATIC_JIT). A pass that needs another dialect or extension
 /// must add it here.
 void registerCompilerDialects(DialectRegistry &r) {
-  r.insert<FADialect, affine::AffineDialect, arith::ArithDialect,
-           bufferization::BufferizationDialect, cf::ControlFlowDialect,
-           DLTIDialect, func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
-           linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
-           memref::MemRefDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
-           scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
-           vector::VectorDialect>();
+  r.insert<FADialect, fagpu::FAGPUDialect, affine::AffineDialect,
+           arith::ArithDialect, bufferization::BufferizationDialect,
+           cf::ControlFlowDialect, DLTIDialect, func::FuncDialect,
+           gpu::GPUDialect, index::IndexDialect, linalg::LinalgDialect,
+           LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+           nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
+           tensor::TensorDialect, ub::UBDialect, vector::VectorDialect>();
 
   // External models (as registerAllDialects() attaches them).
   affine::registerValueBoundsOpInterfaceExternalModels(r);
@@ -325,6 +326,86 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
 
 } // namespace
 
+/// Lowers the module's gpu.module (attention kernels from the GPU
+/// conversion, or kernels written at the fagpu tile level) to what `emit`
+/// asks for: MLIR text, LLVM IR, PTX or a cubin.
+static llvm::Expected<std::string>
+lowerKernels(ModuleOp module, MLIRContext &context,
+             const AttentionConfig &options, EmitKind emit,
+             const std::string &diagnostics) {
+  std::string payload;
+  if (emit == EmitKind::MLIR) {
+    llvm::raw_string_ostream os(payload);
+    module->print(os);
+    return payload;
+  }
+
+  PassManager toBinary(&context);
+  GPULoweringOptions lowering;
+  lowering.chip = options.chip;
+  lowering.features = options.features;
+  lowering.format = emit == EmitKind::PTX     ? "isa"
+                    : emit == EmitKind::Cubin ? "bin"
+                                              : "";
+  buildGPULoweringPipeline(toBinary, lowering);
+  if (failed(toBinary.run(module)))
+    return compileError("lowering the kernel to " + lowering.format + " failed",
+                        diagnostics);
+
+  if (emit == EmitKind::LLVM) {
+    gpu::GPUModuleOp gpuModule;
+    module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(gpuModule.getLoc());
+    OpBuilder b(kernels->getBodyRegion());
+    for (Operation &op : gpuModule.getBody()->without_terminator())
+      b.clone(op);
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*kernels, llvmContext, "fa_kernels");
+    if (!llvmModule)
+      return compileError("translating the kernel to LLVM IR failed",
+                          diagnostics);
+    llvm::raw_string_ostream os(payload);
+    llvmModule->print(os, nullptr);
+    return payload;
+  }
+
+  gpu::BinaryOp binary;
+  module->walk([&](gpu::BinaryOp op) { binary = op; });
+  if (!binary || binary.getObjects().empty())
+    return compileError("no kernel binary was produced", diagnostics);
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  return object.getObject().getValue().str();
+}
+
+/// A module of hand-written GPU-tile-level kernels (a gpu.module, no
+/// attention op): lowered as it is; the metadata names each kernel and its
+/// dynamic shared memory.
+static llvm::Expected<CompiledKernel>
+compileKernelModule(ModuleOp module, MLIRContext &context,
+                    const AttentionConfig &options, EmitKind emit,
+                    const std::string &diagnostics) {
+  CompiledKernel result;
+  llvm::raw_string_ostream meta(result.metadata);
+  meta << "kind = kernel_module\nchip = " << options.chip << "\n";
+  module->walk([&](gpu::GPUFuncOp func) {
+    if (!func.isKernel())
+      return;
+    int64_t shared = 0;
+    func.walk([&](fagpu::AllocSharedOp alloc) {
+      shared += llvm::alignTo(alloc.getType().getSizeInBytes(), 1024);
+    });
+    meta << "kernel = " << func.getName() << "\n"
+         << func.getName() << ".shared_bytes = " << shared << "\n";
+  });
+  llvm::Expected<std::string> payload =
+      lowerKernels(module, context, options, emit, diagnostics);
+  if (!payload)
+    return payload.takeError();
+  result.payload = std::move(*payload);
+  return result;
+}
+
 llvm::Expected<CompiledKernel>
 mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                         const AttentionConfig &options, EmitKind emit) {
@@ -362,6 +443,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
 
+  bool hasKernels = false;
+  module->walk([&](gpu::GPUModuleOp) { hasKernels = true; });
+  if (problems.empty() && hasKernels)
+    return compileKernelModule(*module, context, options, emit, diagnostics);
+
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
   toKernel.addPass(createTileAttention(
@@ -386,47 +472,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   CompiledKernel result;
   result.metadata = kernelMetadata(kernels, options);
 
-  if (emit == EmitKind::MLIR) {
-    llvm::raw_string_ostream os(result.payload);
-    module->print(os);
-    return result;
-  }
-
-  PassManager toBinary(&context);
-  GPULoweringOptions lowering;
-  lowering.chip = options.chip;
-  lowering.features = options.features;
-  lowering.format = emit == EmitKind::PTX     ? "isa"
-                    : emit == EmitKind::Cubin ? "bin"
-                                              : "";
-  buildGPULoweringPipeline(toBinary, lowering);
-  if (failed(toBinary.run(*module)))
-    return compileError("lowering the kernel to " + lowering.format + " failed",
-                   diagnostics);
-
-  if (emit == EmitKind::LLVM) {
-    gpu::GPUModuleOp gpuModule;
-    module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
-    OwningOpRef<ModuleOp> kernels = ModuleOp::create(gpuModule.getLoc());
-    OpBuilder b(kernels->getBodyRegion());
-    for (Operation &op : gpuModule.getBody()->without_terminator())
-      b.clone(op);
-    llvm::LLVMContext llvmContext;
-    std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*kernels, llvmContext, "fa_kernels");
-    if (!llvmModule)
-      return compileError("translating the kernel to LLVM IR failed", diagnostics);
-    llvm::raw_string_ostream os(result.payload);
-    llvmModule->print(os, nullptr);
-    return result;
-  }
-
-  gpu::BinaryOp binary;
-  module->walk([&](gpu::BinaryOp op) { binary = op; });
-  if (!binary || binary.getObjects().empty())
-    return compileError("no kernel binary was produced", diagnostics);
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  result.payload = object.getObject().getValue().str();
+  llvm::Expected<std::string> payload =
+      lowerKernels(*module, context, options, emit, diagnostics);
+  if (!payload)
+    return payload.takeError();
+  result.payload = std::move(*payload);
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
 #include "fa/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -28,7 +29,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   // gpu-module-to-binary translates kernels to LLVM IR in-process.
   mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::fa::FADialect>();
+  registry.insert<mlir::fa::FADialect, mlir::fagpu::FAGPUDialect>();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FlashMLIR optimizer driver\n", registry));

@@ -51,4 +51,28 @@ def FinalizeNVVMKernels : Pass<"fa-finalize-nvvm-kernels",
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
+                               "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower the GPU tile level (fagpu) to per-thread NVVM code";
+  let description = [{
+    Register tiles (tensors with a `#fagpu` layout) become each thread's
+    registers, a vector in the layout's register order; every op asks the
+    tile's layout function where its elements are. Elementwise `arith` and
+    `math` ops run on those vectors (`exp2`, `log2`, `tanh` as the hardware
+    approximations); `fagpu.reduce_rows` combines a thread's registers of a
+    row and then shuffles across the lanes that split it; `fagpu.mma` with a
+    `#fagpu.wgmma_acc` accumulator becomes `wgmma.mma_async` (shared A and B
+    through matrix descriptors of the tiles' swizzle; register A through the
+    register-A instruction); shared tiles are placed 1024-byte aligned in the
+    kernel's dynamic shared memory, whose size is recorded on the kernel as
+    `fa.shared_bytes`.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // FA_CONVERSION_PASSES_TD

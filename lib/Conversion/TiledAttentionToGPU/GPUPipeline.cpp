@@ -20,6 +20,8 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Kernels written at the GPU tile level first become per-thread code.
+  kernels.addPass(createConvertFAGPUToNVVM());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());

@@ -1,0 +1,44 @@
+//===- FAGPU.h - FlashMLIR GPU tile level -----------------------*- C++ -*-===//
+
+#ifndef FA_DIALECT_FAGPU_IR_FAGPU_H
+#define FA_DIALECT_FAGPU_IR_FAGPU_H
+
+#include "fa/Dialect/FAGPU/IR/TileLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "fa/Dialect/FAGPU/IR/FAGPUAttrInterfaces.h.inc"
+#include "fa/Dialect/FAGPU/IR/FAGPUDialect.h.inc"
+#include "fa/Dialect/FAGPU/IR/FAGPUEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUAttrs.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUTypes.h.inc"
+#define GET_OP_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUOps.h.inc"
+
+namespace mlir {
+namespace fagpu {
+
+/// The distributed layout of a register tile, or null.
+DistributedLayoutAttr getLayout(Type type);
+/// The layout function of a register tile (its layout must be set).
+TileLayout getTileLayout(RankedTensorType type);
+
+/// True for the accumulator layouts that pick a matrix instruction.
+inline bool isWgmmaFamily(Attribute layout) {
+  return isa<WgmmaAccLayoutAttr, WgmmaALayoutAttr>(layout);
+}
+
+} // namespace fagpu
+} // namespace mlir
+
+#endif // FA_DIALECT_FAGPU_IR_FAGPU_H

@@ -1,0 +1,91 @@
+//===- FAGPUAttrs.td - Register layouts of GPU tiles -------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FAGPU_IR_FAGPUATTRS_TD
+#define FA_DIALECT_FAGPU_IR_FAGPUATTRS_TD
+
+include "fa/Dialect/FAGPU/IR/FAGPUDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def FAGPU_DistributedLayoutInterface
+    : AttrInterface<"DistributedLayoutAttr"> {
+  let cppNamespace = "::mlir::fagpu";
+  let description = [{
+    A register layout of a tile: where each element lives among the threads
+    of a block. The layout function is the `TileLayout` it returns.
+  }];
+  let methods = [
+    InterfaceMethod<"Why a tile of `shape` cannot have this layout (empty "
+                    "when it can).", "std::string", "checkShape",
+                    (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+    InterfaceMethod<"The layout function of a tile of `shape` (checked).",
+                    "::mlir::fagpu::TileLayout", "getTileLayout",
+                    (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+    InterfaceMethod<"Warps of the block that hold the tile.", "int64_t",
+                    "getWarps">,
+  ];
+}
+
+class FAGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<FAGPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// A tensor-core layout parametrised by the warps that split the tile's rows.
+class FAGPU_TensorCoreLayout<string name, string attrMnemonic, string summaryText>
+    : FAGPU_Attr<name, attrMnemonic,
+                 [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
+  let summary = summaryText;
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` `warps` `=` $warps `>`";
+  let genVerifyDecl = 1;
+}
+
+def FAGPU_MmaSyncAccLayout : FAGPU_TensorCoreLayout<"MmaSyncAccLayout",
+    "mma_sync_acc", "mma.sync.m16n8k16 accumulator fragments"> {
+  let description = [{
+    f32 C/D fragments of `mma.sync.m16n8k16`; warps own equal contiguous
+    row blocks. Rows: a multiple of 16 per warp; columns: of 8.
+  }];
+}
+def FAGPU_MmaSyncALayout : FAGPU_TensorCoreLayout<"MmaSyncALayout",
+    "mma_sync_a", "mma.sync.m16n8k16 A operand fragments"> {
+  let description = [{
+    16-bit A fragments of `mma.sync.m16n8k16` (a0..a7 per k16 step).
+  }];
+}
+def FAGPU_MmaSyncBLayout : FAGPU_TensorCoreLayout<"MmaSyncBLayout",
+    "mma_sync_b", "mma.sync.m16n8k16 B operand fragments"> {
+  let description = [{
+    16-bit B fragments of `mma.sync.m16n8k16` of a [K x N] tile; every warp
+    holds all of it.
+  }];
+}
+def FAGPU_WgmmaAccLayout : FAGPU_TensorCoreLayout<"WgmmaAccLayout",
+    "wgmma_acc", "wgmma.m64nNk16 accumulator fragments"> {
+  let description = [{
+    f32 D fragments of `wgmma.mma_async.m64nNk16`: each warpgroup owns 64
+    rows, warp w of it rows 16 w .. 16 w + 15. `warps` is a multiple of 4.
+  }];
+}
+def FAGPU_WgmmaALayout : FAGPU_TensorCoreLayout<"WgmmaALayout",
+    "wgmma_a", "wgmma register A operand fragments"> {
+  let description = [{
+    16-bit A operand of `wgmma.mma_async` taken from registers: per warp,
+    the mma.sync A fragments of its 16 rows.
+  }];
+}
+
+def FAGPU_RowsLayout : FAGPU_Attr<"RowsLayout", "rows",
+    [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
+  let summary = "Per-row values of a 2-D register layout";
+  let description = [{
+    The layout of a 1-D tile holding one value per row of a 2-D tile in the
+    `parent` layout (a row reduction's result, a running max or sum): each
+    thread holds the rows its parent registers touch; the lanes and warps
+    that split the parent's columns hold copies.
+  }];
+  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent);
+  let assemblyFormat = "`<` $parent `>`";
+}
+
+#endif // FA_DIALECT_FAGPU_IR_FAGPUATTRS_TD

@@ -1,0 +1,38 @@
+//===- FAGPUTypes.td - Shared-memory tiles -----------------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FAGPU_IR_FAGPUTYPES_TD
+#define FA_DIALECT_FAGPU_IR_FAGPUTYPES_TD
+
+include "fa/Dialect/FAGPU/IR/FAGPUDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def FAGPU_SharedTile : TypeDef<FAGPU_Dialect, "SharedTile"> {
+  let mnemonic = "smem";
+  let summary = "A 2-D tile in shared memory with its swizzle";
+  let description = [{
+    `!fagpu.smem<64x128xbf16, swizzle = 128>`: a row-major tile in the
+    block's shared memory. With `swizzle = S` (32, 64 or 128 bytes) rows are
+    cut into S-byte atoms stored one column band after another, and inside an
+    atom the 16-byte chunks of a row are permuted as TMA's
+    `CU_TENSOR_MAP_SWIZZLE_<S>B` writes them and a WGMMA descriptor of the
+    same mode reads them (`swizzledByteOffset` in TileLayout.h). `swizzle =
+    0` is plain row-major. The base address is 1024-byte aligned.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType, "int64_t":$swizzle);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRows() const { return getShape()[0]; }
+    int64_t getCols() const { return getShape()[1]; }
+    int64_t getElementBytes() const {
+      return getElementType().getIntOrFloatBitWidth() / 8;
+    }
+    int64_t getRowBytes() const { return getCols() * getElementBytes(); }
+    int64_t getSizeInBytes() const { return getRows() * getRowBytes(); }
+    /// Byte offset of element (row, col) from the tile's base.
+    int64_t byteOffset(int64_t row, int64_t col) const;
+  }];
+}
+
+#endif // FA_DIALECT_FAGPU_IR_FAGPUTYPES_TD

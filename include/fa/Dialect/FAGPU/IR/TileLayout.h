@@ -1,0 +1,156 @@
+//===- TileLayout.h - Where each element of a GPU tile lives ---*- C++ -*-===//
+//
+// A tile held in registers is spread over the threads of a block: each
+// thread holds some of its elements in registers. A TileLayout is that
+// mapping, the "layout function" of a layout attribute: (register, lane,
+// warp) -> (row, col) of the tile.
+//
+// Every layout a tensor core uses (mma.sync A/B/C fragments, the WGMMA
+// accumulator and register-A operand) is linear over GF(2) in the bits of the
+// three indices: each bit contributes a fixed (row, col) offset, its basis,
+// and the element of an index is the XOR of the bases of its set bits. The
+// bases of one layout are distinct powers of two (or zero, for a bit along
+// which the same element is replicated), so XOR is plain addition and the
+// element splits into a static part (from the register index, known when
+// the kernel is generated) and a dynamic part (from lane and warp, computed
+// once in the kernel). Lowerings ask the layout; none recomputes lane
+// arithmetic of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FAGPU_IR_TILELAYOUT_H
+#define FA_DIALECT_FAGPU_IR_TILELAYOUT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace fagpu {
+
+/// An element of a 2-D tile (a 1-D tile uses col = 0).
+struct TileCoord {
+  int64_t row = 0, col = 0;
+  bool operator==(const TileCoord &o) const {
+    return row == o.row && col == o.col;
+  }
+  bool operator!=(const TileCoord &o) const { return !(*this == o); }
+  bool isZero() const { return row == 0 && col == 0; }
+};
+
+class TileLayout {
+public:
+  static constexpr int64_t kLaneBits = 5; // 32 lanes per warp
+
+  /// `laneBases` has kLaneBits entries; `regBases` log2(registers) and
+  /// `warpBases` log2(warps) entries.
+  TileLayout(int64_t rows, int64_t cols, llvm::ArrayRef<TileCoord> regBases,
+             llvm::ArrayRef<TileCoord> laneBases,
+             llvm::ArrayRef<TileCoord> warpBases);
+
+  int64_t rows() const { return numRows; }
+  int64_t cols() const { return numCols; }
+  int64_t numRegisters() const { return int64_t(1) << regBases.size(); }
+  int64_t numWarps() const { return int64_t(1) << warpBases.size(); }
+  llvm::ArrayRef<TileCoord> registerBases() const { return regBases; }
+  llvm::ArrayRef<TileCoord> laneBases() const { return lnBases; }
+  llvm::ArrayRef<TileCoord> warpBasesRef() const { return warpBases; }
+
+  /// The element that register `reg` of lane `lane` of warp `warp` holds.
+  TileCoord apply(int64_t reg, int64_t lane, int64_t warp) const;
+  /// The static part: the element of register `reg` of lane 0 of warp 0.
+  TileCoord ofRegister(int64_t reg) const { return apply(reg, 0, 0); }
+
+  /// Empty when the bases are well formed: every non-zero basis a power of
+  /// two in one coordinate, no two the same, all inside the tile, and every
+  /// element of the tile held by some (register, lane, warp). Else why not.
+  std::string verify() const;
+
+  /// Lane bits that move along columns only: the lanes a row reduction
+  /// combines (shuffle xor 1 << bit).
+  llvm::SmallVector<unsigned> laneBitsAlongCols() const;
+  /// Warp bits that move along columns (a row reduction would have to cross
+  /// warps through shared memory).
+  llvm::SmallVector<unsigned> warpBitsAlongCols() const;
+
+  /// The layout of per-row values (a row reduction's result, a row max or
+  /// sum) that goes with this one: columns dropped, registers that differ
+  /// only in columns merged, lanes and warps along columns replicated.
+  /// rows() x 1.
+  TileLayout rowSlice() const;
+  /// For each register of rowSlice(), the registers of this layout that
+  /// hold elements of the same row (for the same lane and warp).
+  llvm::SmallVector<llvm::SmallVector<int64_t>> registersByRow() const;
+
+  bool operator==(const TileLayout &o) const;
+  bool operator!=(const TileLayout &o) const { return !(*this == o); }
+
+  // The tensor-core layouts. Warps split the rows in equal contiguous
+  // blocks; `rows` and `cols` must be multiples of the instruction shape.
+
+  /// mma.sync.m16n8k16 C/D fragments (f32 accumulators) tiling
+  /// [rows x cols]: registers c0..c3 of the first n8 tile, then the next n8
+  /// tiles, then the next m16 tiles of the warp's rows.
+  static TileLayout mmaSyncAccumulator(int64_t rows, int64_t cols,
+                                       int64_t warps);
+  /// mma.sync.m16n8k16 A fragments (16-bit elements a0..a7 per k16 step)
+  /// tiling [rows x cols]: a0..a7 of k16 step 0, then the next k16 steps,
+  /// then the next m16 tiles.
+  static TileLayout mmaSyncOperandA(int64_t rows, int64_t cols, int64_t warps);
+  /// mma.sync.m16n8k16 B fragments (b0..b3 per n8 x k16 step) tiling
+  /// [rows = k x cols = n]; every warp holds the whole tile.
+  static TileLayout mmaSyncOperandB(int64_t rows, int64_t cols, int64_t warps);
+  /// wgmma.m64nNk16 D fragments (f32): per warpgroup 64 rows, warp w of a
+  /// warpgroup rows 16 w .. 16 w + 15, d[i] at row 8 * (i / 2 % 2) + g and
+  /// column 8 * (i / 4) + 2 t + i % 2 (g = lane / 4, t = lane % 4). `warps`
+  /// is a multiple of 4; rows = 64 * warps / 4 * m-repeats.
+  static TileLayout wgmmaAccumulator(int64_t rows, int64_t cols, int64_t warps);
+  /// wgmma.m64nNk16 register A operand (16-bit elements): per warp the
+  /// mma.sync A fragment of its 16 rows, k16 steps in the registers.
+  static TileLayout wgmmaOperandA(int64_t rows, int64_t cols, int64_t warps);
+
+private:
+  int64_t numRows, numCols;
+  llvm::SmallVector<TileCoord> regBases, lnBases, warpBases;
+};
+
+/// Byte offset of element (row, col) of a row-major shared tile whose rows
+/// are `rowBytes` long, stored in `swizzleBytes`-byte swizzled atoms as TMA
+/// (CU_TENSOR_MAP_SWIZZLE_{32,64,128}B) writes them and a WGMMA descriptor
+/// with the same swizzle mode reads them: a row is split into atoms of
+/// `swizzleBytes` bytes, the atoms of one column band are stored one after
+/// another ([rows x swizzleBytes] each), and inside an atom the 16-byte chunk
+/// c of row r sits at chunk c ^ (r / (128 / swizzleBytes) % (swizzleBytes /
+/// 16)). swizzleBytes = 0 means no swizzle (plain row-major).
+///
+/// Written once over an integer domain `A` (A::Int with add, mul, div, rem,
+/// xorOp by constants or values) so that the compiler's constant offsets and
+/// the offsets a kernel computes are the same function.
+template <typename A>
+typename A::Int swizzledByteOffsetIn(A &a, typename A::Int row,
+                                     typename A::Int col, int64_t elementBytes,
+                                     int64_t rows, int64_t rowBytes,
+                                     int64_t swizzleBytes) {
+  auto byte = a.mul(col, elementBytes);
+  if (swizzleBytes == 0)
+    return a.add(a.mul(row, rowBytes), byte);
+  auto atom = a.div(byte, swizzleBytes); // which column band
+  auto inAtom = a.rem(byte, swizzleBytes);
+  auto chunk = a.div(inAtom, 16);
+  auto phase = a.rem(a.div(row, 128 / swizzleBytes), swizzleBytes / 16);
+  auto band = a.add(a.mul(atom, rows * swizzleBytes), a.mul(row, swizzleBytes));
+  return a.add(band,
+               a.add(a.mul(a.xorOp(chunk, phase), 16), a.rem(inAtom, 16)));
+}
+
+/// swizzledByteOffsetIn on plain integers.
+int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t elementBytes,
+                           int64_t rows, int64_t rowBytes,
+                           int64_t swizzleBytes);
+
+} // namespace fagpu
+} // namespace mlir
+
+#endif // FA_DIALECT_FAGPU_IR_TILELAYOUT_H

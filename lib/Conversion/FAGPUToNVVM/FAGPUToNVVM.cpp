@@ -1,0 +1,410 @@
+//===- FAGPUToNVVM.cpp - GPU tile level -> per-thread NVVM code -----------===//
+//
+// Register tiles become each thread's registers (a vector in the layout's
+// register order); every op asks the tile's TileLayout where its elements
+// are. Elementwise arith/math run on those vectors unchanged; row reductions
+// combine a thread's registers of a row, then shuffle across the lanes that
+// split the row; shared tiles are placed in the kernel's dynamic shared
+// memory. Matrix products: MmaToWGMMA.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Conversion/Passes.h"
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_CONVERTFAGPUTONVVM
+#include "fa/Conversion/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+constexpr StringLiteral kSharedTilesGlobal = "__fa_shared_tiles";
+constexpr StringLiteral kSharedOffsetAttr = "fagpu.shared_offset";
+constexpr int64_t kSharedTileAlignment = 1024;
+
+static bool hasTileTypes(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), isTileType) ||
+         llvm::any_of(op->getResultTypes(), isTileType);
+}
+
+// convert-gpu-to-nvvm turns math ops into libdevice calls; the hardware
+// approximations are what the kernels use (no libdevice needed).
+static Value approximate(OpBuilder &b, Location loc, Operation *op, Value x) {
+  StringRef name =
+      TypeSwitch<Operation *, StringRef>(op)
+          .Case([](math::Exp2Op) { return "llvm.nvvm.ex2.approx.ftz.f"; })
+          .Case([](math::Log2Op) { return "llvm.nvvm.lg2.approx.f"; })
+          .Case([](math::TanhOp) { return "llvm.nvvm.tanh.approx.f32"; })
+          .Default([](Operation *) { return StringRef(); });
+  if (name.empty())
+    return {};
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
+             ValueRange{x},
+             LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                          LLVM::FastmathFlags::none))
+      .getResult(0);
+}
+
+/// arith and math ops on register tiles run unchanged on the registers.
+struct ElementwiseOnTiles : ConversionPattern {
+  ElementwiseOnTiles(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+        !hasTileTypes(op))
+      return failure();
+    Location loc = op->getLoc();
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!dense)
+        return rewriter.notifyMatchFailure(op, "only splat tile constants");
+      auto type =
+          cast<VectorType>(getTypeConverter()->convertType(constant.getType()));
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, type,
+          SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+      return success();
+    }
+    if (isa<math::Exp2Op, math::Log2Op, math::TanhOp>(op)) {
+      if (!getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+        return rewriter.notifyMatchFailure(op, "f32 approximations only");
+      auto type = cast<VectorType>(operands[0].getType());
+      SmallVector<Value> results;
+      for (Value x : unpackVector(rewriter, loc, operands[0]))
+        results.push_back(approximate(rewriter, loc, op, x));
+      rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
+      return success();
+    }
+    FailureOr<Operation *> converted =
+        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
+    if (failed(converted))
+      return failure();
+    rewriter.replaceOp(op, (*converted)->getResults());
+    return success();
+  }
+};
+
+/// A scalar broadcast to every element: each register holds it.
+struct LowerSplat : OpConversionPattern<tensor::SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!getLayout(op.getType()))
+      return failure();
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type,
+                                                     adaptor.getInput());
+    return success();
+  }
+};
+
+struct LowerTileCoords : OpConversionPattern<TileCoordsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TileCoordsOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    TileLayout layout = getTileLayout(type);
+    bool rows = op.getDim() == 0;
+    auto [row, col] = emitThreadCoords(rewriter, loc, layout,
+                                       ThreadPosition::get(rewriter, loc));
+    Value base = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI32Type(), rows ? row : col);
+    auto vectorType = cast<VectorType>(getTypeConverter()->convertType(type));
+    SmallVector<int32_t> offsets;
+    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
+      TileCoord c = layout.ofRegister(reg);
+      offsets.push_back(rows ? c.row : c.col);
+    }
+    Value splat = vector::BroadcastOp::create(rewriter, loc, vectorType, base);
+    Value constant = arith::ConstantOp::create(
+        rewriter, loc, vectorType,
+        DenseElementsAttr::get(vectorType, ArrayRef<int32_t>(offsets)));
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, constant);
+    return success();
+  }
+};
+
+static Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value x,
+                     Value y) {
+  if (kind == ReductionKind::max)
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+struct LowerReduceRows : OpConversionPattern<ReduceRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TileLayout layout =
+        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
+    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getSource());
+    SmallVector<Value> rows;
+    for (ArrayRef<int64_t> group : layout.registersByRow()) {
+      Value acc = regs[group.front()];
+      for (int64_t reg : group.drop_front())
+        acc = combine(rewriter, loc, op.getKind(), acc, regs[reg]);
+      // Lanes that split the row: a butterfly leaves the result in each.
+      for (unsigned bit : layout.laneBitsAlongCols()) {
+        Value other = gpu::ShuffleOp::create(rewriter, loc, acc, 1u << bit, 32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        acc = combine(rewriter, loc, op.getKind(), acc, other);
+      }
+      rows.push_back(acc);
+    }
+    auto type = cast<VectorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    rewriter.replaceOp(op, packVector(rewriter, loc, type, rows));
+    return success();
+  }
+};
+
+struct LowerExpandRows : OpConversionPattern<ExpandRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpandRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TileLayout layout = getTileLayout(op.getType());
+    SmallVector<int64_t> mask(layout.numRegisters());
+    for (auto [row, group] : llvm::enumerate(layout.registersByRow()))
+      for (int64_t reg : group)
+        mask[reg] = row;
+    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSource(),
+                                                   adaptor.getSource(), mask);
+    return success();
+  }
+};
+
+struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TileLayout from =
+        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
+    TileLayout to = getTileLayout(op.getType());
+    // Same lane and warp bases (verified): register r of `to` is the
+    // register of `from` at the same element of lane 0, warp 0.
+    DenseMap<std::pair<int64_t, int64_t>, int64_t> fromReg;
+    for (int64_t reg = 0; reg < from.numRegisters(); ++reg) {
+      TileCoord c = from.ofRegister(reg);
+      fromReg[{c.row, c.col}] = reg;
+    }
+    SmallVector<int64_t> mask;
+    for (int64_t reg = 0; reg < to.numRegisters(); ++reg) {
+      TileCoord c = to.ofRegister(reg);
+      mask.push_back(fromReg.lookup({c.row, c.col}));
+    }
+    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSource(),
+                                                   adaptor.getSource(), mask);
+    return success();
+  }
+};
+
+struct LowerAllocShared : OpConversionPattern<AllocSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllocSharedOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto offset = op->getAttrOfType<IntegerAttr>(kSharedOffsetAttr);
+    if (!offset)
+      return rewriter.notifyMatchFailure(op, "not placed");
+    Location loc = op.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(op.getContext(), 3);
+    Value base =
+        LLVM::AddressOfOp::create(rewriter, loc, ptrType, kSharedTilesGlobal);
+    rewriter.replaceOp(
+        op, emitSharedAddress(rewriter, loc, base,
+                              arith::ConstantIndexOp::create(rewriter, loc,
+                                                             offset.getInt())));
+    return success();
+  }
+};
+
+struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CopyToSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedTileType tile = op.getDest().getType();
+    int64_t perChunk = 16 / tile.getElementBytes();
+    int64_t chunksPerRow = tile.getCols() / perChunk;
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    auto chunkType = VectorType::get({perChunk}, tile.getElementType());
+    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value threads = gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x);
+    auto loop = scf::ForOp::create(rewriter, loc, tid,
+                                   c(tile.getRows() * chunksPerRow), threads);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value chunk = loop.getInductionVar();
+      Value row = arith::DivUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
+      Value col = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow)),
+          c(perChunk));
+      Value sourceRow =
+          arith::AddIOp::create(rewriter, loc, adaptor.getRow(), row);
+      Value inside =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                sourceRow, adaptor.getLimit());
+      auto ifInside = scf::IfOp::create(rewriter, loc, chunkType, inside,
+                                        /*withElseRegion=*/true);
+      rewriter.setInsertionPointToStart(ifInside.thenBlock());
+      Value loaded =
+          vector::LoadOp::create(rewriter, loc, chunkType, adaptor.getSource(),
+                                 ValueRange{sourceRow, col});
+      scf::YieldOp::create(rewriter, loc, loaded);
+      rewriter.setInsertionPointToStart(ifInside.elseBlock());
+      Value zeros = arith::ConstantOp::create(rewriter, loc, chunkType,
+                                              rewriter.getZeroAttr(chunkType));
+      scf::YieldOp::create(rewriter, loc, zeros);
+      rewriter.setInsertionPointAfter(ifInside);
+      Value address = emitSharedAddress(
+          rewriter, loc, adaptor.getDest(),
+          emitSharedByteOffset(rewriter, loc, tile, row, col));
+      LLVM::StoreOp::create(rewriter, loc, ifInside.getResult(0), address,
+                            /*alignment=*/16);
+    }
+    // The tensor cores read shared memory through the async proxy.
+    NVVM::FenceProxyOp::create(
+        rewriter, loc,
+        NVVM::ProxyKindAttr::get(op.getContext(),
+                                 NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(op.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    TileLayout layout = getTileLayout(type);
+    ThreadPosition thread = ThreadPosition::get(rewriter, loc);
+    auto [threadRow, threadCol] =
+        emitThreadCoords(rewriter, loc, layout, thread);
+    Value owner = emitIsFirstCopy(rewriter, loc, layout, thread);
+    Value rowBase =
+        arith::AddIOp::create(rewriter, loc, adaptor.getRow(), threadRow);
+    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
+    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
+      TileCoord c = layout.ofRegister(reg);
+      Value row = arith::AddIOp::create(
+          rewriter, loc, rowBase,
+          arith::ConstantIndexOp::create(rewriter, loc, c.row));
+      Value inside = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, row, adaptor.getLimit());
+      Value store = arith::AndIOp::create(rewriter, loc, inside, owner);
+      auto ifStore = scf::IfOp::create(rewriter, loc, store);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifStore.thenBlock());
+      SmallVector<Value> indices = {row};
+      if (type.getRank() == 2)
+        indices.push_back(arith::AddIOp::create(
+            rewriter, loc, threadCol,
+            arith::ConstantIndexOp::create(rewriter, loc, c.col)));
+      memref::StoreOp::create(rewriter, loc, regs[reg], adaptor.getDest(),
+                              indices);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Places each function's shared tiles one after another (1024-byte
+/// aligned, as swizzled TMA/WGMMA tiles need) and records the total on the
+/// kernel as fa.shared_bytes.
+static void placeSharedTiles(gpu::GPUModuleOp module) {
+  bool any = false;
+  module.walk([&](gpu::GPUFuncOp func) {
+    int64_t offset = 0;
+    func.walk([&](AllocSharedOp alloc) {
+      alloc->setAttr(
+          kSharedOffsetAttr,
+          IntegerAttr::get(IntegerType::get(func.getContext(), 64), offset));
+      offset +=
+          llvm::alignTo(alloc.getType().getSizeInBytes(), kSharedTileAlignment);
+      any = true;
+    });
+    if (offset > 0)
+      func->setAttr(
+          "fa.shared_bytes",
+          IntegerAttr::get(IntegerType::get(func.getContext(), 64), offset));
+  });
+  if (!any || module.lookupSymbol(kSharedTilesGlobal))
+    return;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/false,
+                         LLVM::Linkage::External, kSharedTilesGlobal,
+                         Attribute(), kSharedTileAlignment,
+                         /*addrSpace=*/3);
+}
+
+struct ConvertFAGPUToNVVMPass
+    : fa::impl::ConvertFAGPUToNVVMBase<ConvertFAGPUToNVVMPass> {
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    placeSharedTiles(module);
+
+    TileTypeConverter converter(ctx);
+    RewritePatternSet patterns(ctx);
+    patterns.add<ElementwiseOnTiles>(converter, ctx);
+    patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
+                 LowerConvertLayout, LowerAllocShared, LowerCopyToShared,
+                 LowerStoreTile>(converter, ctx);
+    populateMmaToWGMMAPatterns(converter, patterns);
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<FAGPUDialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [](Operation *op) { return !hasTileTypes(op); });
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,232 @@
+//===- MmaToWGMMA.cpp - fagpu.mma on Hopper's warpgroup MMA ---------------===//
+//
+// An accumulator in the #fagpu.wgmma_acc layout is the D fragment of
+// wgmma.mma_async.m64nNk16, one instruction per 64 rows of a warpgroup and
+// k16 step: registers [rep * N/2, (rep + 1) * N/2) of a thread are the
+// fragment of its m-repeat `rep`. Shared operands are read through matrix
+// descriptors built from the tile's swizzle; a register A operand
+// (#fagpu.wgmma_a, e.g. P for P·V) goes through the register-A form, the one
+// wgmma MLIR's NVVM dialect lacks, as one inline PTX instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+constexpr int64_t kWarpgroupRows = 64;
+constexpr int64_t kInstructionK = 16;
+
+/// The matrix descriptor of a 128-byte-swizzled operand (wgmma's "matrix
+/// descriptor"): start address >> 4 in bits 0-13, leading-dimension byte
+/// offset >> 4 in 16-29, stride-dimension byte offset >> 4 in 32-45, swizzle
+/// mode 1 (128 B) in bits 62-63.
+Value emitDescriptor(OpBuilder &b, Location loc, Value address,
+                     int64_t leadingBytes, int64_t strideBytes) {
+  Type i64 = b.getI64Type();
+  auto c = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  Value raw = LLVM::PtrToIntOp::create(b, loc, i64, address);
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, raw, c(0x3FFFF)), c(4));
+  int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
+                  ((strideBytes >> 4) & 0x3FFF) << 32 | int64_t(1) << 62;
+  return arith::OrIOp::create(b, loc, start, c(fixed));
+}
+
+/// Descriptor of the [rows, 16] slice (K-major operand: k0 is a column of
+/// the tile) or [16, cols] slice (N-major: k0 is a row) at (row0, k0).
+/// K-major: 8-row core-matrix groups 1024 B apart (SBO); the leading offset
+/// is unused for swizzled K-major tiles. N-major: SBO steps 8 k-rows (1024
+/// B), LBO steps 64-column atoms (a band of the tile's rows).
+Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
+                            SharedTileType tile, bool kMajor, Value row0,
+                            int64_t k0) {
+  Value offset;
+  if (kMajor) {
+    Value k = arith::ConstantIndexOp::create(b, loc, k0);
+    offset = emitSharedByteOffset(b, loc, tile, row0, k);
+  } else {
+    offset = arith::ConstantIndexOp::create(b, loc, tile.byteOffset(k0, 0));
+  }
+  Value address = emitSharedAddress(b, loc, tileBase, offset);
+  int64_t leading = kMajor ? 16 : tile.getRows() * tile.getSwizzle();
+  return emitDescriptor(b, loc, address, leading, 1024);
+}
+
+NVVM::WGMMATypes wgmmaType(Type element) {
+  return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+}
+
+Value packStruct(OpBuilder &b, Location loc, LLVM::LLVMStructType type,
+                 ArrayRef<Value> values) {
+  Value result = LLVM::UndefOp::create(b, loc, type);
+  for (auto [i, v] : llvm::enumerate(values))
+    result = LLVM::InsertValueOp::create(b, loc, result, v, i);
+  return result;
+}
+
+SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value value,
+                                int64_t count) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, value, i));
+  return values;
+}
+
+/// The A operand of k16 step `k` of m-repeat `rep` as four 32-bit
+/// registers (a0a1, a2a3, a4a5, a6a7 of the #fagpu.wgmma_a layout).
+SmallVector<Value> registerA(OpBuilder &b, Location loc, Value aVector,
+                             int64_t rep, int64_t kSteps, int64_t k) {
+  auto type = cast<VectorType>(aVector.getType());
+  SmallVector<Value> regs;
+  int64_t first = (rep * kSteps + k) * 8;
+  auto pair = VectorType::get({2}, type.getElementType());
+  auto word = VectorType::get({1}, b.getI32Type());
+  for (int64_t r = 0; r < 4; ++r) {
+    Value two = vector::FromElementsOp::create(
+        b, loc, pair,
+        ValueRange{
+            vector::ExtractOp::create(b, loc, aVector, first + 2 * r),
+            vector::ExtractOp::create(b, loc, aVector, first + 2 * r + 1)});
+    Value packed = vector::BitCastOp::create(b, loc, word, two);
+    regs.push_back(vector::ExtractOp::create(b, loc, packed, 0));
+  }
+  return regs;
+}
+
+/// wgmma.mma_async with A from registers, as inline PTX with write-only
+/// results tied to the accumulator inputs.
+Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
+                         ArrayRef<Value> a, Value descB, int64_t n,
+                         Type element, bool transposeB) {
+  int64_t regs = n / 2;
+  std::string ptx;
+  llvm::raw_string_ostream os(ptx);
+  auto ref = [&](int64_t i) { return "$" + std::to_string(i); };
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << ref(2 * regs + 5) << ", 0;\n"
+     << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32."
+     << (element.isBF16() ? "bf16.bf16" : "f16.f16") << " {";
+  for (int64_t i = 0; i < regs; ++i)
+    os << (i ? ", " : "") << ref(i);
+  os << "}, {" << ref(2 * regs) << ", " << ref(2 * regs + 1) << ", "
+     << ref(2 * regs + 2) << ", " << ref(2 * regs + 3) << "}, "
+     << ref(2 * regs + 4) << ", p, 1, 1, " << (transposeB ? 0 : 1) << ";\n}\n";
+  SmallVector<std::string> constraints;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints.push_back("=f");
+  for (int64_t i = 0; i < regs; ++i)
+    constraints.push_back(std::to_string(i));
+  for (int i = 0; i < 4; ++i)
+    constraints.push_back("r");
+  constraints.push_back("l");
+  constraints.push_back("r");
+
+  SmallVector<Value> operands =
+      unpackStruct(b, loc, acc, regs); // tied accumulator inputs
+  operands.append(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
+  auto inlineAsm = LLVM::InlineAsmOp::create(
+      b, loc, acc.getType(), operands, ptx, llvm::join(constraints, ","),
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return inlineAsm.getResult(0);
+}
+
+struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto accType = cast<RankedTensorType>(op.getAcc().getType());
+    if (!isa<WgmmaAccLayoutAttr>(accType.getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not a WGMMA accumulator");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+    int64_t warps = getLayout(accType).getWarps();
+    int64_t blockRows = 16 * warps; // rows of one m-repeat of the block
+    int64_t reps = m / blockRows;
+    int64_t regsPerRep = n / 2;
+    SharedTileType bTile = op.getB().getType();
+    bool transposeB = op.getTransposeB();
+    int64_t kSteps =
+        (transposeB ? bTile.getCols() : bTile.getRows()) / kInstructionK;
+    Type element = bTile.getElementType();
+    auto aTile = dyn_cast<SharedTileType>(op.getA().getType());
+
+    Value warp = ThreadPosition::get(rewriter, loc).warp;
+    Value warpgroupRow = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(
+            rewriter, loc, warp,
+            arith::ConstantIndexOp::create(rewriter, loc, 4)),
+        arith::ConstantIndexOp::create(rewriter, loc, kWarpgroupRows));
+    Value zeroRow = arith::ConstantIndexOp::create(rewriter, loc, 0);
+
+    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(regsPerRep, rewriter.getF32Type()));
+    // Registers written by ordinary instructions feed the async MMA.
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    SmallVector<Value> results;
+    for (int64_t rep = 0; rep < reps; ++rep) {
+      Value d =
+          packStruct(rewriter, loc, structType,
+                     ArrayRef<Value>(acc).slice(rep * regsPerRep, regsPerRep));
+      Value row0 = arith::AddIOp::create(
+          rewriter, loc, warpgroupRow,
+          arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
+      for (int64_t k = 0; k < kSteps; ++k) {
+        int64_t k0 = k * kInstructionK;
+        Value descB = emitOperandDescriptor(rewriter, loc, adaptor.getB(),
+                                            bTile, transposeB, zeroRow, k0);
+        if (aTile) {
+          Value descA = emitOperandDescriptor(rewriter, loc, adaptor.getA(),
+                                              aTile, /*kMajor=*/true, row0, k0);
+          d = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structType, d, descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kInstructionK),
+              wgmmaType(element), wgmmaType(element), NVVM::WGMMATypes::f32,
+              NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+              NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+              transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+              /*satfinite=*/nullptr);
+        } else {
+          SmallVector<Value> a =
+              registerA(rewriter, loc, adaptor.getA(), rep, kSteps, k);
+          d = emitRegisterAWgmma(rewriter, loc, d, a, descB, n, element,
+                                 transposeB);
+        }
+      }
+      llvm::append_range(results, unpackStruct(rewriter, loc, d, regsPerRep));
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    auto type = cast<VectorType>(getTypeConverter()->convertType(accType));
+    rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fagpu::populateMmaToWGMMAPatterns(TileTypeConverter &converter,
+                                             RewritePatternSet &patterns) {
+  patterns.add<LowerMmaToWGMMA>(converter, patterns.getContext());
+}

@@ -1,0 +1,153 @@
+//===- TileLowering.cpp - Per-thread code for register tiles --------------===//
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+bool mlir::fagpu::isTileType(Type type) {
+  return isa<SharedTileType>(type) || getLayout(type);
+}
+
+TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
+  addConversion([](Type type) { return type; });
+  addConversion([](RankedTensorType type) -> Type {
+    if (!getLayout(type))
+      return type;
+    return VectorType::get({getTileLayout(type).numRegisters()},
+                           type.getElementType());
+  });
+  addConversion([ctx](SharedTileType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/3);
+  });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  addSourceMaterialization(cast);
+  addTargetMaterialization(cast);
+}
+
+ThreadPosition ThreadPosition::get(OpBuilder &b, Location loc) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value size = arith::ConstantIndexOp::create(b, loc, 32);
+  return {arith::RemUIOp::create(b, loc, tid, size),
+          arith::DivUIOp::create(b, loc, tid, size)};
+}
+
+/// Sum over the bits of `index` of bit * basis coordinate.
+static Value sumOfBits(OpBuilder &b, Location loc, Value index,
+                       ArrayRef<TileCoord> bases, bool row, Value acc) {
+  for (auto [bit, basis] : llvm::enumerate(bases)) {
+    int64_t step = row ? basis.row : basis.col;
+    if (step == 0)
+      continue;
+    Value shifted = arith::ShRUIOp::create(
+        b, loc, index, arith::ConstantIndexOp::create(b, loc, bit));
+    Value one = arith::AndIOp::create(
+        b, loc, shifted, arith::ConstantIndexOp::create(b, loc, 1));
+    acc = arith::AddIOp::create(
+        b, loc, acc,
+        arith::MulIOp::create(b, loc, one,
+                              arith::ConstantIndexOp::create(b, loc, step)));
+  }
+  return acc;
+}
+
+std::pair<Value, Value>
+mlir::fagpu::emitThreadCoords(OpBuilder &b, Location loc,
+                              const TileLayout &layout,
+                              const ThreadPosition &thread) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  std::array<Value, 2> coords;
+  for (int dim = 0; dim < 2; ++dim) {
+    Value acc =
+        sumOfBits(b, loc, thread.lane, layout.laneBases(), dim == 0, zero);
+    coords[dim] =
+        sumOfBits(b, loc, thread.warp, layout.warpBasesRef(), dim == 0, acc);
+  }
+  return {coords[0], coords[1]};
+}
+
+Value mlir::fagpu::emitIsFirstCopy(OpBuilder &b, Location loc,
+                                   const TileLayout &layout,
+                                   const ThreadPosition &thread) {
+  auto maskOfZeroBases = [](ArrayRef<TileCoord> bases) {
+    int64_t mask = 0;
+    for (auto [bit, basis] : llvm::enumerate(bases))
+      if (basis.isZero())
+        mask |= int64_t(1) << bit;
+    return mask;
+  };
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value result = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (auto [index, mask] :
+       {std::make_pair(thread.lane, maskOfZeroBases(layout.laneBases())),
+        std::make_pair(thread.warp, maskOfZeroBases(layout.warpBasesRef()))}) {
+    if (mask == 0)
+      continue;
+    Value bits = arith::AndIOp::create(
+        b, loc, index, arith::ConstantIndexOp::create(b, loc, mask));
+    Value isZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bits, zero);
+    result = arith::AndIOp::create(b, loc, result, isZero);
+  }
+  return result;
+}
+
+SmallVector<Value> mlir::fagpu::unpackVector(OpBuilder &b, Location loc,
+                                             Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  SmallVector<Value> scalars;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    scalars.push_back(vector::ExtractOp::create(b, loc, vector, i));
+  return scalars;
+}
+
+Value mlir::fagpu::packVector(OpBuilder &b, Location loc, VectorType type,
+                              ArrayRef<Value> scalars) {
+  return vector::FromElementsOp::create(b, loc, type, scalars);
+}
+
+namespace {
+/// Index arithmetic for swizzledByteOffsetIn.
+struct IndexArith {
+  using Int = Value;
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+};
+} // namespace
+
+Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
+                                        SharedTileType tile, Value row,
+                                        Value col) {
+  IndexArith a{b, loc};
+  return swizzledByteOffsetIn(a, row, col, tile.getElementBytes(),
+                              tile.getRows(), tile.getRowBytes(),
+                              tile.getSwizzle());
+}
+
+Value mlir::fagpu::emitSharedAddress(OpBuilder &b, Location loc, Value base,
+                                     Value bytes) {
+  Value offset = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                             ValueRange{offset});
+}

@@ -1,0 +1,70 @@
+//===- TileLowering.h - Per-thread code for register tiles -----*- C++ -*-===//
+//
+// What every fagpu lowering needs: the type a register tile becomes (the
+// thread's registers as a 1-D vector, in the layout's register order), the
+// thread's lane and warp, and the tile coordinates of its registers, all
+// asked of the tile's TileLayout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_CONVERSION_FAGPUTONVVM_TILELOWERING_H
+#define FA_LIB_CONVERSION_FAGPUTONVVM_TILELOWERING_H
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace fagpu {
+
+/// Register tiles -> vector<registers x element>; shared tiles -> the
+/// shared-memory pointer (!llvm.ptr<3>) of their first byte.
+class TileTypeConverter : public TypeConverter {
+public:
+  explicit TileTypeConverter(MLIRContext *ctx);
+};
+
+/// True if `type` is a register tile (a tensor with a fagpu layout) or a
+/// shared tile.
+bool isTileType(Type type);
+
+/// The thread's lane and warp in the block (index values).
+struct ThreadPosition {
+  Value lane, warp;
+  static ThreadPosition get(OpBuilder &b, Location loc);
+};
+
+/// The (row, col) of register 0 of this thread: the part of every register's
+/// coordinate that depends on the lane and warp (index values).
+std::pair<Value, Value> emitThreadCoords(OpBuilder &b, Location loc,
+                                         const TileLayout &layout,
+                                         const ThreadPosition &thread);
+
+/// i1: this thread is the first of the threads holding a copy of its
+/// elements (lane and warp bits along which the layout replicates are 0).
+Value emitIsFirstCopy(OpBuilder &b, Location loc, const TileLayout &layout,
+                      const ThreadPosition &thread);
+
+/// Splits a vector into its scalars and builds one from scalars.
+SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value vector);
+Value packVector(OpBuilder &b, Location loc, VectorType type,
+                 ArrayRef<Value> scalars);
+
+/// Byte offset (index) of element (row, col) of a shared tile, for rows and
+/// columns known only in the kernel; the same function as
+/// SharedTileType::byteOffset.
+Value emitSharedByteOffset(OpBuilder &b, Location loc, SharedTileType tile,
+                           Value row, Value col);
+
+/// Pointer `bytes` (index) past `base` in shared memory.
+Value emitSharedAddress(OpBuilder &b, Location loc, Value base, Value bytes);
+
+/// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp).
+void populateMmaToWGMMAPatterns(TileTypeConverter &converter,
+                                RewritePatternSet &patterns);
+
+} // namespace fagpu
+} // namespace mlir
+
+#endif // FA_LIB_CONVERSION_FAGPUTONVVM_TILELOWERING_H

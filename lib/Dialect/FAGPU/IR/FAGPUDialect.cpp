@@ -1,0 +1,194 @@
+//===- FAGPUDialect.cpp - FlashMLIR GPU tile level ------------------------===//
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+#include "fa/Dialect/FAGPU/IR/FAGPUAttrInterfaces.cpp.inc"
+#include "fa/Dialect/FAGPU/IR/FAGPUDialect.cpp.inc"
+#include "fa/Dialect/FAGPU/IR/FAGPUEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUAttrs.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUTypes.cpp.inc"
+
+void FAGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fa/Dialect/FAGPU/IR/FAGPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "fa/Dialect/FAGPU/IR/FAGPUTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "fa/Dialect/FAGPU/IR/FAGPUOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+DistributedLayoutAttr mlir::fagpu::getLayout(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<DistributedLayoutAttr>(tensor.getEncoding())
+                : DistributedLayoutAttr();
+}
+
+TileLayout mlir::fagpu::getTileLayout(RankedTensorType type) {
+  return getLayout(type).getTileLayout(type.getShape());
+}
+
+static LogicalResult verifyWarps(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t warps, bool warpgroups) {
+  if (warps <= 0 || !llvm::isPowerOf2_64(warps) || warps > 32)
+    return emitError() << "warps must be a power of two in [1, 32], got "
+                       << warps;
+  if (warpgroups && warps % 4 != 0)
+    return emitError() << "a WGMMA layout needs whole warpgroups (warps a "
+                          "multiple of 4), got "
+                       << warps;
+  return success();
+}
+
+// Shape rules of one tensor-core layout: rank 2, powers of two, and rows and
+// columns multiples of what one warp's instruction covers.
+static std::string checkTensorCoreShape(ArrayRef<int64_t> shape,
+                                        int64_t rowQuantum, int64_t colQuantum,
+                                        StringRef what) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (shape.size() != 2) {
+    os << what << " tiles are 2-D, got rank " << shape.size();
+    return message;
+  }
+  for (int i = 0; i < 2; ++i) {
+    int64_t quantum = i == 0 ? rowQuantum : colQuantum;
+    if (shape[i] <= 0 || !llvm::isPowerOf2_64(shape[i]) ||
+        shape[i] % quantum != 0) {
+      os << what << " tile dim " << i << " must be a power of two and a "
+         << "multiple of " << quantum << ", got " << shape[i];
+      return message;
+    }
+  }
+  return message;
+}
+
+#define FAGPU_TENSOR_CORE_LAYOUT(Attr, RowsPerWarp, ColQuantum, WarpGroups,    \
+                                 Factory, What)                                \
+  LogicalResult Attr::verify(function_ref<InFlightDiagnostic()> emitError,     \
+                             int64_t warps) {                                  \
+    return verifyWarps(emitError, warps, WarpGroups);                          \
+  }                                                                            \
+  std::string Attr::checkShape(ArrayRef<int64_t> shape) const {                \
+    return checkTensorCoreShape(shape, (RowsPerWarp) * getWarps(), ColQuantum, \
+                                What);                                         \
+  }                                                                            \
+  TileLayout Attr::getTileLayout(ArrayRef<int64_t> shape) const {              \
+    return TileLayout::Factory(shape[0], shape[1], getWarps());                \
+  }
+
+FAGPU_TENSOR_CORE_LAYOUT(MmaSyncAccLayoutAttr, 16, 8, false, mmaSyncAccumulator,
+                         "mma.sync accumulator")
+FAGPU_TENSOR_CORE_LAYOUT(MmaSyncALayoutAttr, 16, 16, false, mmaSyncOperandA,
+                         "mma.sync A operand")
+FAGPU_TENSOR_CORE_LAYOUT(WgmmaAccLayoutAttr, 16, 8, true, wgmmaAccumulator,
+                         "WGMMA accumulator")
+FAGPU_TENSOR_CORE_LAYOUT(WgmmaALayoutAttr, 16, 16, true, wgmmaOperandA,
+                         "WGMMA A operand")
+#undef FAGPU_TENSOR_CORE_LAYOUT
+
+// B fragments are replicated over warps: the rows are the k dimension.
+LogicalResult
+MmaSyncBLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t warps) {
+  return verifyWarps(emitError, warps, false);
+}
+std::string MmaSyncBLayoutAttr::checkShape(ArrayRef<int64_t> shape) const {
+  return checkTensorCoreShape(shape, 16, 8, "mma.sync B operand");
+}
+TileLayout MmaSyncBLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
+  return TileLayout::mmaSyncOperandB(shape[0], shape[1], getWarps());
+}
+
+int64_t RowsLayoutAttr::getWarps() const { return getParent().getWarps(); }
+
+// The smallest column count the parent takes; per-row placement does not
+// depend on the columns.
+static int64_t parentColumns(DistributedLayoutAttr parent) {
+  return isa<MmaSyncALayoutAttr, WgmmaALayoutAttr>(parent) ? 16 : 8;
+}
+
+std::string RowsLayoutAttr::checkShape(ArrayRef<int64_t> shape) const {
+  if (shape.size() != 1)
+    return "per-row tiles are 1-D, got rank " + std::to_string(shape.size());
+  return getParent().checkShape({shape[0], parentColumns(getParent())});
+}
+
+TileLayout RowsLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
+  return getParent()
+      .getTileLayout({shape[0], parentColumns(getParent())})
+      .rowSlice();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared tiles
+//===----------------------------------------------------------------------===//
+
+Type SharedTileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  int64_t swizzle = 0;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword("swizzle") || parser.parseEqual() ||
+      parser.parseInteger(swizzle) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), shape, elementType, swizzle);
+}
+
+void SharedTileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ", swizzle = " << getSwizzle() << ">";
+}
+
+LogicalResult
+SharedTileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> shape, Type elementType,
+                       int64_t swizzle) {
+  if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
+    return emitError() << "a shared tile is 2-D with positive sizes";
+  if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() % 8)
+    return emitError() << "a shared tile holds whole-byte scalars, got "
+                       << elementType;
+  int64_t rowBytes = shape[1] * elementType.getIntOrFloatBitWidth() / 8;
+  if (rowBytes % 16 != 0)
+    return emitError() << "shared tile rows must be a multiple of 16 bytes, "
+                          "got "
+                       << rowBytes;
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got "
+                       << swizzle;
+  if (swizzle != 0 && (rowBytes % swizzle != 0 || shape[0] % 8 != 0))
+    return emitError() << "a " << swizzle << "-byte swizzle needs rows of a "
+                       << "multiple of " << swizzle
+                       << " bytes and a multiple of 8 rows";
+  return success();
+}
+
+int64_t SharedTileType::byteOffset(int64_t row, int64_t col) const {
+  return swizzledByteOffset(row, col, getElementBytes(), getRows(),
+                            getRowBytes(), getSwizzle());
+}

@@ -1,0 +1,223 @@
+//===- FAGPUOps.cpp - Ops of the GPU tile level ---------------------------===//
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+#define GET_OP_CLASSES
+#include "fa/Dialect/FAGPU/IR/FAGPUOps.cpp.inc"
+
+/// A register tile of `what`: a ranked tensor whose layout takes its shape.
+static LogicalResult verifyRegisterTile(Operation *op, Type type,
+                                        StringRef what) {
+  DistributedLayoutAttr layout = getLayout(type);
+  if (!layout)
+    return op->emitOpError() << what << " must be a tensor with a "
+                             << "#fagpu register layout, got " << type;
+  std::string problem =
+      layout.checkShape(cast<RankedTensorType>(type).getShape());
+  if (!problem.empty())
+    return op->emitOpError() << what << ": " << problem;
+  return success();
+}
+
+static bool is16BitFloat(Type type) { return type.isF16() || type.isBF16(); }
+
+LogicalResult CopyToSharedOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  SharedTileType dest = getDest().getType();
+  if (source.getRank() != 2)
+    return emitOpError() << "source must be a 2-D memref, got " << source;
+  if (source.getElementType() != dest.getElementType())
+    return emitOpError() << "source element type " << source.getElementType()
+                         << " differs from the tile's "
+                         << dest.getElementType();
+  if (!source.isDynamicDim(1) && source.getDimSize(1) != dest.getCols())
+    return emitOpError() << "source rows have " << source.getDimSize(1)
+                         << " elements, the tile " << dest.getCols();
+  if (!source.getLayout().isIdentity())
+    return emitOpError() << "source must be row-major (identity layout)";
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  if (failed(verifyRegisterTile(*this, getAcc().getType(), "accumulator")))
+    return failure();
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  if (acc != getResult().getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from the accumulator's " << acc;
+  Attribute accLayout = acc.getEncoding();
+  bool wgmma = isa<WgmmaAccLayoutAttr>(accLayout);
+  if (!wgmma && !isa<MmaSyncAccLayoutAttr>(accLayout))
+    return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc "
+                            "or #fagpu.mma_sync_acc, got "
+                         << accLayout;
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "accumulates in f32, got " << acc.getElementType();
+  int64_t m = acc.getDimSize(0), n = acc.getDimSize(1);
+  int64_t warps = getLayout(acc).getWarps();
+
+  SharedTileType b = getB().getType();
+  int64_t k = getTransposeB() ? b.getCols() : b.getRows();
+  int64_t bn = getTransposeB() ? b.getRows() : b.getCols();
+  if (bn != n)
+    return emitOpError() << "B has " << bn << " columns (N), the "
+                         << "accumulator " << n;
+  if (k % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << k;
+
+  Type element = b.getElementType();
+  if (auto aTile = dyn_cast<SharedTileType>(getA().getType())) {
+    if (!wgmma)
+      return emitOpError() << "mma.sync takes A from registers";
+    if (aTile.getRows() != m || aTile.getCols() != k)
+      return emitOpError() << "A is " << aTile.getRows() << "x"
+                           << aTile.getCols() << ", expected " << m << "x" << k;
+    if (aTile.getElementType() != element)
+      return emitOpError() << "A and B element types differ";
+  } else {
+    if (failed(verifyRegisterTile(*this, getA().getType(), "A")))
+      return failure();
+    auto aTensor = cast<RankedTensorType>(getA().getType());
+    Attribute aLayout = aTensor.getEncoding();
+    if (wgmma ? !isa<WgmmaALayoutAttr>(aLayout)
+              : !isa<MmaSyncALayoutAttr>(aLayout))
+      return emitOpError() << "a register A operand must have the "
+                           << (wgmma ? "#fagpu.wgmma_a" : "#fagpu.mma_sync_a")
+                           << " layout of the accumulator's family, got "
+                           << aLayout;
+    if (getLayout(aTensor).getWarps() != warps)
+      return emitOpError() << "A and the accumulator are spread over "
+                              "different warps";
+    if (aTensor.getDimSize(0) != m || aTensor.getDimSize(1) != k)
+      return emitOpError() << "A is " << aTensor.getDimSize(0) << "x"
+                           << aTensor.getDimSize(1) << ", expected " << m << "x"
+                           << k;
+    if (aTensor.getElementType() != element)
+      return emitOpError() << "A and B element types differ";
+  }
+  if (!is16BitFloat(element))
+    return emitOpError() << "operands must be f16 or bf16, got " << element;
+  if (wgmma) {
+    if (n > 256)
+      return emitOpError() << "a WGMMA accumulator has at most 256 columns, "
+                              "got "
+                           << n;
+    // Descriptors address 16-byte core matrices along K (transpose_b) or
+    // whole 128-byte-swizzled atoms along N.
+    if (b.getSwizzle() != 128)
+      return emitOpError() << "WGMMA reads B through a 128-byte-swizzled "
+                              "tile, got swizzle = "
+                           << b.getSwizzle();
+    if (auto aTile = dyn_cast<SharedTileType>(getA().getType());
+        aTile && aTile.getSwizzle() != 128)
+      return emitOpError() << "WGMMA reads A through a 128-byte-swizzled "
+                              "tile, got swizzle = "
+                           << aTile.getSwizzle();
+  }
+  return success();
+}
+
+static RowsLayoutAttr rowsOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<RowsLayoutAttr>(tensor.getEncoding())
+                : RowsLayoutAttr();
+}
+
+/// `rows` is the per-row tile of the 2-D tile `tile`.
+static LogicalResult verifyRowsOf(Operation *op, RankedTensorType rows,
+                                  RankedTensorType tile) {
+  RowsLayoutAttr layout = rowsOf(rows);
+  if (!layout || layout.getParent() != tile.getEncoding())
+    return op->emitOpError() << "the per-row tile must have the layout "
+                             << "#fagpu.rows<" << tile.getEncoding()
+                             << ">, got " << rows.getEncoding();
+  if (rows.getDimSize(0) != tile.getDimSize(0))
+    return op->emitOpError() << "the per-row tile has " << rows.getDimSize(0)
+                             << " rows, the tile " << tile.getDimSize(0);
+  if (rows.getElementType() != tile.getElementType())
+    return op->emitOpError() << "element types differ";
+  return success();
+}
+
+LogicalResult ReduceRowsOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")) ||
+      failed(verifyRegisterTile(*this, result, "result")))
+    return failure();
+  if (source.getRank() != 2)
+    return emitOpError() << "reduces the rows of a 2-D tile";
+  if (!source.getElementType().isF32())
+    return emitOpError() << "reduces f32 tiles, got "
+                         << source.getElementType();
+  if (!getTileLayout(source).warpBitsAlongCols().empty())
+    return emitOpError() << "the rows are split over warps: a row reduction "
+                            "would need shared memory";
+  return verifyRowsOf(*this, result, source);
+}
+
+LogicalResult ExpandRowsOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")) ||
+      failed(verifyRegisterTile(*this, result, "result")))
+    return failure();
+  if (result.getRank() != 2)
+    return emitOpError() << "expands into a 2-D tile";
+  return verifyRowsOf(*this, source, result);
+}
+
+LogicalResult TileCoordsOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyRegisterTile(*this, result, "result")))
+    return failure();
+  if (!result.getElementType().isInteger(32))
+    return emitOpError() << "coordinates are i32, got "
+                         << result.getElementType();
+  if (getDim() >= result.getRank())
+    return emitOpError() << "dim " << getDim() << " of a rank-"
+                         << result.getRank() << " tile";
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")) ||
+      failed(verifyRegisterTile(*this, result, "result")))
+    return failure();
+  if (source.getShape() != result.getShape())
+    return emitOpError() << "changes the shape";
+  TileLayout from = getTileLayout(source), to = getTileLayout(result);
+  if (!llvm::equal(from.laneBases(), to.laneBases()) ||
+      !llvm::equal(from.warpBasesRef(), to.warpBasesRef()))
+    return emitOpError() << "the layouts place elements in different "
+                            "threads; only register permutations are "
+                            "supported";
+  return success();
+}
+
+LogicalResult StoreTileOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (failed(verifyRegisterTile(*this, value, "value")))
+    return failure();
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (dest.getRank() != value.getRank())
+    return emitOpError() << "a rank-" << value.getRank()
+                         << " tile stores into a memref of the same rank";
+  if (dest.getElementType() != value.getElementType())
+    return emitOpError() << "element types differ";
+  if (value.getRank() == 2 && !dest.isDynamicDim(1) &&
+      dest.getDimSize(1) != value.getDimSize(1))
+    return emitOpError() << "destination rows have " << dest.getDimSize(1)
+                         << " elements, the tile " << value.getDimSize(1);
+  if (!dest.getLayout().isIdentity())
+    return emitOpError() << "destination must be row-major";
+  return success();
+}

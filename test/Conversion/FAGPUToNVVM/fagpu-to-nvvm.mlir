@@ -1,0 +1,173 @@
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm))' | FileCheck %s
+
+// Register tiles become the thread's registers (a vector in the layout's
+// register order: a 64x16 WGMMA accumulator over 4 warps is 8 f32 per
+// thread); elementwise math runs on them unchanged, exp2 as ex2.approx.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @elementwise
+  // CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : vector<8xf32>
+  // CHECK: %[[S:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+  // CHECK: arith.mulf %[[S]], %[[C]] : vector<8xf32>
+  // CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+  // CHECK-NOT: tensor<
+  gpu.func @elementwise(%x: f32) kernel {
+    %c = arith.constant dense<2.0> : tensor<64x16xf32, #acc>
+    %s = tensor.splat %x : tensor<64x16xf32, #acc>
+    %y = arith.mulf %c, %s : tensor<64x16xf32, #acc>
+    %e = math.exp2 %y : tensor<64x16xf32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// Coordinates: the lane/warp part computed once, the register part a
+// constant in register order (d0..d7 of m64n16: columns 0 1 0 1 8 9 8 9).
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @coords
+  // CHECK: gpu.thread_id x
+  // CHECK: %[[BASE:.*]] = arith.index_cast %{{.*}} : index to i32
+  // CHECK: %[[SPLAT:.*]] = vector.broadcast %[[BASE]] : i32 to vector<8xi32>
+  // CHECK: %[[REG:.*]] = arith.constant dense<[0, 1, 0, 1, 8, 9, 8, 9]> : vector<8xi32>
+  // CHECK: arith.addi %[[SPLAT]], %[[REG]] : vector<8xi32>
+  gpu.func @coords() kernel {
+    %cols = fagpu.tile_coords dim = 1 : tensor<64x16xi32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// Row max: the two registers of each row the thread holds, then a butterfly
+// over the quad (lanes 4g .. 4g + 3 split a row: xor 1, xor 2). The result
+// holds rows g and g + 8; expanding it back is a register shuffle.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @rows
+  // CHECK: arith.maximumf
+  // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %{{.*}} : f32
+  // CHECK: arith.maximumf
+  // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %{{.*}} : f32
+  // CHECK: %[[ROWS:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+  // CHECK: vector.shuffle %[[ROWS]], %[[ROWS]] [0, 0, 1, 1, 0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
+  gpu.func @rows(%x: f32) kernel {
+    %s = tensor.splat %x : tensor<64x16xf32, #acc>
+    %m = fagpu.reduce_rows max %s : tensor<64x16xf32, #acc> -> tensor<64xf32, #rows>
+    %e = fagpu.expand_rows %m : tensor<64xf32, #rows> -> tensor<64x16xf32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// The accumulator of P becoming P·V's register A operand: the same threads
+// hold the same elements in the same register order (d0..d3 of the first n8
+// chunk are a0..a3, the second chunk's are a4..a7), so the shuffle is the
+// identity and folds away.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+#a = #fagpu.wgmma_a<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @convert
+  // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<8xbf16>, vector<8xbf16>
+  gpu.func @convert(%x: bf16) kernel {
+    %s = tensor.splat %x : tensor<64x16xbf16, #acc>
+    %a = fagpu.convert_layout %s : tensor<64x16xbf16, #acc> -> tensor<64x16xbf16, #a>
+    gpu.return
+  }
+}
+
+// -----
+
+// Shared tiles are placed 1024-byte aligned in the dynamic shared memory;
+// the kernel records the total. A copy ends with the async-proxy fence (the
+// tensor cores read next) and a barrier.
+
+gpu.module @m {
+  // CHECK: llvm.mlir.global external @__fa_shared_tiles() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+  // CHECK-LABEL: gpu.func @copy
+  // CHECK-SAME: fa.shared_bytes = 13312 : i64
+  // CHECK: llvm.mlir.addressof @__fa_shared_tiles : !llvm.ptr<3>
+  // CHECK: arith.constant 9216 : index
+  // CHECK: scf.for
+  // CHECK:   vector.load %{{.*}} : memref<128x32xbf16>, vector<8xbf16>
+  // CHECK:   arith.xori
+  // CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+  // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  // CHECK-NEXT: gpu.barrier
+  gpu.func @copy(%src: memref<128x32xbf16>, %row: index, %n: index) kernel {
+    %pad = fagpu.alloc_shared : !fagpu.smem<8x64xbf16, swizzle = 0>
+    %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %u = fagpu.alloc_shared : !fagpu.smem<64x32xbf16, swizzle = 64>
+    fagpu.copy_to_shared %src[%row] limit %n into %u : memref<128x32xbf16>, !fagpu.smem<64x32xbf16, swizzle = 64>
+    gpu.return
+  }
+}
+
+// -----
+
+// S = Q Kᵀ from two shared tiles: one wgmma per k16 step between one fence
+// and one commit + wait.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @mma_ss
+  // CHECK: nvvm.wgmma.fence.aligned
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+  // CHECK-NOT: nvvm.wgmma.mma_async
+  // CHECK: nvvm.wgmma.commit.group.sync.aligned
+  // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+  gpu.func @mma_ss() kernel {
+    %q = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %k = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %z = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+    %s = fagpu.mma %q, %k, %z transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// O = P V with P in registers: the register-A wgmma as one inline PTX
+// instruction (V is N-major: imm-trans-b = 1), k16 steps over the 64 keys.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+#a = #fagpu.wgmma_a<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @mma_rs
+  // CHECK: nvvm.wgmma.fence.aligned
+  // CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+  // CHECK: nvvm.wgmma.commit.group.sync.aligned
+  gpu.func @mma_rs(%x: f16) kernel {
+    %v = fagpu.alloc_shared : !fagpu.smem<64x64xf16, swizzle = 128>
+    %p = tensor.splat %x : tensor<64x64xf16, #a>
+    %z = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+    %o = fagpu.mma %p, %v, %z : tensor<64x64xf16, #a>, !fagpu.smem<64x64xf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// Per-row values are held by the four lanes of a quad: only the first
+// stores.
+
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @store_rows
+  // CHECK: %[[OWNER:.*]] = arith.cmpi eq
+  // CHECK: arith.andi %{{.*}}, %[[OWNER]] : i1
+  // CHECK: scf.if
+  // CHECK:   memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<64xf32>
+  gpu.func @store_rows(%x: f32, %dst: memref<64xf32>, %row: index, %n: index) kernel {
+    %s = tensor.splat %x : tensor<64xf32, #rows>
+    fagpu.store_tile %s, %dst[%row] limit %n : tensor<64xf32, #rows>, memref<64xf32>
+    gpu.return
+  }
+}
