@@ -391,12 +391,9 @@ compileKernelModule(ModuleOp module, MLIRContext &context,
   module->walk([&](gpu::GPUFuncOp func) {
     if (!func.isKernel())
       return;
-    int64_t shared = 0;
-    func.walk([&](fagpu::AllocSharedOp alloc) {
-      shared += llvm::alignTo(alloc.getType().getSizeInBytes(), 1024);
-    });
     meta << "kernel = " << func.getName() << "\n"
-         << func.getName() << ".shared_bytes = " << shared << "\n";
+         << func.getName()
+         << ".shared_bytes = " << fagpu::placeSharedTiles(func) << "\n";
   });
   llvm::Expected<std::string> payload =
       lowerKernels(module, context, options, emit, diagnostics);

@@ -410,38 +410,42 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
 struct DecomposeAttentionPass
     : fa::impl::DecomposeAttentionBase<DecomposeAttentionPass> {
   void runOnOperation() override {
-    Operation *root = getOperation();
-    SmallVector<Operation *> work;
-    WalkResult walk = root->walk([&](Operation *op) {
-      if (auto online = dyn_cast<OnlineAttentionOp>(op)) {
-        if (!online.isTile()) {
-          online.emitError() << "fa-decompose-attention works on tiles; run "
-                                "fa-tile-attention first";
-          return WalkResult::interrupt();
-        }
-        work.push_back(op);
-      } else if (isa<NormalizeOp, AttentionGradTileOp>(op)) {
-        work.push_back(op);
-      }
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
+    if (failed(decomposeAttentionTiles(getOperation())))
       return signalPassFailure();
-
-    IRRewriter rewriter(&getContext());
-    for (Operation *op : work) {
-      rewriter.setInsertionPoint(op);
-      SmallVector<Value> replacement;
-      if (auto online = dyn_cast<OnlineAttentionOp>(op))
-        replacement = decomposeOnline(rewriter, online);
-      else if (auto norm = dyn_cast<NormalizeOp>(op))
-        replacement = decomposeNormalize(rewriter, norm);
-      else
-        replacement =
-            decomposeGradTile(rewriter, cast<AttentionGradTileOp>(op));
-      rewriter.replaceOp(op, replacement);
-    }
   }
 };
 
 } // namespace
+
+LogicalResult mlir::fa::decomposeAttentionTiles(Operation *root) {
+  SmallVector<Operation *> work;
+  WalkResult walk = root->walk([&](Operation *op) {
+    if (auto online = dyn_cast<OnlineAttentionOp>(op)) {
+      if (!online.isTile()) {
+        online.emitError() << "fa-decompose-attention works on tiles; run "
+                              "fa-tile-attention first";
+        return WalkResult::interrupt();
+      }
+      work.push_back(op);
+    } else if (isa<NormalizeOp, AttentionGradTileOp>(op)) {
+      work.push_back(op);
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  IRRewriter rewriter(root->getContext());
+  for (Operation *op : work) {
+    rewriter.setInsertionPoint(op);
+    SmallVector<Value> replacement;
+    if (auto online = dyn_cast<OnlineAttentionOp>(op))
+      replacement = decomposeOnline(rewriter, online);
+    else if (auto norm = dyn_cast<NormalizeOp>(op))
+      replacement = decomposeNormalize(rewriter, norm);
+    else
+      replacement = decomposeGradTile(rewriter, cast<AttentionGradTileOp>(op));
+    rewriter.replaceOp(op, replacement);
+  }
+  return success();
+}

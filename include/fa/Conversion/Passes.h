@@ -3,7 +3,11 @@
 #ifndef FA_CONVERSION_PASSES_H
 #define FA_CONVERSION_PASSES_H
 
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

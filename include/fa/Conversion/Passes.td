@@ -37,6 +37,34 @@ def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
   ];
 }
 
+def ConvertTiledAttentionToFAGPU
+    : Pass<"fa-convert-tiled-attention-to-fagpu", "::mlir::ModuleOp"> {
+  let summary = "Lower the tiled attention forward to the GPU tile level "
+                "(WGMMA layouts)";
+  let description = [{
+    Takes each function tiled by `fa-tile-attention` and turns it into a
+    `gpu.func` kernel at the GPU tile level, carrying the IR over op by op:
+    the forall is the grid ((batch, head, Q block) = block ids (z, y, x)),
+    the padded Q/K/V tiles become 128-byte-swizzled shared tiles filled by
+    `fagpu.copy_to_shared`, the masked / unmasked / masked KV loops stay, and
+    the math is the tile ops' decomposition (the one definition the CPU path
+    runs): tile-sized `linalg.generic`s become the same `arith`/`math` ops on
+    register tiles in the WGMMA accumulator layout, `fagpu.mma` for the
+    contractions (QKᵀ from shared tiles, P·V with P from registers),
+    `fagpu.reduce_rows` / `fagpu.expand_rows` for row statistics,
+    `fagpu.tile_coords` for the mask's positions. O and LSE are stored with
+    `fagpu.store_tile`. The kernel carries the launch attributes of the
+    mma.sync kernels (same argument ABI: q, k, v, o, lse). Block-q 64 or 128
+    (one or two consumer warpgroups); head dims multiples of 64 up to 256.
+  }];
+  let dependentDialects = [
+    "::mlir::fagpu::FAGPUDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect"
+  ];
+}
+
 def FinalizeNVVMKernels : Pass<"fa-finalize-nvvm-kernels",
                                "::mlir::gpu::GPUModuleOp"> {
   let summary = "Fix-ups on NVVM kernels before PTX generation";

@@ -38,6 +38,13 @@ void buildAttentionTilingPipeline(OpPassManager &pm,
 /// Tiled tensor IR -> LLVM dialect for execution on the host CPU.
 void buildHostLoweringPipeline(OpPassManager &pm);
 
+/// Replaces every tile-level op under `root` (fa.online_attention tiles,
+/// fa.normalize, fa.attention_grad_tile) by its tile-sized linalg
+/// decomposition: the one definition of the mask and online-softmax math,
+/// which the CPU path executes and the GPU tile level lowers. Emits an error
+/// and fails on an untiled fa.online_attention.
+LogicalResult decomposeAttentionTiles(Operation *root);
+
 /// Registers `fa-tile-and-decompose` and `fa-lower-to-host-llvm`.
 void registerFAPipelines();
 

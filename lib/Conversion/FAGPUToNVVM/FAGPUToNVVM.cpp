@@ -40,7 +40,6 @@ namespace {
 
 constexpr StringLiteral kSharedTilesGlobal = "__fa_shared_tiles";
 constexpr StringLiteral kSharedOffsetAttr = "fagpu.shared_offset";
-constexpr int64_t kSharedTileAlignment = 1024;
 
 static bool hasTileTypes(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), isTileType) ||
@@ -134,18 +133,21 @@ struct LowerTileCoords : OpConversionPattern<TileCoordsOp> {
     bool rows = op.getDim() == 0;
     auto [row, col] = emitThreadCoords(rewriter, loc, layout,
                                        ThreadPosition::get(rewriter, loc));
-    Value base = arith::IndexCastOp::create(
-        rewriter, loc, rewriter.getI32Type(), rows ? row : col);
+    Type element = type.getElementType();
+    Value base = rows ? row : col;
+    if (!element.isIndex())
+      base = arith::IndexCastOp::create(rewriter, loc, element, base);
     auto vectorType = cast<VectorType>(getTypeConverter()->convertType(type));
-    SmallVector<int32_t> offsets;
+    unsigned width = element.isIndex() ? IndexType::kInternalStorageBitWidth
+                                       : element.getIntOrFloatBitWidth();
+    SmallVector<APInt> offsets;
     for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
       TileCoord c = layout.ofRegister(reg);
-      offsets.push_back(rows ? c.row : c.col);
+      offsets.push_back(APInt(width, rows ? c.row : c.col));
     }
     Value splat = vector::BroadcastOp::create(rewriter, loc, vectorType, base);
     Value constant = arith::ConstantOp::create(
-        rewriter, loc, vectorType,
-        DenseElementsAttr::get(vectorType, ArrayRef<int32_t>(offsets)));
+        rewriter, loc, vectorType, DenseElementsAttr::get(vectorType, offsets));
     rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, constant);
     return success();
   }
@@ -263,6 +265,8 @@ struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
     auto chunkType = VectorType::get({perChunk}, tile.getElementType());
+    // Nobody reads the tile's previous contents any more.
+    gpu::BarrierOp::create(rewriter, loc);
     Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
     Value threads = gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x);
     auto loop = scf::ForOp::create(rewriter, loc, tid,
@@ -354,22 +358,20 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
 /// Places each function's shared tiles one after another (1024-byte
 /// aligned, as swizzled TMA/WGMMA tiles need) and records the total on the
 /// kernel as fa.shared_bytes.
-static void placeSharedTiles(gpu::GPUModuleOp module) {
+static void assignSharedOffsets(gpu::GPUModuleOp module) {
   bool any = false;
   module.walk([&](gpu::GPUFuncOp func) {
-    int64_t offset = 0;
-    func.walk([&](AllocSharedOp alloc) {
-      alloc->setAttr(
-          kSharedOffsetAttr,
-          IntegerAttr::get(IntegerType::get(func.getContext(), 64), offset));
-      offset +=
-          llvm::alignTo(alloc.getType().getSizeInBytes(), kSharedTileAlignment);
-      any = true;
-    });
-    if (offset > 0)
-      func->setAttr(
-          "fa.shared_bytes",
-          IntegerAttr::get(IntegerType::get(func.getContext(), 64), offset));
+    int64_t bytes = fagpu::placeSharedTiles(
+        func, [&](AllocSharedOp alloc, int64_t offset) {
+          alloc->setAttr(kSharedOffsetAttr,
+                         IntegerAttr::get(
+                             IntegerType::get(func.getContext(), 64), offset));
+          any = true;
+        });
+    if (bytes > 0)
+      func->setAttr("fa.shared_bytes",
+                    IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                     bytes));
   });
   if (!any || module.lookupSymbol(kSharedTilesGlobal))
     return;
@@ -386,7 +388,7 @@ struct ConvertFAGPUToNVVMPass
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    placeSharedTiles(module);
+    assignSharedOffsets(module);
 
     TileTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);

@@ -7,7 +7,6 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
 namespace fa {
@@ -20,51 +19,6 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-
-/// The whole tensor a tile was cut from (through tensor.pad and
-/// tensor.extract_slice), or null.
-Value sourceOfTile(Value tile) {
-  if (auto pad = tile.getDefiningOp<tensor::PadOp>())
-    tile = pad.getSource();
-  if (auto slice = tile.getDefiningOp<tensor::ExtractSliceOp>())
-    return slice.getSource();
-  return nullptr;
-}
-
-/// Reads the kernel configuration off a tile op (fa.online_attention tile
-/// or fa.attention_grad_tile) inside the forall of a tiling pass.
-template <typename TileOp>
-FailureOr<AttentionKernelConfig> readConfig(TileOp tile, StringRef name) {
-  Value query = sourceOfTile(tile.getQuery());
-  Value key = sourceOfTile(tile.getKey());
-  Value value = sourceOfTile(tile.getValue());
-  if (!query || !key || !value)
-    return tile.emitError() << "fa-convert-tiled-attention-to-gpu expects "
-                               "attention as tiled by fa-tile-attention or "
-                               "fa-tile-attention-grad";
-  auto queryType = cast<RankedTensorType>(query.getType());
-  ArrayRef<int64_t> q = queryType.getShape();
-  ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
-  ArrayRef<int64_t> v = cast<RankedTensorType>(value.getType()).getShape();
-  AttentionKernelConfig config;
-  config.name = name.str();
-  config.elementType = queryType.getElementType();
-  config.batch = q[0];
-  config.headsQ = q[1];
-  config.seqQ = q[2];
-  config.headDim = q[3];
-  config.headsKV = k[1];
-  config.seqKV = k[2];
-  config.headDimV = v[3];
-  config.blockQ = tile.getQuery().getType().getDimSize(0);
-  config.blockKV = tile.getKey().getType().getDimSize(0);
-  config.scale = *asDouble(tile.getScale());
-  config.causal = tile.getCausal();
-  if (std::optional<ArrayRef<int64_t>> window = tile.getWindow())
-    config.window = std::make_pair((*window)[0], (*window)[1]);
-  config.softcap = asDouble(tile.getSoftcap());
-  return config;
-}
 
 /// One kernel set to emit per function.
 struct KernelJob {
@@ -101,8 +55,8 @@ struct ConvertTiledAttentionToGPUPass
         return WalkResult::interrupt();
       }
       FailureOr<AttentionKernelConfig> config =
-          forward ? readConfig(forward, func.getSymName())
-                  : readConfig(backward, func.getSymName());
+          forward ? readKernelConfig(forward, func.getSymName())
+                  : readKernelConfig(backward, func.getSymName());
       if (failed(config))
         return WalkResult::interrupt();
       if (forward) {

@@ -136,7 +136,7 @@ func.func @expand_rows(%x: tensor<128xf32, #fagpu.rows<#acc>>) {
 // -----
 
 func.func @coords_type() {
-  // expected-error @+1 {{coordinates are i32, got 'i64'}}
+  // expected-error @+1 {{coordinates are i32 or index, got 'i64'}}
   %r = fagpu.tile_coords dim = 0 : tensor<64x64xi64, #fagpu.wgmma_acc<warps = 4>>
   return
 }

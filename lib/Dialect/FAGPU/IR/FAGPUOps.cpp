@@ -25,6 +25,16 @@ static LogicalResult verifyRegisterTile(Operation *op, Type type,
   return success();
 }
 
+/// Row-major with unit stride along the last dimension (row slices of a
+/// larger tensor qualify).
+static bool hasContiguousRows(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1;
+}
+
 static bool is16BitFloat(Type type) { return type.isF16() || type.isBF16(); }
 
 LogicalResult CopyToSharedOp::verify() {
@@ -39,8 +49,9 @@ LogicalResult CopyToSharedOp::verify() {
   if (!source.isDynamicDim(1) && source.getDimSize(1) != dest.getCols())
     return emitOpError() << "source rows have " << source.getDimSize(1)
                          << " elements, the tile " << dest.getCols();
-  if (!source.getLayout().isIdentity())
-    return emitOpError() << "source must be row-major (identity layout)";
+  if (!hasContiguousRows(source))
+    return emitOpError() << "source rows must be contiguous (unit inner "
+                            "stride)";
   return success();
 }
 
@@ -177,8 +188,9 @@ LogicalResult TileCoordsOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyRegisterTile(*this, result, "result")))
     return failure();
-  if (!result.getElementType().isInteger(32))
-    return emitOpError() << "coordinates are i32, got "
+  if (!result.getElementType().isInteger(32) &&
+      !result.getElementType().isIndex())
+    return emitOpError() << "coordinates are i32 or index, got "
                          << result.getElementType();
   if (getDim() >= result.getRank())
     return emitOpError() << "dim " << getDim() << " of a rank-"
@@ -217,7 +229,20 @@ LogicalResult StoreTileOp::verify() {
       dest.getDimSize(1) != value.getDimSize(1))
     return emitOpError() << "destination rows have " << dest.getDimSize(1)
                          << " elements, the tile " << value.getDimSize(1);
-  if (!dest.getLayout().isIdentity())
-    return emitOpError() << "destination must be row-major";
+  if (!hasContiguousRows(dest))
+    return emitOpError() << "destination rows must be contiguous (unit "
+                            "inner stride)";
   return success();
+}
+
+int64_t mlir::fagpu::placeSharedTiles(
+    Operation *kernel, function_ref<void(AllocSharedOp, int64_t)> place) {
+  int64_t offset = 0;
+  kernel->walk([&](AllocSharedOp alloc) {
+    if (place)
+      place(alloc, offset);
+    offset += llvm::alignTo(alloc.getType().getSizeInBytes(),
+                            kSharedTileAlignment);
+  });
+  return offset;
 }

@@ -38,8 +38,10 @@ def FAGPU_CopyToSharedOp : FAGPU_Op<"copy_to_shared"> {
   let summary = "Copy rows of a global matrix into a shared tile";
   let description = [{
     `dest[i, j] = source[row + i, j]` for `row + i < limit`, else 0, by every
-    thread of the block (16-byte accesses). When the op returns, the tile is
-    visible to every thread and to the tensor cores' asynchronous reads.
+    thread of the block (16-byte accesses). It starts once every thread is
+    done with the tile's previous contents, and when it returns the tile is
+    visible to every thread and to the tensor cores' asynchronous reads (a
+    synchronous copy; pipelining passes replace it with asynchronous ones).
   }];
   let arguments = (ins AnyMemRef:$source, Index:$row, Index:$limit,
                        FAGPU_SharedTile:$dest);
@@ -105,7 +107,8 @@ def FAGPU_ExpandRowsOp : FAGPU_Op<"expand_rows", [Pure]> {
 def FAGPU_TileCoordsOp : FAGPU_Op<"tile_coords", [Pure]> {
   let summary = "The row or column index of each element";
   let description = [{
-    `result[i, j] = i` (dim 0) or `j` (dim 1), as i32, in the result's layout:
+    `result[i, j] = i` (dim 0) or `j` (dim 1), as i32 or index, in the
+    result's layout:
     masks are built from these with `arith` (one mask semantics for every
     layout).
   }];
