@@ -77,6 +77,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -90,6 +91,23 @@ using namespace mlir::fa;
 
 const char *mlir::fa::compilerVersion() {
   return "flashmlir-0.1-mma.sync+" FA_COMPILER_FINGERPRINT;
+}
+
+llvm::ArrayRef<llvm::StringRef> mlir::fa::supportedChips() {
+  static const llvm::StringRef chips[] = {"sm_80", "sm_86", "sm_87",
+                                          "sm_89", "sm_90", "sm_90a"};
+  return chips;
+}
+
+llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
+  if (llvm::is_contained(supportedChips(), chip))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("unsupported chip '{0}': FlashMLIR compiles for {1} "
+                    "(mma.sync + cp.async kernels, PTX 8.0)",
+                    chip, llvm::join(supportedChips(), ", "))
+          .str());
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
@@ -328,6 +346,8 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
 llvm::Expected<CompiledKernel>
 mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                         const AttentionConfig &options, EmitKind emit) {
+  if (llvm::Error error = checkChip(options.chip))
+    return std::move(error);
   MLIRContext context(registry());
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;

@@ -130,3 +130,26 @@ def test_precompile_reports_compiler_errors(tmp_path):
     with pytest.raises(FlashMLIRError, match="dtype") as e:
         ctx.precompile(Config(dtype="f32"))
     assert e.value.status == _capi.ERROR_COMPILE
+
+
+@pytest.mark.parametrize("chip", ["sm_75", "sm_100a", "sm_90 x", "garbage",
+                                  "compute_90"])
+def test_unsupported_chip_is_a_compile_error(chip, tmp_path):
+    # These reached LLVM's NVPTX back end and crashed or aborted the process.
+    message = ("unsupported chip '%s': FlashMLIR compiles for sm_80, sm_86, "
+               "sm_87, sm_89, sm_90, sm_90a" % chip)
+    with pytest.raises(FlashMLIRError, match=message) as e:
+        flashmlir.validate(Config(chip=chip))
+    assert e.value.status == _capi.ERROR_COMPILE
+    with pytest.raises(FlashMLIRError, match=message):
+        flashmlir.compile_unloaded(Config(chip=chip), backward=True)
+    # The JIT refuses it before looking in the cache.
+    with pytest.raises(FlashMLIRError, match=message):
+        flashmlir.Context(str(tmp_path)).precompile(Config(chip=chip))
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_supported_chips_compile():
+    for chip in ["sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"]:
+        kernel = flashmlir.compile_unloaded(Config(chip=chip))
+        assert kernel.metadata_dict()["chip"] == chip
