@@ -363,6 +363,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return compileError("parsing failed", diagnostics);
+  // An implicit module is located at line 0; errors about the input as a
+  // whole (pass options, nothing to compile) point at its start instead.
+  if (auto loc = dyn_cast<FileLineColLoc>(module->getLoc());
+      loc && loc.getLine() == 0)
+    (*module)->setLoc(FileLineColLoc::get(&context, bufferName, 1, 1));
 
   // One problem per compile: the metadata describes one kernel set.
   SmallVector<func::FuncOp> problems;

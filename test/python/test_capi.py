@@ -131,3 +131,17 @@ def test_kernel_last_error_and_null_workspace_pointer():
     assert lib.faAttentionBackward(k, *([1 << 20] * 10), ctypes.byref(s),
                                    0) == _capi.ERROR_LAUNCH
     assert lib.faKernelDestroy(k) == _capi.SUCCESS
+
+
+def test_huge_block_sizes_are_refused():
+    # 2^56 .. 2^62: wrong shared-memory sizes, out-of-memory aborts, and a
+    # SIGSEGV through faValidateConfig before they were bounded.
+    for shift in (56, 57, 58, 60, 62):
+        for field in ("block_q", "block_kv"):
+            for direction in (0, 1):
+                c = default_config()
+                setattr(c, field, 1 << shift)
+                assert lib.faValidateConfig(ctypes.byref(c), direction) == \
+                    _capi.ERROR_COMPILE
+                assert "%s must be at most 1024, got %d" % (
+                    field.replace("_", "-"), 1 << shift) in last_error()
