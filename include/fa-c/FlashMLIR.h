@@ -5,9 +5,10 @@
  * libFlashMLIR.so. Used by the Python package `flashmlir` through ctypes.
  *
  * Conventions:
- *  - Handles are opaque. The library keeps a registry of live handles, so a
- *    null, destroyed or foreign handle is reported as FA_ERROR_INVALID_HANDLE
- *    instead of being dereferenced.
+ *  - Handles are opaque. The library keeps a registry of live handles and
+ *    their kinds, so a null, destroyed or foreign handle, or a context passed
+ *    where a kernel is expected (or the reverse), is reported as
+ *    FA_ERROR_INVALID_HANDLE instead of being dereferenced.
  *  - Every call returns an faStatus. On failure, the message is available
  *    from faGetLastError() (thread-local; the last failed call of this
  *    thread, cleared by a successful call) and, for calls on a handle, from

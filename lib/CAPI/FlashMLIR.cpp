@@ -16,7 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 using namespace fa;
 
@@ -40,28 +40,55 @@ namespace {
 
 thread_local std::string tlsLastError;
 
+/// What a registered handle points at. A handle of one kind passed where
+/// the other is expected is as invalid as a destroyed one: the two structs
+/// have nothing in common to read.
+enum class HandleKind { Context, Kernel };
+
+const char *toString(HandleKind kind) {
+  return kind == HandleKind::Context ? "context" : "kernel";
+}
+
 std::mutex &registryMutex() {
   static std::mutex m;
   return m;
 }
-std::unordered_set<const void *> &registry() {
-  static auto *r = new std::unordered_set<const void *>();
+/// Every live handle, with its kind.
+std::unordered_map<const void *, HandleKind> &registry() {
+  static auto *r = new std::unordered_map<const void *, HandleKind>();
   return *r;
 }
-bool isLive(const void *handle) {
+/// Whether `handle` is a live handle of `kind`.
+bool isLive(const void *handle, HandleKind kind) {
   if (!handle)
     return false;
   std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().count(handle) != 0;
+  auto it = registry().find(handle);
+  return it != registry().end() && it->second == kind;
 }
-void registerHandle(const void *h) {
+void registerHandle(const void *h, HandleKind kind) {
   std::lock_guard<std::mutex> lock(registryMutex());
-  registry().insert(h);
+  registry()[h] = kind;
 }
-/// Removes `h`; false if it was not registered.
-bool unregisterHandle(const void *h) {
+/// Removes `h` if it is a live handle of `kind`; false otherwise.
+bool unregisterHandle(const void *h, HandleKind kind) {
   std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().erase(h) != 0;
+  auto it = registry().find(h);
+  if (it == registry().end() || it->second != kind)
+    return false;
+  registry().erase(it);
+  return true;
+}
+/// The message for a handle that is not a live one of `kind`: names a handle
+/// of the other kind as such, since that mistake is easy to make in C.
+std::string invalidHandle(const char *fn, const void *handle, HandleKind kind) {
+  std::string message =
+      std::string(fn) + ": invalid " + toString(kind) + " handle";
+  HandleKind other =
+      kind == HandleKind::Context ? HandleKind::Kernel : HandleKind::Context;
+  if (isLive(handle, other))
+    message += std::string(" (got a ") + toString(other) + " handle)";
+  return message;
 }
 
 faStatus ok() {
@@ -151,7 +178,12 @@ faStatus compileToPTX(mlir::fa::AttentionConfig config,
 }
 
 faKernel_ *liveKernel(faKernel k) {
-  return isLive(k) ? static_cast<faKernel_ *>(k) : nullptr;
+  return isLive(k, HandleKind::Kernel) ? static_cast<faKernel_ *>(k) : nullptr;
+}
+
+faContext_ *liveContext(faContext c) {
+  return isLive(c, HandleKind::Context) ? static_cast<faContext_ *>(c)
+                                        : nullptr;
 }
 
 } // namespace
@@ -208,26 +240,31 @@ faStatus faContextCreate(const char *cacheDir, faContext *out) {
   *out = nullptr;
   auto *ctx = new faContext_();
   ctx->cache = std::make_unique<rt::KernelCache>(cacheDir ? cacheDir : "");
-  registerHandle(ctx);
+  registerHandle(ctx, HandleKind::Context);
   *out = ctx;
   return ok();
 }
 
 faStatus faContextDestroy(faContext context) {
-  if (!context || !unregisterHandle(context))
-    return fail(FA_ERROR_INVALID_HANDLE, "faContextDestroy: invalid context handle");
+  if (!unregisterHandle(context, HandleKind::Context))
+    return fail(
+        FA_ERROR_INVALID_HANDLE,
+        invalidHandle("faContextDestroy", context, HandleKind::Context));
   delete context;
   return ok();
 }
 
 const char *faContextCacheDir(faContext context) {
-  if (!isLive(context))
+  if (!liveContext(context)) {
+    fail(FA_ERROR_INVALID_HANDLE,
+         invalidHandle("faContextCacheDir", context, HandleKind::Context));
     return nullptr;
+  }
   return context->cache->directory().c_str();
 }
 
 const char *faContextGetLastError(faContext context) {
-  if (!isLive(context))
+  if (!liveContext(context))
     return "invalid context handle";
   std::lock_guard<std::mutex> lock(context->mutex);
   return context->lastError.c_str();
@@ -238,8 +275,9 @@ faStatus faCompile(faContext context, const faConfig *config,
   if (!out)
     return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
-  if (!isLive(context))
-    return fail(FA_ERROR_INVALID_HANDLE, "faCompile: invalid context handle");
+  if (!liveContext(context))
+    return fail(FA_ERROR_INVALID_HANDLE,
+                invalidHandle("faCompile", context, HandleKind::Context));
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -263,7 +301,7 @@ faStatus faCompile(faContext context, const faConfig *config,
     k->metadataText = artifact->metadataText;
   else
     k->metadataText = k->kernel.metadata().configString();
-  registerHandle(k);
+  registerHandle(k, HandleKind::Kernel);
   *out = k;
   return ok();
 }
@@ -287,7 +325,7 @@ faStatus faCompileUnloaded(const faConfig *config, faDirection direction,
   auto *k = new faKernel_(rt::Kernel::unloaded(metadata));
   k->metadataText = compiled.metadata;
   k->direction = direction;
-  registerHandle(k);
+  registerHandle(k, HandleKind::Kernel);
   *out = k;
   return ok();
 }
@@ -296,9 +334,9 @@ faStatus faPrecompile(faContext context, const faConfig *config,
                       faDirection direction, int *cache_hit) {
   if (cache_hit)
     *cache_hit = 0;
-  if (!isLive(context))
+  if (!liveContext(context))
     return fail(FA_ERROR_INVALID_HANDLE,
-                "faPrecompile: invalid context handle");
+                invalidHandle("faPrecompile", context, HandleKind::Context));
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -319,8 +357,9 @@ faStatus faPrecompile(faContext context, const faConfig *config,
 }
 
 faStatus faKernelDestroy(faKernel kernel) {
-  if (!kernel || !unregisterHandle(kernel))
-    return fail(FA_ERROR_INVALID_HANDLE, "faKernelDestroy: invalid kernel handle");
+  if (!unregisterHandle(kernel, HandleKind::Kernel))
+    return fail(FA_ERROR_INVALID_HANDLE,
+                invalidHandle("faKernelDestroy", kernel, HandleKind::Kernel));
   delete kernel;
   return ok();
 }
@@ -328,7 +367,8 @@ faStatus faKernelDestroy(faKernel kernel) {
 const char *faKernelMetadata(faKernel kernel) {
   faKernel_ *k = liveKernel(kernel);
   if (!k) {
-    fail(FA_ERROR_INVALID_HANDLE, "faKernelMetadata: invalid kernel handle");
+    fail(FA_ERROR_INVALID_HANDLE,
+         invalidHandle("faKernelMetadata", kernel, HandleKind::Kernel));
     return nullptr;
   }
   return k->metadataText.c_str();
@@ -359,7 +399,7 @@ static faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
   faKernel_ *k = liveKernel(kernel);
   if (!k) {
     status = fail(FA_ERROR_INVALID_HANDLE,
-                  std::string(fn) + ": invalid kernel handle");
+                  invalidHandle(fn, kernel, HandleKind::Kernel));
     return nullptr;
   }
   if (k->kernel.metadata().kind != kind) {
