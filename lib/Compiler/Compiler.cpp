@@ -5,6 +5,7 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Runtime/Limits.h"
 #include "fa/Transforms/Passes.h"
 
 // FA_COMPILER_FINGERPRINT: a hash of the compiler's sources, generated at
@@ -81,9 +82,11 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cfloat>
 #include <cmath>
 
 using namespace mlir;
@@ -341,6 +344,74 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   return text;
 }
 
+/// The whole-problem tensors of an attention op, named as in its syntax.
+SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
+  if (auto fwd = dyn_cast<AttentionOp>(op))
+    return {{fwd.getQuery(), "query"},
+            {fwd.getKey(), "key"},
+            {fwd.getValue(), "value"},
+            {fwd.getOutput(), "output"},
+            {fwd.getLse(), "lse"}};
+  auto bwd = cast<AttentionGradOp>(op);
+  return {{bwd.getQuery(), "query"},
+          {bwd.getKey(), "key"},
+          {bwd.getValue(), "value"},
+          {bwd.getOutput(), "output"},
+          {bwd.getGradOutput(), "grad_output"},
+          {bwd.getLse(), "lse"},
+          {bwd.getGradQuery(), "grad_query"},
+          {bwd.getGradKey(), "grad_key"},
+          {bwd.getGradValue(), "grad_value"}};
+}
+
+/// Refuses, located on `op`, a problem the runtime would refuse at load or
+/// launch (fa/Runtime/Limits.h): what compiles must also run. Every size is
+/// bounded here, before the passes compute tiles, grids and shared memory
+/// from them.
+LogicalResult checkRuntimeLimits(Operation *op) {
+  for (auto [value, name] : problemTensors(op)) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      continue; // The kernel builder reports what it cannot lower.
+    int64_t elements = 1;
+    for (int64_t dim : type.getShape()) {
+      if (dim <= 0)
+        return op->emitError()
+               << "every dimension must be positive (a GPU grid has no empty "
+                  "dimension); "
+               << name << " has type " << type;
+      std::optional<int64_t> product = llvm::checkedMul(elements, dim);
+      if (!product || *product > ::fa::rt::kMaxTensorElements)
+        return op->emitError()
+               << name << " of type " << type << " has more than 2^31-1 ("
+               << ::fa::rt::kMaxTensorElements
+               << ") elements; the kernels index with 32 bits";
+      elements = *product;
+    }
+  }
+
+  // The verifier took positive finite values; the .meta file carries them as
+  // text that must read back, which a subnormal does not.
+  auto checkValue = [&](StringRef name, double value) -> LogicalResult {
+    if (::fa::rt::isValidScaleValue(value))
+      return success();
+    return op->emitError() << name << " = " << llvm::formatv("{0:e16}", value)
+                           << " is below the smallest normal double ("
+                           << llvm::formatv("{0:e16}", DBL_MIN)
+                           << "); the runtime refuses it";
+  };
+  double scale = isa<AttentionOp>(op)
+                     ? cast<AttentionOp>(op).getEffectiveScale()
+                     : cast<AttentionGradOp>(op).getEffectiveScale();
+  std::optional<double> softcap =
+      isa<AttentionOp>(op) ? asDouble(cast<AttentionOp>(op).getSoftcap())
+                           : asDouble(cast<AttentionGradOp>(op).getSoftcap());
+  if (failed(checkValue("scale", scale)) ||
+      (softcap && failed(checkValue("softcap", *softcap))))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 llvm::Expected<CompiledKernel>
@@ -386,6 +457,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
         << problems.size() << " (first: @" << problems[0].getSymName() << ")";
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  Operation *problem = nullptr;
+  module->walk([&](Operation *op) {
+    if (!isa<AttentionOp, AttentionGradOp>(op))
+      return WalkResult::advance();
+    problem = op;
+    return WalkResult::interrupt();
+  });
+  if (problem && failed(checkRuntimeLimits(problem)))
+    return compileError("compiling to a GPU kernel failed", diagnostics);
 
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());

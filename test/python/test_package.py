@@ -153,3 +153,23 @@ def test_supported_chips_compile():
     for chip in ["sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"]:
         kernel = flashmlir.compile_unloaded(Config(chip=chip))
         assert kernel.metadata_dict()["chip"] == chip
+
+
+def test_compiler_refuses_what_the_runtime_would():
+    # These compiled, then the runtime refused the metadata (grid x past
+    # 2^31-1; a scale whose text does not read back).
+    with pytest.raises(FlashMLIRError, match=r"query of type 'tensor<1x1x"
+                       r"9223372036854775807x64xbf16>' has more than 2\^31-1"):
+        flashmlir.validate(Config(seq_q=2**63 - 1))
+    with pytest.raises(FlashMLIRError, match="scale = 4.9406564584124654e-324"
+                                             " is below the smallest normal"):
+        flashmlir.validate(Config(scale=5e-324))
+    with pytest.raises(FlashMLIRError, match=r"query of type 'tensor<1x1x"
+                       r"2147483648x16xbf16>' has more than 2\^31-1"):
+        flashmlir.validate(Config(seq_q=2**31, head_dim=16), backward=True)
+    # At the limit, the runtime takes the compiler's metadata (parsed by
+    # compile_unloaded) and the launch passes every size check.
+    edge = flashmlir.compile_unloaded(Config(seq_q=2**25 - 1, seq_kv=16))
+    assert edge.metadata_dict()["seq_q"] == str(2**25 - 1)
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        edge.forward(1 << 40, 2 << 40, 3 << 40, 4 << 40, 5 << 40)
