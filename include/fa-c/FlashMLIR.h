@@ -70,7 +70,7 @@ typedef struct faConfig {
   int32_t causal; /**< 0 / 1 */
   int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
   double scale;                   /**< 0: 1/sqrt(head_dim) */
-  int64_t window_left;            /**< -1 (both): no window */
+  int64_t window_left;            /**< -1 (both): no window; < -1: error */
   int64_t window_right;
   double softcap;                 /**< 0: none */
   int64_t block_q, block_kv;      /**< 0: the compiler's defaults */
@@ -145,7 +145,8 @@ FA_CAPI_EXPORT int faKernelCacheHit(faKernel kernel);
 FA_CAPI_EXPORT const char *faKernelGetLastError(faKernel kernel);
 
 /** Bytes of device workspace faAttentionBackward() needs (256-byte aligned
- *  allocation). Fails for a forward kernel. */
+ *  allocation). Fails for a forward kernel, and for sizes the runtime does
+ *  not support (never a success with 0 bytes). */
 FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytes(faKernel kernel,
                                                  uint64_t *bytes);
 

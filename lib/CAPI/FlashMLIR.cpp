@@ -151,7 +151,9 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   if (c->scale != 0.0)
     out.scale = c->scale;
   out.causal = c->causal != 0;
-  if (c->window_left >= 0 || c->window_right >= 0)
+  // Only (-1, -1) means no window; any other pair goes to the compiler,
+  // whose verifier refuses bounds below -1 instead of dropping them.
+  if (c->window_left != -1 || c->window_right != -1)
     out.window = std::make_pair(c->window_left, c->window_right);
   if (c->softcap != 0.0)
     out.softcap = c->softcap;
@@ -162,6 +164,7 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   out.blockKV = c->block_kv;
   out.chip = c->chip ? c->chip : "";
   out.backward = direction == FA_BACKWARD;
+  out.entry = out.backward ? "fa_bwd" : "fa_fwd"; // fa-compile's names
   return FA_SUCCESS;
 }
 
@@ -421,7 +424,14 @@ faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
     return status;
   if (!bytes)
     return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  *bytes = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  uint64_t needed = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  // 0 is how the runtime says the sizes are beyond what it supports; a
+  // caller must not take it for "no workspace needed".
+  if (needed == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytes: the kernel's sizes are beyond what "
+                "the runtime supports (at most 2^31-1 elements per tensor)");
+  *bytes = needed;
   return ok();
 }
 

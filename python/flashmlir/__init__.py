@@ -8,6 +8,7 @@ No dependencies beyond the standard library (torch is optional).
 
 import ctypes
 import dataclasses
+import numbers
 import threading
 from typing import Optional
 
@@ -65,6 +66,19 @@ _DTYPES = {"bf16": _capi.DTYPE_BF16, "bfloat16": _capi.DTYPE_BF16,
            "float32": _capi.DTYPE_F32, "float": _capi.DTYPE_F32}
 
 
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _check_int(name, value):
+    """Raises unless `value` is an integer (not a bool) that fits the C API's
+    int64_t field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("Config.%s must be an integer, got %r" % (name, value))
+    if not _INT64_MIN <= int(value) <= _INT64_MAX:
+        raise ValueError("Config.%s = %d does not fit in 64 bits"
+                         % (name, value))
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
     """One attention problem: q [batch, heads_q, seq_q, head_dim], k/v
@@ -85,6 +99,39 @@ class Config:
     block_q: int = 0                # 0: the compiler's default
     block_kv: int = 0
     chip: Optional[str] = None      # None: the device's (sm_90 offline)
+
+    def __post_init__(self):
+        # ctypes would wrap an out-of-range int, truncate a float and take
+        # any object's truth value: check each field's type and range here,
+        # naming it, before any of that can happen.
+        for name in ("batch", "heads_q", "seq_q", "head_dim", "block_q",
+                     "block_kv"):
+            _check_int(name, getattr(self, name))
+        for name in ("heads_kv", "seq_kv", "head_dim_v"):
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name))
+        for name in ("scale", "softcap"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, numbers.Real)):
+                raise TypeError("Config.%s must be a number or None, got %r"
+                                % (name, value))
+        if not isinstance(self.causal, bool) and not (
+                isinstance(self.causal, numbers.Integral) and
+                self.causal in (0, 1)):
+            raise TypeError("Config.causal must be True or False, got %r"
+                            % (self.causal,))
+        if self.window is not None:
+            if not isinstance(self.window, (tuple, list)) or \
+                    len(self.window) != 2:
+                raise TypeError("Config.window must be (left, right) or None,"
+                                " got %r" % (self.window,))
+            for side, value in zip(("left", "right"), self.window):
+                if value is not None:
+                    _check_int("window " + side, value)
+        if self.chip is not None and not isinstance(self.chip, str):
+            raise TypeError("Config.chip must be a string such as 'sm_90' or "
+                            "None, got %r" % (self.chip,))
 
     def to_c(self):
         name = str(self.dtype).replace("torch.", "").lower()

@@ -173,3 +173,56 @@ def test_compiler_refuses_what_the_runtime_would():
     assert edge.metadata_dict()["seq_q"] == str(2**25 - 1)
     with pytest.raises(FlashMLIRError, match="not loaded"):
         edge.forward(1 << 40, 2 << 40, 3 << 40, 4 << 40, 5 << 40)
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    # ctypes wrapped it to 128.
+    (dict(seq_q=2**64 + 128), ValueError,
+     r"Config.seq_q = 18446744073709551744 does not fit in 64 bits"),
+    (dict(block_kv=-2**63 - 1), ValueError, r"Config.block_kv = .* 64 bits"),
+    # int() truncated it to 64.
+    (dict(head_dim=64.7), TypeError,
+     r"Config.head_dim must be an integer, got 64.7"),
+    (dict(heads_kv="2"), TypeError, r"Config.heads_kv must be an integer"),
+    (dict(batch=True), TypeError, r"Config.batch must be an integer"),
+    # Any non-empty string was true.
+    (dict(causal="no"), TypeError,
+     r"Config.causal must be True or False, got 'no'"),
+    (dict(causal=2), TypeError, r"Config.causal must be True or False"),
+    # An AttributeError from .encode().
+    (dict(chip=90), TypeError,
+     r"Config.chip must be a string such as 'sm_90' or None, got 90"),
+    (dict(scale="0.1"), TypeError, r"Config.scale must be a number or None"),
+    (dict(softcap=True), TypeError, r"Config.softcap must be a number"),
+    (dict(window=(1, 2, 3)), TypeError, r"Config.window must be \(left, "
+                                        r"right\) or None"),
+    (dict(window=(0.5, 0)), TypeError,
+     r"Config.window left must be an integer"),
+])
+def test_config_fields_are_checked_not_coerced(fields, error, message):
+    with pytest.raises(error, match=message):
+        Config(**fields)
+
+
+def test_config_accepts_what_it_documents():
+    Config(causal=1, window=(None, 0), scale=1, softcap=30, heads_kv=None)
+    assert Config(seq_q=2**63 - 1).seq_q == 2**63 - 1
+
+
+def test_window_below_minus_one_is_an_error_not_no_window():
+    # (-5, -5) became "no window"; only -1 means unbounded.
+    with pytest.raises(FlashMLIRError, match=r"window bounds must be >= 0, or "
+                                             r"-1 for unbounded, got \[-5, -5\]"):
+        flashmlir.validate(Config(window=(-5, -5)))
+    with pytest.raises(FlashMLIRError, match=r"got \[-1, -7\]"):
+        flashmlir.validate(Config(window=(-1, -7)), backward=True)
+    # (-1, -1) is no window, as faConfigInit sets it.
+    flashmlir.validate(Config(window=(-1, -1)))
+
+
+def test_backward_kernels_are_named_fa_bwd():
+    md = flashmlir.compile_unloaded(Config(), backward=True).metadata_dict()
+    assert (md["entry"], md["pre_entry"], md["post_entry"]) == \
+        ("fa_bwd", "fa_bwd_pre", "fa_bwd_post")
+    assert flashmlir.compile_unloaded(Config()).metadata_dict()["entry"] == \
+        "fa_fwd"
