@@ -467,12 +467,26 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   if (problem && failed(checkRuntimeLimits(problem)))
     return compileError("compiling to a GPU kernel failed", diagnostics);
 
+  // The op decides the direction and, with its head dims, the default block
+  // sizes: a backward file compiled without --backward must not get the
+  // forward's blocks.
+  AttentionConfig effective = options;
+  if (problem) {
+    effective.backward = isa<AttentionGradOp>(problem);
+    auto query = cast<ShapedType>(problem->getOperand(0).getType());
+    auto value = cast<ShapedType>(problem->getOperand(2).getType());
+    if (query.getRank() == 4 && value.getRank() == 4) {
+      effective.headDim = query.getDimSize(3);
+      effective.headDimV = value.getDimSize(3);
+    }
+  }
+
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
   toKernel.addPass(createTileAttention(
-      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
+      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   toKernel.addPass(createTileAttentionGrad(
-      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
+      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
@@ -489,7 +503,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                             bufferName.str(),
                         "");
   CompiledKernel result;
-  result.metadata = kernelMetadata(kernels, options);
+  result.metadata = kernelMetadata(kernels, effective);
 
   if (emit == EmitKind::MLIR) {
     llvm::raw_string_ostream os(result.payload);

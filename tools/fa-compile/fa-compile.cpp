@@ -54,8 +54,9 @@ cl::opt<double> softcap("softcap", cl::desc("0 = none"), cl::init(0.0),
 cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
                       cl::init(0.0), cl::cat(category));
 cl::opt<bool> backward("backward",
-                        cl::desc("compile the backward (fa.attention_grad)"),
-                        cl::init(false), cl::cat(category));
+                       cl::desc("compile the backward (fa.attention_grad) of "
+                                "a config; an input file's op decides"),
+                       cl::init(false), cl::cat(category));
 cl::opt<int64_t> blockQ("block-q",
                         cl::desc("0 = default (forward 128, backward 32-128 "
                                  "by head dim)"),
