@@ -113,6 +113,13 @@ llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
           .str());
 }
 
+bool mlir::fa::isValidEntryName(llvm::StringRef name) {
+  auto isStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
+  return !name.empty() && isStart(name.front()) &&
+         llvm::all_of(name.drop_front(),
+                      [&](char c) { return isStart(c) || llvm::isDigit(c); });
+}
+
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   if (!backward)
     return {128, 64};
@@ -564,6 +571,13 @@ mlir::fa::compileAttention(const AttentionConfig &config, EmitKind emit) {
           llvm::inconvertibleErrorCode(),
           "every dimension must be positive (batch, heads, sequence "
           "lengths, head dims)");
-  return compileSource(configToMLIR(config), "<config>",
-                       config, emit);
+  // The entry is pasted into the generated MLIR: only a plain identifier
+  // keeps it one symbol name.
+  if (!isValidEntryName(config.entry))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "invalid kernel name '%s': expected an identifier "
+        "([A-Za-z_][A-Za-z0-9_]*)",
+        config.entry.c_str());
+  return compileSource(configToMLIR(config), "<config>", config, emit);
 }

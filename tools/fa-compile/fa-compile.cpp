@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -106,6 +107,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "FlashMLIR: attention -> GPU kernel\n");
+
+  // An empty prefix, or one naming a directory, would write hidden files
+  // such as ".ptx" and ".meta".
+  StringRef fileName = sys::path::filename(outputPrefix);
+  if (fileName.empty() || fileName == "." || fileName == ".." ||
+      sys::path::is_separator(outputPrefix.getValue().back()))
+    return fail("-o expects an output path prefix (e.g. -o out/fwd), got '" +
+                outputPrefix + "'");
 
   AttentionConfig config;
   config.dtype = dtype;

@@ -90,6 +90,9 @@ llvm::ArrayRef<llvm::StringRef> supportedChips();
 /// crashes or aborts on other names instead of reporting them.
 llvm::Error checkChip(llvm::StringRef chip);
 
+/// Whether `name` can name a kernel: [A-Za-z_][A-Za-z0-9_]*.
+bool isValidEntryName(llvm::StringRef name);
+
 /// Version string of this compiler, part of every kernel-cache key.
 const char *compilerVersion();
 
