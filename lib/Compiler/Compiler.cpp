@@ -505,10 +505,13 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
       kernels[kind.getValue()] = func;
   });
-  if (!kernels.count("forward") && !kernels.count("backward"))
-    return compileError("no fa.attention or fa.attention_grad to compile in " +
-                            bufferName.str(),
-                        "");
+  if (!kernels.count("forward") && !kernels.count("backward")) {
+    // Located like every other input error: on the op that produced no
+    // kernel, else on the module (the input's 1:1 for an implicit one).
+    (problem ? problem : module->getOperation())->emitError()
+        << "no fa.attention or fa.attention_grad to compile in " << bufferName;
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   CompiledKernel result;
   result.metadata = kernelMetadata(kernels, effective);
 
