@@ -27,10 +27,24 @@ def test_library_found_in_build_tree_without_env(monkeypatch):
     assert lib._flashmlir_path.endswith(os.path.join("lib", "libFlashMLIR.so"))
 
 
-def test_bad_library_env_is_skipped_with_list(monkeypatch):
+def test_bad_library_env_is_skipped_with_list(monkeypatch, tmp_path):
+    # The library this run loaded (ctest sets FLASHMLIR_LIBRARY to the build's,
+    # wherever the build directory is), linked into a stand-in package
+    # directory: the fallback after a bad FLASHMLIR_LIBRARY is then known
+    # whatever the source and build layout.
+    built = flashmlir.library_path()
+    package = tmp_path / "python" / "flashmlir"
+    package.mkdir(parents=True)
+    (package / "libFlashMLIR.so").symlink_to(built)
+    monkeypatch.setattr(_capi, "__file__", str(package / "_capi.py"))
     monkeypatch.setenv("FLASHMLIR_LIBRARY", "/nonexistent/libFlashMLIR.so")
     # Falls back to the other locations; the bad one is not fatal.
-    assert _capi.load()._flashmlir_path != "/nonexistent/libFlashMLIR.so"
+    assert _capi.load()._flashmlir_path == str(package / "libFlashMLIR.so")
+    # With nothing to fall back to, the error lists every place tried.
+    (package / "libFlashMLIR.so").unlink()
+    with pytest.raises(OSError, match=r"/nonexistent/libFlashMLIR.so "
+                                      r"\(missing\).*set FLASHMLIR_LIBRARY"):
+        _capi.load()
 
 
 def test_validate_ok_forward_and_backward():
