@@ -114,6 +114,11 @@ FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
 FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);
 /** The last error of a call on `context`; "" if none. */
 FA_CAPI_EXPORT const char *faContextGetLastError(faContext context);
+/** The non-fatal problem of the last faCompile() / faPrecompile() on
+ *  `context` (before any, of faContextCreate()), "" if none: e.g. the cache
+ *  directory cannot be created or written, so kernels stay in memory only,
+ *  or a corrupt entry was rebuilt. The call itself succeeded. */
+FA_CAPI_EXPORT const char *faContextGetLastWarning(faContext context);
 
 /** JIT: compiles (or loads from the cache) the kernel of `config` and loads
  *  it on the device. Without a CUDA driver it fails with FA_ERROR_DRIVER

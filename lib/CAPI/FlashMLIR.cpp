@@ -24,6 +24,7 @@ struct faContext_ {
   std::unique_ptr<rt::KernelCache> cache;
   std::mutex mutex;
   std::string lastError;
+  std::string lastWarning; ///< Of the last faCompile / faPrecompile.
 };
 
 struct faKernel_ {
@@ -107,6 +108,13 @@ template <typename H> faStatus fail(H *handle, faStatus status,
   std::lock_guard<std::mutex> lock(handle->mutex);
   handle->lastError = tlsLastError;
   return s;
+}
+
+/// Records the cache's non-fatal problem of a compile on `context` (""
+/// clears it), where faContextGetLastWarning() reports it.
+void setWarning(faContext_ *context, const std::string &warning) {
+  std::lock_guard<std::mutex> lock(context->mutex);
+  context->lastWarning = warning;
 }
 
 /// The status for a runtime error message.
@@ -243,6 +251,12 @@ faStatus faContextCreate(const char *cacheDir, faContext *out) {
   *out = nullptr;
   auto *ctx = new faContext_();
   ctx->cache = std::make_unique<rt::KernelCache>(cacheDir ? cacheDir : "");
+  // Usable without a disk cache, but every kernel would be compiled again
+  // in each process: say so from the start.
+  if (!ctx->cache->diskEnabled())
+    ctx->lastWarning = "kernel cache directory '" + ctx->cache->directory() +
+                       "' is unusable (" + ctx->cache->diskProblem() +
+                       "); kernels are cached in memory only";
   registerHandle(ctx, HandleKind::Context);
   *out = ctx;
   return ok();
@@ -273,6 +287,13 @@ const char *faContextGetLastError(faContext context) {
   return context->lastError.c_str();
 }
 
+const char *faContextGetLastWarning(faContext context) {
+  if (!liveContext(context))
+    return "invalid context handle";
+  std::lock_guard<std::mutex> lock(context->mutex);
+  return context->lastWarning.c_str();
+}
+
 faStatus faCompile(faContext context, const faConfig *config,
                    faDirection direction, faKernel *out) {
   if (!out)
@@ -281,6 +302,7 @@ faStatus faCompile(faContext context, const faConfig *config,
   if (!liveContext(context))
     return fail(FA_ERROR_INVALID_HANDLE,
                 invalidHandle("faCompile", context, HandleKind::Context));
+  setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -297,6 +319,7 @@ faStatus faCompile(faContext context, const faConfig *config,
   auto artifact = direction == FA_BACKWARD
                       ? jit::buildBackwardKernel(c, *context->cache, options)
                       : jit::buildForwardKernel(c, *context->cache, options);
+  setWarning(context, got->warning);
   auto *k = new faKernel_(std::move(got->kernel));
   k->direction = direction;
   k->cacheHit = got->cacheHit();
@@ -340,6 +363,7 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   if (!liveContext(context))
     return fail(FA_ERROR_INVALID_HANDLE,
                 invalidHandle("faPrecompile", context, HandleKind::Context));
+  setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -354,6 +378,7 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   if (!built.ok())
     return fail(context, classify(built.status().message()),
                 built.status().message());
+  setWarning(context, built->warning);
   if (cache_hit)
     *cache_hit = built->compiled ? 0 : 1;
   return ok();

@@ -10,11 +10,13 @@ import ctypes
 import dataclasses
 import numbers
 import threading
+import warnings
 from typing import Optional
 
 from . import _capi
 
-__all__ = ["Config", "Kernel", "FlashMLIRError", "compile", "validate",
+__all__ = ["Config", "Kernel", "FlashMLIRError", "FlashMLIRWarning",
+           "compile", "validate",
            "precompile", "compile_unloaded", "library_path", "compiler_version"]
 
 
@@ -24,6 +26,11 @@ class FlashMLIRError(RuntimeError):
     def __init__(self, message, status=None):
         super().__init__(message)
         self.status = status
+
+
+class FlashMLIRWarning(UserWarning):
+    """A problem that did not stop the call, e.g. a kernel cache directory
+    that cannot be written (kernels are then compiled in every process)."""
 
 
 _lib = None
@@ -242,6 +249,14 @@ class Context:
         arg = cache_dir.encode() if cache_dir else None
         _check(_library().faContextCreate(arg, ctypes.byref(h)))
         self._handle = h
+        self._warn()
+
+    def _warn(self):
+        """Issues the last call's non-fatal problem as a FlashMLIRWarning."""
+        message = _library().faContextGetLastWarning(self._handle)
+        if message:
+            warnings.warn(message.decode(errors="replace"), FlashMLIRWarning,
+                          stacklevel=3)
 
     def __del__(self):
         h = getattr(self, "_handle", None)
@@ -258,6 +273,7 @@ class Context:
         out = ctypes.c_void_p()
         _check(_library().faCompile(self._handle, ctypes.byref(c),
                                     _direction(backward), ctypes.byref(out)))
+        self._warn()
         return Kernel(out.value, config, backward)
 
     def precompile(self, config, backward=False):
@@ -269,6 +285,7 @@ class Context:
         _check(_library().faPrecompile(self._handle, ctypes.byref(c),
                                        _direction(backward),
                                        ctypes.byref(hit)))
+        self._warn()
         return bool(hit.value)
 
 

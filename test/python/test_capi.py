@@ -195,3 +195,16 @@ def test_handle_of_the_wrong_kind_is_an_invalid_handle():
     assert lib.faKernelDestroy(k) == _capi.SUCCESS
     assert lib.faContextDestroy(ctx) == _capi.SUCCESS
 
+
+
+def test_last_warning_needs_a_live_context():
+    c = default_config()
+    k = P()
+    assert lib.faCompileUnloaded(ctypes.byref(c), 0, ctypes.byref(k)) == 0
+    assert lib.faContextGetLastWarning(None) == b"invalid context handle"
+    assert lib.faContextGetLastWarning(k) == b"invalid context handle"
+    ctx = P()
+    assert lib.faContextCreate(None, ctypes.byref(ctx)) == _capi.SUCCESS
+    assert lib.faContextGetLastWarning(ctx) == b""
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+    assert lib.faKernelDestroy(k) == _capi.SUCCESS

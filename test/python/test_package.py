@@ -240,3 +240,26 @@ def test_backward_kernels_are_named_fa_bwd():
         ("fa_bwd", "fa_bwd_pre", "fa_bwd_post")
     assert flashmlir.compile_unloaded(Config()).metadata_dict()["entry"] == \
         "fa_fwd"
+
+
+def test_unusable_cache_directory_is_reported(tmp_path):
+    # It was silent: every process then compiled every kernel again.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    cache = str(blocker / "cache")
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"kernel cache directory '.*a-file/cache' is "
+                            r"unusable \(mkdir\(.*\): Not a directory\); "
+                            r"kernels are cached in memory only"):
+        ctx = flashmlir.Context(cache)
+    cfg = Config(seq_q=64, chip="sm_90")
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"cache directory '.*' is unusable .* entry kept "
+                            r"in memory only"):
+        assert ctx.precompile(cfg) is False
+    # A memory hit writes nothing, so there is nothing to report.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ctx.precompile(cfg) is True
+        flashmlir.Context(str(tmp_path / "fine")).precompile(cfg)
