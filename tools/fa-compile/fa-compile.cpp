@@ -69,7 +69,9 @@ cl::opt<int64_t> blockKV("block-kv",
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),
                             cl::cat(category));
-cl::opt<std::string> chip("chip", cl::desc("sm_80, sm_89, sm_90, ..."),
+cl::opt<std::string> chip("chip",
+                          cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
+                                   "sm_90a (mlir::fa::supportedChips())"),
                           cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> entry("entry",
                            cl::desc("kernel name for a config input "
