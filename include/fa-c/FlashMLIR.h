@@ -5,9 +5,10 @@
  * libFlashMLIR.so. Used by the Python package `flashmlir` through ctypes.
  *
  * Conventions:
- *  - Handles are opaque. The library keeps a registry of live handles, so a
- *    null, destroyed or foreign handle is reported as FA_ERROR_INVALID_HANDLE
- *    instead of being dereferenced.
+ *  - Handles are opaque. The library keeps a registry of live handles and
+ *    their kinds, so a null, destroyed or foreign handle, or a context passed
+ *    where a kernel is expected (or the reverse), is reported as
+ *    FA_ERROR_INVALID_HANDLE instead of being dereferenced.
  *  - Every call returns an faStatus. On failure, the message is available
  *    from faGetLastError() (thread-local; the last failed call of this
  *    thread, cleared by a successful call) and, for calls on a handle, from
@@ -69,7 +70,7 @@ typedef struct faConfig {
   int32_t causal; /**< 0 / 1 */
   int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
   double scale;                   /**< 0: 1/sqrt(head_dim) */
-  int64_t window_left;            /**< -1 (both): no window */
+  int64_t window_left;            /**< -1 (both): no window; < -1: error */
   int64_t window_right;
   double softcap;                 /**< 0: none */
   int64_t block_q, block_kv;      /**< 0: the compiler's defaults */
@@ -113,6 +114,11 @@ FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
 FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);
 /** The last error of a call on `context`; "" if none. */
 FA_CAPI_EXPORT const char *faContextGetLastError(faContext context);
+/** The non-fatal problem of the last faCompile() / faPrecompile() on
+ *  `context` (before any, of faContextCreate()), "" if none: e.g. the cache
+ *  directory cannot be created or written, so kernels stay in memory only,
+ *  or a corrupt entry was rebuilt. The call itself succeeded. */
+FA_CAPI_EXPORT const char *faContextGetLastWarning(faContext context);
 
 /** JIT: compiles (or loads from the cache) the kernel of `config` and loads
  *  it on the device. Without a CUDA driver it fails with FA_ERROR_DRIVER
@@ -144,7 +150,8 @@ FA_CAPI_EXPORT int faKernelCacheHit(faKernel kernel);
 FA_CAPI_EXPORT const char *faKernelGetLastError(faKernel kernel);
 
 /** Bytes of device workspace faAttentionBackward() needs (256-byte aligned
- *  allocation). Fails for a forward kernel. */
+ *  allocation). Fails for a forward kernel, and for sizes the runtime does
+ *  not support (never a success with 0 bytes). */
 FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytes(faKernel kernel,
                                                  uint64_t *bytes);
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 using namespace fa;
 
@@ -24,6 +24,7 @@ struct faContext_ {
   std::unique_ptr<rt::KernelCache> cache;
   std::mutex mutex;
   std::string lastError;
+  std::string lastWarning; ///< Of the last faCompile / faPrecompile.
 };
 
 struct faKernel_ {
@@ -40,28 +41,55 @@ namespace {
 
 thread_local std::string tlsLastError;
 
+/// What a registered handle points at. A handle of one kind passed where
+/// the other is expected is as invalid as a destroyed one: the two structs
+/// have nothing in common to read.
+enum class HandleKind { Context, Kernel };
+
+const char *toString(HandleKind kind) {
+  return kind == HandleKind::Context ? "context" : "kernel";
+}
+
 std::mutex &registryMutex() {
   static std::mutex m;
   return m;
 }
-std::unordered_set<const void *> &registry() {
-  static auto *r = new std::unordered_set<const void *>();
+/// Every live handle, with its kind.
+std::unordered_map<const void *, HandleKind> &registry() {
+  static auto *r = new std::unordered_map<const void *, HandleKind>();
   return *r;
 }
-bool isLive(const void *handle) {
+/// Whether `handle` is a live handle of `kind`.
+bool isLive(const void *handle, HandleKind kind) {
   if (!handle)
     return false;
   std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().count(handle) != 0;
+  auto it = registry().find(handle);
+  return it != registry().end() && it->second == kind;
 }
-void registerHandle(const void *h) {
+void registerHandle(const void *h, HandleKind kind) {
   std::lock_guard<std::mutex> lock(registryMutex());
-  registry().insert(h);
+  registry()[h] = kind;
 }
-/// Removes `h`; false if it was not registered.
-bool unregisterHandle(const void *h) {
+/// Removes `h` if it is a live handle of `kind`; false otherwise.
+bool unregisterHandle(const void *h, HandleKind kind) {
   std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().erase(h) != 0;
+  auto it = registry().find(h);
+  if (it == registry().end() || it->second != kind)
+    return false;
+  registry().erase(it);
+  return true;
+}
+/// The message for a handle that is not a live one of `kind`: names a handle
+/// of the other kind as such, since that mistake is easy to make in C.
+std::string invalidHandle(const char *fn, const void *handle, HandleKind kind) {
+  std::string message =
+      std::string(fn) + ": invalid " + toString(kind) + " handle";
+  HandleKind other =
+      kind == HandleKind::Context ? HandleKind::Kernel : HandleKind::Context;
+  if (isLive(handle, other))
+    message += std::string(" (got a ") + toString(other) + " handle)";
+  return message;
 }
 
 faStatus ok() {
@@ -80,6 +108,13 @@ template <typename H> faStatus fail(H *handle, faStatus status,
   std::lock_guard<std::mutex> lock(handle->mutex);
   handle->lastError = tlsLastError;
   return s;
+}
+
+/// Records the cache's non-fatal problem of a compile on `context` (""
+/// clears it), where faContextGetLastWarning() reports it.
+void setWarning(faContext_ *context, const std::string &warning) {
+  std::lock_guard<std::mutex> lock(context->mutex);
+  context->lastWarning = warning;
 }
 
 /// The status for a runtime error message.
@@ -124,7 +159,9 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   if (c->scale != 0.0)
     out.scale = c->scale;
   out.causal = c->causal != 0;
-  if (c->window_left >= 0 || c->window_right >= 0)
+  // Only (-1, -1) means no window; any other pair goes to the compiler,
+  // whose verifier refuses bounds below -1 instead of dropping them.
+  if (c->window_left != -1 || c->window_right != -1)
     out.window = std::make_pair(c->window_left, c->window_right);
   if (c->softcap != 0.0)
     out.softcap = c->softcap;
@@ -135,6 +172,7 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   out.blockKV = c->block_kv;
   out.chip = c->chip ? c->chip : "";
   out.backward = direction == FA_BACKWARD;
+  out.entry = out.backward ? "fa_bwd" : "fa_fwd"; // fa-compile's names
   return FA_SUCCESS;
 }
 
@@ -151,7 +189,12 @@ faStatus compileToPTX(mlir::fa::AttentionConfig config,
 }
 
 faKernel_ *liveKernel(faKernel k) {
-  return isLive(k) ? static_cast<faKernel_ *>(k) : nullptr;
+  return isLive(k, HandleKind::Kernel) ? static_cast<faKernel_ *>(k) : nullptr;
+}
+
+faContext_ *liveContext(faContext c) {
+  return isLive(c, HandleKind::Context) ? static_cast<faContext_ *>(c)
+                                        : nullptr;
 }
 
 } // namespace
@@ -208,29 +251,47 @@ faStatus faContextCreate(const char *cacheDir, faContext *out) {
   *out = nullptr;
   auto *ctx = new faContext_();
   ctx->cache = std::make_unique<rt::KernelCache>(cacheDir ? cacheDir : "");
-  registerHandle(ctx);
+  // Usable without a disk cache, but every kernel would be compiled again
+  // in each process: say so from the start.
+  if (!ctx->cache->diskEnabled())
+    ctx->lastWarning = "kernel cache directory '" + ctx->cache->directory() +
+                       "' is unusable (" + ctx->cache->diskProblem() +
+                       "); kernels are cached in memory only";
+  registerHandle(ctx, HandleKind::Context);
   *out = ctx;
   return ok();
 }
 
 faStatus faContextDestroy(faContext context) {
-  if (!context || !unregisterHandle(context))
-    return fail(FA_ERROR_INVALID_HANDLE, "faContextDestroy: invalid context handle");
+  if (!unregisterHandle(context, HandleKind::Context))
+    return fail(
+        FA_ERROR_INVALID_HANDLE,
+        invalidHandle("faContextDestroy", context, HandleKind::Context));
   delete context;
   return ok();
 }
 
 const char *faContextCacheDir(faContext context) {
-  if (!isLive(context))
+  if (!liveContext(context)) {
+    fail(FA_ERROR_INVALID_HANDLE,
+         invalidHandle("faContextCacheDir", context, HandleKind::Context));
     return nullptr;
+  }
   return context->cache->directory().c_str();
 }
 
 const char *faContextGetLastError(faContext context) {
-  if (!isLive(context))
+  if (!liveContext(context))
     return "invalid context handle";
   std::lock_guard<std::mutex> lock(context->mutex);
   return context->lastError.c_str();
+}
+
+const char *faContextGetLastWarning(faContext context) {
+  if (!liveContext(context))
+    return "invalid context handle";
+  std::lock_guard<std::mutex> lock(context->mutex);
+  return context->lastWarning.c_str();
 }
 
 faStatus faCompile(faContext context, const faConfig *config,
@@ -238,8 +299,10 @@ faStatus faCompile(faContext context, const faConfig *config,
   if (!out)
     return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
-  if (!isLive(context))
-    return fail(FA_ERROR_INVALID_HANDLE, "faCompile: invalid context handle");
+  if (!liveContext(context))
+    return fail(FA_ERROR_INVALID_HANDLE,
+                invalidHandle("faCompile", context, HandleKind::Context));
+  setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -256,6 +319,7 @@ faStatus faCompile(faContext context, const faConfig *config,
   auto artifact = direction == FA_BACKWARD
                       ? jit::buildBackwardKernel(c, *context->cache, options)
                       : jit::buildForwardKernel(c, *context->cache, options);
+  setWarning(context, got->warning);
   auto *k = new faKernel_(std::move(got->kernel));
   k->direction = direction;
   k->cacheHit = got->cacheHit();
@@ -263,7 +327,7 @@ faStatus faCompile(faContext context, const faConfig *config,
     k->metadataText = artifact->metadataText;
   else
     k->metadataText = k->kernel.metadata().configString();
-  registerHandle(k);
+  registerHandle(k, HandleKind::Kernel);
   *out = k;
   return ok();
 }
@@ -287,7 +351,7 @@ faStatus faCompileUnloaded(const faConfig *config, faDirection direction,
   auto *k = new faKernel_(rt::Kernel::unloaded(metadata));
   k->metadataText = compiled.metadata;
   k->direction = direction;
-  registerHandle(k);
+  registerHandle(k, HandleKind::Kernel);
   *out = k;
   return ok();
 }
@@ -296,9 +360,10 @@ faStatus faPrecompile(faContext context, const faConfig *config,
                       faDirection direction, int *cache_hit) {
   if (cache_hit)
     *cache_hit = 0;
-  if (!isLive(context))
+  if (!liveContext(context))
     return fail(FA_ERROR_INVALID_HANDLE,
-                "faPrecompile: invalid context handle");
+                invalidHandle("faPrecompile", context, HandleKind::Context));
+  setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
     return fail(context, s, tlsLastError);
@@ -313,14 +378,16 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   if (!built.ok())
     return fail(context, classify(built.status().message()),
                 built.status().message());
+  setWarning(context, built->warning);
   if (cache_hit)
     *cache_hit = built->compiled ? 0 : 1;
   return ok();
 }
 
 faStatus faKernelDestroy(faKernel kernel) {
-  if (!kernel || !unregisterHandle(kernel))
-    return fail(FA_ERROR_INVALID_HANDLE, "faKernelDestroy: invalid kernel handle");
+  if (!unregisterHandle(kernel, HandleKind::Kernel))
+    return fail(FA_ERROR_INVALID_HANDLE,
+                invalidHandle("faKernelDestroy", kernel, HandleKind::Kernel));
   delete kernel;
   return ok();
 }
@@ -328,7 +395,8 @@ faStatus faKernelDestroy(faKernel kernel) {
 const char *faKernelMetadata(faKernel kernel) {
   faKernel_ *k = liveKernel(kernel);
   if (!k) {
-    fail(FA_ERROR_INVALID_HANDLE, "faKernelMetadata: invalid kernel handle");
+    fail(FA_ERROR_INVALID_HANDLE,
+         invalidHandle("faKernelMetadata", kernel, HandleKind::Kernel));
     return nullptr;
   }
   return k->metadataText.c_str();
@@ -359,7 +427,7 @@ static faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
   faKernel_ *k = liveKernel(kernel);
   if (!k) {
     status = fail(FA_ERROR_INVALID_HANDLE,
-                  std::string(fn) + ": invalid kernel handle");
+                  invalidHandle(fn, kernel, HandleKind::Kernel));
     return nullptr;
   }
   if (k->kernel.metadata().kind != kind) {
@@ -381,7 +449,14 @@ faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
     return status;
   if (!bytes)
     return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  *bytes = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  uint64_t needed = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  // 0 is how the runtime says the sizes are beyond what it supports; a
+  // caller must not take it for "no workspace needed".
+  if (needed == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytes: the kernel's sizes are beyond what "
+                "the runtime supports (at most 2^31-1 elements per tensor)");
+  *bytes = needed;
   return ok();
 }
 

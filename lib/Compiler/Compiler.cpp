@@ -6,6 +6,7 @@
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
+#include "fa/Runtime/Limits.h"
 #include "fa/Transforms/Passes.h"
 
 // FA_COMPILER_FINGERPRINT: a hash of the compiler's sources, generated at
@@ -78,12 +79,15 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cfloat>
 #include <cmath>
 
 using namespace mlir;
@@ -91,6 +95,30 @@ using namespace mlir::fa;
 
 const char *mlir::fa::compilerVersion() {
   return "flashmlir-0.1-mma.sync+" FA_COMPILER_FINGERPRINT;
+}
+
+llvm::ArrayRef<llvm::StringRef> mlir::fa::supportedChips() {
+  static const llvm::StringRef chips[] = {"sm_80", "sm_86", "sm_87",
+                                          "sm_89", "sm_90", "sm_90a"};
+  return chips;
+}
+
+llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
+  if (llvm::is_contained(supportedChips(), chip))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("unsupported chip '{0}': FlashMLIR compiles for {1} "
+                    "(mma.sync + cp.async kernels, PTX 8.0)",
+                    chip, llvm::join(supportedChips(), ", "))
+          .str());
+}
+
+bool mlir::fa::isValidEntryName(llvm::StringRef name) {
+  auto isStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
+  return !name.empty() && isStart(name.front()) &&
+         llvm::all_of(name.drop_front(),
+                      [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
@@ -324,6 +352,74 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   return text;
 }
 
+/// The whole-problem tensors of an attention op, named as in its syntax.
+SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
+  if (auto fwd = dyn_cast<AttentionOp>(op))
+    return {{fwd.getQuery(), "query"},
+            {fwd.getKey(), "key"},
+            {fwd.getValue(), "value"},
+            {fwd.getOutput(), "output"},
+            {fwd.getLse(), "lse"}};
+  auto bwd = cast<AttentionGradOp>(op);
+  return {{bwd.getQuery(), "query"},
+          {bwd.getKey(), "key"},
+          {bwd.getValue(), "value"},
+          {bwd.getOutput(), "output"},
+          {bwd.getGradOutput(), "grad_output"},
+          {bwd.getLse(), "lse"},
+          {bwd.getGradQuery(), "grad_query"},
+          {bwd.getGradKey(), "grad_key"},
+          {bwd.getGradValue(), "grad_value"}};
+}
+
+/// Refuses, located on `op`, a problem the runtime would refuse at load or
+/// launch (fa/Runtime/Limits.h): what compiles must also run. Every size is
+/// bounded here, before the passes compute tiles, grids and shared memory
+/// from them.
+LogicalResult checkRuntimeLimits(Operation *op) {
+  for (auto [value, name] : problemTensors(op)) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      continue; // The kernel builder reports what it cannot lower.
+    int64_t elements = 1;
+    for (int64_t dim : type.getShape()) {
+      if (dim <= 0)
+        return op->emitError()
+               << "every dimension must be positive (a GPU grid has no empty "
+                  "dimension); "
+               << name << " has type " << type;
+      std::optional<int64_t> product = llvm::checkedMul(elements, dim);
+      if (!product || *product > ::fa::rt::kMaxTensorElements)
+        return op->emitError()
+               << name << " of type " << type << " has more than 2^31-1 ("
+               << ::fa::rt::kMaxTensorElements
+               << ") elements; the kernels index with 32 bits";
+      elements = *product;
+    }
+  }
+
+  // The verifier took positive finite values; the .meta file carries them as
+  // text that must read back, which a subnormal does not.
+  auto checkValue = [&](StringRef name, double value) -> LogicalResult {
+    if (::fa::rt::isValidScaleValue(value))
+      return success();
+    return op->emitError() << name << " = " << llvm::formatv("{0:e16}", value)
+                           << " is below the smallest normal double ("
+                           << llvm::formatv("{0:e16}", DBL_MIN)
+                           << "); the runtime refuses it";
+  };
+  double scale = isa<AttentionOp>(op)
+                     ? cast<AttentionOp>(op).getEffectiveScale()
+                     : cast<AttentionGradOp>(op).getEffectiveScale();
+  std::optional<double> softcap =
+      isa<AttentionOp>(op) ? asDouble(cast<AttentionOp>(op).getSoftcap())
+                           : asDouble(cast<AttentionGradOp>(op).getSoftcap());
+  if (failed(checkValue("scale", scale)) ||
+      (softcap && failed(checkValue("softcap", *softcap))))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 /// Lowers the module's gpu.module (attention kernels from the GPU
@@ -406,6 +502,8 @@ compileKernelModule(ModuleOp module, MLIRContext &context,
 llvm::Expected<CompiledKernel>
 mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                         const AttentionConfig &options, EmitKind emit) {
+  if (llvm::Error error = checkChip(options.chip))
+    return std::move(error);
   MLIRContext context(registry());
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -421,6 +519,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return compileError("parsing failed", diagnostics);
+  // An implicit module is located at line 0; errors about the input as a
+  // whole (pass options, nothing to compile) point at its start instead.
+  if (auto loc = dyn_cast<FileLineColLoc>(module->getLoc());
+      loc && loc.getLine() == 0)
+    (*module)->setLoc(FileLineColLoc::get(&context, bufferName, 1, 1));
 
   // One problem per compile: the metadata describes one kernel set.
   SmallVector<func::FuncOp> problems;
@@ -439,6 +542,29 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
         << problems.size() << " (first: @" << problems[0].getSymName() << ")";
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  Operation *problem = nullptr;
+  module->walk([&](Operation *op) {
+    if (!isa<AttentionOp, AttentionGradOp>(op))
+      return WalkResult::advance();
+    problem = op;
+    return WalkResult::interrupt();
+  });
+  if (problem && failed(checkRuntimeLimits(problem)))
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+
+  // The op decides the direction and, with its head dims, the default block
+  // sizes: a backward file compiled without --backward must not get the
+  // forward's blocks.
+  AttentionConfig effective = options;
+  if (problem) {
+    effective.backward = isa<AttentionGradOp>(problem);
+    auto query = cast<ShapedType>(problem->getOperand(0).getType());
+    auto value = cast<ShapedType>(problem->getOperand(2).getType());
+    if (query.getRank() == 4 && value.getRank() == 4) {
+      effective.headDim = query.getDimSize(3);
+      effective.headDimV = value.getDimSize(3);
+    }
+  }
 
   bool hasKernels = false;
   module->walk([&](gpu::GPUModuleOp) { hasKernels = true; });
@@ -448,9 +574,9 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
   toKernel.addPass(createTileAttention(
-      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
+      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   toKernel.addPass(createTileAttentionGrad(
-      {options.effectiveBlockQ(), options.effectiveBlockKV()}));
+      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
@@ -462,12 +588,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
       kernels[kind.getValue()] = func;
   });
-  if (!kernels.count("forward") && !kernels.count("backward"))
-    return compileError("no fa.attention or fa.attention_grad to compile in " +
-                            bufferName.str(),
-                        "");
+  if (!kernels.count("forward") && !kernels.count("backward")) {
+    // Located like every other input error: on the op that produced no
+    // kernel, else on the module (the input's 1:1 for an implicit one).
+    (problem ? problem : module->getOperation())->emitError()
+        << "no fa.attention or fa.attention_grad to compile in " << bufferName;
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   CompiledKernel result;
-  result.metadata = kernelMetadata(kernels, options);
+  result.metadata = kernelMetadata(kernels, effective);
 
   llvm::Expected<std::string> payload =
       lowerKernels(*module, context, options, emit, diagnostics);
@@ -492,6 +621,13 @@ mlir::fa::compileAttention(const AttentionConfig &config, EmitKind emit) {
           llvm::inconvertibleErrorCode(),
           "every dimension must be positive (batch, heads, sequence "
           "lengths, head dims)");
-  return compileSource(configToMLIR(config), "<config>",
-                       config, emit);
+  // The entry is pasted into the generated MLIR: only a plain identifier
+  // keeps it one symbol name.
+  if (!isValidEntryName(config.entry))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "invalid kernel name '%s': expected an identifier "
+        "([A-Za-z_][A-Za-z0-9_]*)",
+        config.entry.c_str());
+  return compileSource(configToMLIR(config), "<config>", config, emit);
 }

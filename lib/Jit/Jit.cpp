@@ -127,6 +127,10 @@ StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
     if (chip.empty())
       chip = driver.device().chip();
   }
+  // Before the cache: a chip the compiler cannot target has no entry to
+  // find, and its name must not reach a cache file name either.
+  if (llvm::Error error = mlir::fa::checkChip(chip))
+    return Status::error("JIT: " + llvm::toString(std::move(error)));
   AttentionConfig target = config;
   target.chip = chip;
 

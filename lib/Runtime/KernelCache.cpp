@@ -47,12 +47,30 @@ std::string makeDirectories(const std::string &path) {
   return "";
 }
 
-bool readWholeFile(const std::string &path, std::string &out, bool &missing) {
+/// Reads the cache entry at `path`; "" or why it cannot be used (`missing`
+/// set when there is no file). Only a regular file of at most
+/// kMaxEntryBytes is read: the directory is shared, and a FIFO (which blocks
+/// an open or read forever), a device, or a symbolic link to one (e.g.
+/// /dev/zero, endless) must not hang or exhaust the process.
+std::string readWholeFile(const std::string &path, std::string &out,
+                          bool &missing) {
   missing = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     missing = errno == ENOENT;
-    return false;
+    return errno == ELOOP ? std::string("a symbolic link, not a regular file")
+                          : std::string("unreadable: ") + std::strerror(errno);
+  }
+  const std::string tooLarge =
+      "larger than " + std::to_string(KernelCache::kMaxEntryBytes) + " bytes";
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "not a regular file";
+  }
+  if (uint64_t(st.st_size) > KernelCache::kMaxEntryBytes) {
+    ::close(fd);
+    return tooLarge;
   }
   out.clear();
   char buf[65536];
@@ -61,15 +79,21 @@ bool readWholeFile(const std::string &path, std::string &out, bool &missing) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
+      std::string why = std::string("unreadable: ") + std::strerror(errno);
       ::close(fd);
-      return false;
+      return why;
     }
     if (n == 0)
       break;
     out.append(buf, size_t(n));
+    // A file that grows while read is not an entry we wrote.
+    if (out.size() > KernelCache::kMaxEntryBytes) {
+      ::close(fd);
+      return tooLarge;
+    }
   }
   ::close(fd);
-  return true;
+  return "";
 }
 
 /// Parses "<label> <number>\n" at `pos`.
@@ -152,7 +176,11 @@ KernelCache::KernelCache(std::string directory)
                                    : std::move(directory)) {
   while (directory_.size() > 1 && directory_.back() == '/')
     directory_.pop_back();
-  diskEnabled_ = !directory_.empty() && makeDirectories(directory_).empty();
+  diskProblem_ = directory_.empty() ? "no cache directory (neither "
+                                      "$FLASHMLIR_CACHE_DIR nor a home "
+                                      "directory)"
+                                    : makeDirectories(directory_);
+  diskEnabled_ = diskProblem_.empty();
 }
 
 std::string KernelCache::entryPath(const CacheKey &key) const {
@@ -170,10 +198,11 @@ KernelCache::DiskResult KernelCache::readEntry(const std::string &path,
                                                std::string &why) const {
   std::string data;
   bool missing = false;
-  if (!readWholeFile(path, data, missing)) {
-    if (missing)
-      return DiskResult::Missing;
-    why = std::string("unreadable: ") + std::strerror(errno);
+  std::string problem = readWholeFile(path, data, missing);
+  if (missing)
+    return DiskResult::Missing;
+  if (!problem.empty()) {
+    why = problem;
     return DiskResult::Corrupt;
   }
   size_t magicLen = sizeof kMagic - 1;
@@ -260,8 +289,8 @@ Status KernelCache::store(const CacheKey &key, std::string_view bytes) {
     memory_[serialized] = std::string(bytes);
   }
   if (!diskEnabled_)
-    return Status::error("no cache directory ('" + directory_ +
-                         "' could not be created); entry kept in memory only");
+    return Status::error("cache directory '" + directory_ + "' is unusable (" +
+                         diskProblem_ + "); entry kept in memory only");
   return writeEntry(entryPath(key), serialized, bytes);
 }
 

@@ -2,6 +2,8 @@
 
 #include "fa/Runtime/Metadata.h"
 
+#include "fa/Runtime/Limits.h"
+
 #include "Format.h"
 
 #include <cerrno>
@@ -344,7 +346,7 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
   }
   case KeyType::Scale: {
     double v;
-    if (!parseDouble(value, v) || !(v > 0))
+    if (!parseDouble(value, v) || !isValidScaleValue(v))
       return bad("a positive finite number");
     m.scale = v;
     return "";
@@ -371,13 +373,13 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     uint32_t xyz[3];
     for (int i = 0; i < 3; ++i) {
       int64_t v;
-      if (!parseInt(parts[i], v) || v <= 0 || v > INT32_MAX)
+      if (!parseInt(parts[i], v) || v <= 0 || v > kMaxGridX)
         return bad("three comma-separated positive integers (x,y,z)");
       xyz[i] = uint32_t(v);
     }
     Dim3 d{xyz[0], xyz[1], xyz[2]};
     if (launch.base == "grid") {
-      if (d.y > 65535 || d.z > 65535)
+      if (d.y > kMaxGridYZ || d.z > kMaxGridYZ)
         return "bad value for '" + key +
                "': y and z must be at most 65535, got '" + std::string(value) +
                "'";

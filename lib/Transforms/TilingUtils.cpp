@@ -2,6 +2,8 @@
 
 #include "fa/Transforms/TilingUtils.h"
 
+#include "fa/Runtime/Limits.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -181,8 +183,13 @@ Value mlir::fa::createFilledTensor(OpBuilder &b, Location loc,
 
 LogicalResult mlir::fa::verifyBlockSize(Operation *op, StringRef passName,
                                         StringRef option, int64_t value) {
-  if (value > 0 && llvm::isPowerOf2_64(value))
-    return success();
-  return op->emitError() << passName << ": option " << option
-                         << " must be a positive power of two, got " << value;
+  if (!(value > 0 && llvm::isPowerOf2_64(value)))
+    return op->emitError() << passName << ": option " << option
+                           << " must be a positive power of two, got " << value;
+  // Tile shapes and shared-memory sizes are products of block sizes.
+  if (value > ::fa::rt::kMaxBlockSize)
+    return op->emitError() << passName << ": option " << option
+                           << " must be at most " << ::fa::rt::kMaxBlockSize
+                           << ", got " << value;
+  return success();
 }

@@ -8,12 +8,15 @@ No dependencies beyond the standard library (torch is optional).
 
 import ctypes
 import dataclasses
+import numbers
 import threading
+import warnings
 from typing import Optional
 
 from . import _capi
 
-__all__ = ["Config", "Kernel", "FlashMLIRError", "compile", "validate",
+__all__ = ["Config", "Kernel", "FlashMLIRError", "FlashMLIRWarning",
+           "compile", "validate",
            "precompile", "compile_unloaded", "library_path", "compiler_version"]
 
 
@@ -23,6 +26,11 @@ class FlashMLIRError(RuntimeError):
     def __init__(self, message, status=None):
         super().__init__(message)
         self.status = status
+
+
+class FlashMLIRWarning(UserWarning):
+    """A problem that did not stop the call, e.g. a kernel cache directory
+    that cannot be written (kernels are then compiled in every process)."""
 
 
 _lib = None
@@ -65,6 +73,19 @@ _DTYPES = {"bf16": _capi.DTYPE_BF16, "bfloat16": _capi.DTYPE_BF16,
            "float32": _capi.DTYPE_F32, "float": _capi.DTYPE_F32}
 
 
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _check_int(name, value):
+    """Raises unless `value` is an integer (not a bool) that fits the C API's
+    int64_t field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("Config.%s must be an integer, got %r" % (name, value))
+    if not _INT64_MIN <= int(value) <= _INT64_MAX:
+        raise ValueError("Config.%s = %d does not fit in 64 bits"
+                         % (name, value))
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
     """One attention problem: q [batch, heads_q, seq_q, head_dim], k/v
@@ -85,6 +106,39 @@ class Config:
     block_q: int = 0                # 0: the compiler's default
     block_kv: int = 0
     chip: Optional[str] = None      # None: the device's (sm_90 offline)
+
+    def __post_init__(self):
+        # ctypes would wrap an out-of-range int, truncate a float and take
+        # any object's truth value: check each field's type and range here,
+        # naming it, before any of that can happen.
+        for name in ("batch", "heads_q", "seq_q", "head_dim", "block_q",
+                     "block_kv"):
+            _check_int(name, getattr(self, name))
+        for name in ("heads_kv", "seq_kv", "head_dim_v"):
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name))
+        for name in ("scale", "softcap"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, numbers.Real)):
+                raise TypeError("Config.%s must be a number or None, got %r"
+                                % (name, value))
+        if not isinstance(self.causal, bool) and not (
+                isinstance(self.causal, numbers.Integral) and
+                self.causal in (0, 1)):
+            raise TypeError("Config.causal must be True or False, got %r"
+                            % (self.causal,))
+        if self.window is not None:
+            if not isinstance(self.window, (tuple, list)) or \
+                    len(self.window) != 2:
+                raise TypeError("Config.window must be (left, right) or None,"
+                                " got %r" % (self.window,))
+            for side, value in zip(("left", "right"), self.window):
+                if value is not None:
+                    _check_int("window " + side, value)
+        if self.chip is not None and not isinstance(self.chip, str):
+            raise TypeError("Config.chip must be a string such as 'sm_90' or "
+                            "None, got %r" % (self.chip,))
 
     def to_c(self):
         name = str(self.dtype).replace("torch.", "").lower()
@@ -195,6 +249,14 @@ class Context:
         arg = cache_dir.encode() if cache_dir else None
         _check(_library().faContextCreate(arg, ctypes.byref(h)))
         self._handle = h
+        self._warn()
+
+    def _warn(self):
+        """Issues the last call's non-fatal problem as a FlashMLIRWarning."""
+        message = _library().faContextGetLastWarning(self._handle)
+        if message:
+            warnings.warn(message.decode(errors="replace"), FlashMLIRWarning,
+                          stacklevel=3)
 
     def __del__(self):
         h = getattr(self, "_handle", None)
@@ -211,6 +273,7 @@ class Context:
         out = ctypes.c_void_p()
         _check(_library().faCompile(self._handle, ctypes.byref(c),
                                     _direction(backward), ctypes.byref(out)))
+        self._warn()
         return Kernel(out.value, config, backward)
 
     def precompile(self, config, backward=False):
@@ -222,6 +285,7 @@ class Context:
         _check(_library().faPrecompile(self._handle, ctypes.byref(c),
                                        _direction(backward),
                                        ctypes.byref(hit)))
+        self._warn()
         return bool(hit.value)
 
 

@@ -84,6 +84,7 @@ def _declare(lib):
         "faContextDestroy": (i32, [P]),
         "faContextCacheDir": (ctypes.c_char_p, [P]),
         "faContextGetLastError": (ctypes.c_char_p, [P]),
+        "faContextGetLastWarning": (ctypes.c_char_p, [P]),
         "faCompile": (i32, [P, cfg, i32, ctypes.POINTER(P)]),
         "faCompileUnloaded": (i32, [cfg, i32, ctypes.POINTER(P)]),
         "faPrecompile": (i32, [P, cfg, i32, ctypes.POINTER(i32)]),

@@ -131,3 +131,80 @@ def test_kernel_last_error_and_null_workspace_pointer():
     assert lib.faAttentionBackward(k, *([1 << 20] * 10), ctypes.byref(s),
                                    0) == _capi.ERROR_LAUNCH
     assert lib.faKernelDestroy(k) == _capi.SUCCESS
+
+
+def test_huge_block_sizes_are_refused():
+    # 2^56 .. 2^62: wrong shared-memory sizes, out-of-memory aborts, and a
+    # SIGSEGV through faValidateConfig before they were bounded.
+    for shift in (56, 57, 58, 60, 62):
+        for field in ("block_q", "block_kv"):
+            for direction in (0, 1):
+                c = default_config()
+                setattr(c, field, 1 << shift)
+                assert lib.faValidateConfig(ctypes.byref(c), direction) == \
+                    _capi.ERROR_COMPILE
+                assert "%s must be at most 1024, got %d" % (
+                    field.replace("_", "-"), 1 << shift) in last_error()
+
+
+def test_handle_of_the_wrong_kind_is_an_invalid_handle():
+    # A context where a kernel is expected, and a kernel where a context is:
+    # each call must report it, not read one struct as the other.
+    c = default_config()
+    ctx, k = P(), P()
+    assert lib.faContextCreate(None, ctypes.byref(ctx)) == _capi.SUCCESS
+    assert lib.faCompileUnloaded(ctypes.byref(c), 1, ctypes.byref(k)) == \
+        _capi.SUCCESS
+    n = ctypes.c_uint64(7)
+
+    def invalid(status, what, got):
+        assert status == _capi.ERROR_INVALID_HANDLE
+        assert "invalid %s handle (got a %s handle)" % (what, got) in \
+            last_error()
+
+    invalid(lib.faKernelDestroy(ctx), "kernel", "context")
+    assert lib.faKernelMetadata(ctx) is None
+    invalid(_capi.ERROR_INVALID_HANDLE, "kernel", "context")
+    assert lib.faKernelDirection(ctx) == -1
+    assert lib.faKernelCacheHit(ctx) == 0
+    assert lib.faKernelGetLastError(ctx) == b"invalid kernel handle"
+    invalid(lib.faBackwardWorkspaceBytes(ctx, ctypes.byref(n)), "kernel",
+            "context")
+    assert n.value == 7
+    invalid(lib.faAttentionForward(ctx, 0, 0, 0, 0, 0, None, 0), "kernel",
+            "context")
+    invalid(lib.faAttentionBackward(ctx, *([0] * 10), None, 0), "kernel",
+            "context")
+
+    invalid(lib.faContextDestroy(k), "context", "kernel")
+    assert lib.faContextCacheDir(k) is None
+    invalid(_capi.ERROR_INVALID_HANDLE, "context", "kernel")
+    assert lib.faContextGetLastError(k) == b"invalid context handle"
+    out = P()
+    invalid(lib.faCompile(k, ctypes.byref(c), 0, ctypes.byref(out)), "context",
+            "kernel")
+    assert out.value is None
+    hit = ctypes.c_int(5)
+    invalid(lib.faPrecompile(k, ctypes.byref(c), 0, ctypes.byref(hit)),
+            "context", "kernel")
+    assert hit.value == 0
+
+    # Both handles are still alive and of their own kind.
+    assert lib.faKernelDirection(k) == 1
+    assert lib.faContextCacheDir(ctx)
+    assert lib.faKernelDestroy(k) == _capi.SUCCESS
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+
+
+
+def test_last_warning_needs_a_live_context():
+    c = default_config()
+    k = P()
+    assert lib.faCompileUnloaded(ctypes.byref(c), 0, ctypes.byref(k)) == 0
+    assert lib.faContextGetLastWarning(None) == b"invalid context handle"
+    assert lib.faContextGetLastWarning(k) == b"invalid context handle"
+    ctx = P()
+    assert lib.faContextCreate(None, ctypes.byref(ctx)) == _capi.SUCCESS
+    assert lib.faContextGetLastWarning(ctx) == b""
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+    assert lib.faKernelDestroy(k) == _capi.SUCCESS

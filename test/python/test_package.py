@@ -27,10 +27,24 @@ def test_library_found_in_build_tree_without_env(monkeypatch):
     assert lib._flashmlir_path.endswith(os.path.join("lib", "libFlashMLIR.so"))
 
 
-def test_bad_library_env_is_skipped_with_list(monkeypatch):
+def test_bad_library_env_is_skipped_with_list(monkeypatch, tmp_path):
+    # The library this run loaded (ctest sets FLASHMLIR_LIBRARY to the build's,
+    # wherever the build directory is), linked into a stand-in package
+    # directory: the fallback after a bad FLASHMLIR_LIBRARY is then known
+    # whatever the source and build layout.
+    built = flashmlir.library_path()
+    package = tmp_path / "python" / "flashmlir"
+    package.mkdir(parents=True)
+    (package / "libFlashMLIR.so").symlink_to(built)
+    monkeypatch.setattr(_capi, "__file__", str(package / "_capi.py"))
     monkeypatch.setenv("FLASHMLIR_LIBRARY", "/nonexistent/libFlashMLIR.so")
     # Falls back to the other locations; the bad one is not fatal.
-    assert _capi.load()._flashmlir_path != "/nonexistent/libFlashMLIR.so"
+    assert _capi.load()._flashmlir_path == str(package / "libFlashMLIR.so")
+    # With nothing to fall back to, the error lists every place tried.
+    (package / "libFlashMLIR.so").unlink()
+    with pytest.raises(OSError, match=r"/nonexistent/libFlashMLIR.so "
+                                      r"\(missing\).*set FLASHMLIR_LIBRARY"):
+        _capi.load()
 
 
 def test_validate_ok_forward_and_backward():
@@ -130,3 +144,122 @@ def test_precompile_reports_compiler_errors(tmp_path):
     with pytest.raises(FlashMLIRError, match="dtype") as e:
         ctx.precompile(Config(dtype="f32"))
     assert e.value.status == _capi.ERROR_COMPILE
+
+
+@pytest.mark.parametrize("chip", ["sm_75", "sm_100a", "sm_90 x", "garbage",
+                                  "compute_90"])
+def test_unsupported_chip_is_a_compile_error(chip, tmp_path):
+    # These reached LLVM's NVPTX back end and crashed or aborted the process.
+    message = ("unsupported chip '%s': FlashMLIR compiles for sm_80, sm_86, "
+               "sm_87, sm_89, sm_90, sm_90a" % chip)
+    with pytest.raises(FlashMLIRError, match=message) as e:
+        flashmlir.validate(Config(chip=chip))
+    assert e.value.status == _capi.ERROR_COMPILE
+    with pytest.raises(FlashMLIRError, match=message):
+        flashmlir.compile_unloaded(Config(chip=chip), backward=True)
+    # The JIT refuses it before looking in the cache.
+    with pytest.raises(FlashMLIRError, match=message):
+        flashmlir.Context(str(tmp_path)).precompile(Config(chip=chip))
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_supported_chips_compile():
+    for chip in ["sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"]:
+        kernel = flashmlir.compile_unloaded(Config(chip=chip))
+        assert kernel.metadata_dict()["chip"] == chip
+
+
+def test_compiler_refuses_what_the_runtime_would():
+    # These compiled, then the runtime refused the metadata (grid x past
+    # 2^31-1; a scale whose text does not read back).
+    with pytest.raises(FlashMLIRError, match=r"query of type 'tensor<1x1x"
+                       r"9223372036854775807x64xbf16>' has more than 2\^31-1"):
+        flashmlir.validate(Config(seq_q=2**63 - 1))
+    with pytest.raises(FlashMLIRError, match="scale = 4.9406564584124654e-324"
+                                             " is below the smallest normal"):
+        flashmlir.validate(Config(scale=5e-324))
+    with pytest.raises(FlashMLIRError, match=r"query of type 'tensor<1x1x"
+                       r"2147483648x16xbf16>' has more than 2\^31-1"):
+        flashmlir.validate(Config(seq_q=2**31, head_dim=16), backward=True)
+    # At the limit, the runtime takes the compiler's metadata (parsed by
+    # compile_unloaded) and the launch passes every size check.
+    edge = flashmlir.compile_unloaded(Config(seq_q=2**25 - 1, seq_kv=16))
+    assert edge.metadata_dict()["seq_q"] == str(2**25 - 1)
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        edge.forward(1 << 40, 2 << 40, 3 << 40, 4 << 40, 5 << 40)
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    # ctypes wrapped it to 128.
+    (dict(seq_q=2**64 + 128), ValueError,
+     r"Config.seq_q = 18446744073709551744 does not fit in 64 bits"),
+    (dict(block_kv=-2**63 - 1), ValueError, r"Config.block_kv = .* 64 bits"),
+    # int() truncated it to 64.
+    (dict(head_dim=64.7), TypeError,
+     r"Config.head_dim must be an integer, got 64.7"),
+    (dict(heads_kv="2"), TypeError, r"Config.heads_kv must be an integer"),
+    (dict(batch=True), TypeError, r"Config.batch must be an integer"),
+    # Any non-empty string was true.
+    (dict(causal="no"), TypeError,
+     r"Config.causal must be True or False, got 'no'"),
+    (dict(causal=2), TypeError, r"Config.causal must be True or False"),
+    # An AttributeError from .encode().
+    (dict(chip=90), TypeError,
+     r"Config.chip must be a string such as 'sm_90' or None, got 90"),
+    (dict(scale="0.1"), TypeError, r"Config.scale must be a number or None"),
+    (dict(softcap=True), TypeError, r"Config.softcap must be a number"),
+    (dict(window=(1, 2, 3)), TypeError, r"Config.window must be \(left, "
+                                        r"right\) or None"),
+    (dict(window=(0.5, 0)), TypeError,
+     r"Config.window left must be an integer"),
+])
+def test_config_fields_are_checked_not_coerced(fields, error, message):
+    with pytest.raises(error, match=message):
+        Config(**fields)
+
+
+def test_config_accepts_what_it_documents():
+    Config(causal=1, window=(None, 0), scale=1, softcap=30, heads_kv=None)
+    assert Config(seq_q=2**63 - 1).seq_q == 2**63 - 1
+
+
+def test_window_below_minus_one_is_an_error_not_no_window():
+    # (-5, -5) became "no window"; only -1 means unbounded.
+    with pytest.raises(FlashMLIRError, match=r"window bounds must be >= 0, or "
+                                             r"-1 for unbounded, got \[-5, -5\]"):
+        flashmlir.validate(Config(window=(-5, -5)))
+    with pytest.raises(FlashMLIRError, match=r"got \[-1, -7\]"):
+        flashmlir.validate(Config(window=(-1, -7)), backward=True)
+    # (-1, -1) is no window, as faConfigInit sets it.
+    flashmlir.validate(Config(window=(-1, -1)))
+
+
+def test_backward_kernels_are_named_fa_bwd():
+    md = flashmlir.compile_unloaded(Config(), backward=True).metadata_dict()
+    assert (md["entry"], md["pre_entry"], md["post_entry"]) == \
+        ("fa_bwd", "fa_bwd_pre", "fa_bwd_post")
+    assert flashmlir.compile_unloaded(Config()).metadata_dict()["entry"] == \
+        "fa_fwd"
+
+
+def test_unusable_cache_directory_is_reported(tmp_path):
+    # It was silent: every process then compiled every kernel again.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    cache = str(blocker / "cache")
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"kernel cache directory '.*a-file/cache' is "
+                            r"unusable \(mkdir\(.*\): Not a directory\); "
+                            r"kernels are cached in memory only"):
+        ctx = flashmlir.Context(cache)
+    cfg = Config(seq_q=64, chip="sm_90")
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"cache directory '.*' is unusable .* entry kept "
+                            r"in memory only"):
+        assert ctx.precompile(cfg) is False
+    # A memory hit writes nothing, so there is nothing to report.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ctx.precompile(cfg) is True
+        flashmlir.Context(str(tmp_path / "fine")).precompile(cfg)

@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -54,8 +55,9 @@ cl::opt<double> softcap("softcap", cl::desc("0 = none"), cl::init(0.0),
 cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
                       cl::init(0.0), cl::cat(category));
 cl::opt<bool> backward("backward",
-                        cl::desc("compile the backward (fa.attention_grad)"),
-                        cl::init(false), cl::cat(category));
+                       cl::desc("compile the backward (fa.attention_grad) of "
+                                "a config; an input file's op decides"),
+                       cl::init(false), cl::cat(category));
 cl::opt<int64_t> blockQ("block-q",
                         cl::desc("0 = default (forward 128, backward 32-128 "
                                  "by head dim)"),
@@ -67,7 +69,9 @@ cl::opt<int64_t> blockKV("block-kv",
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),
                             cl::cat(category));
-cl::opt<std::string> chip("chip", cl::desc("sm_80, sm_89, sm_90, ..."),
+cl::opt<std::string> chip("chip",
+                          cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
+                                   "sm_90a (mlir::fa::supportedChips())"),
                           cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> entry("entry",
                            cl::desc("kernel name for a config input "
@@ -105,6 +109,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "FlashMLIR: attention -> GPU kernel\n");
+
+  // An empty prefix, or one naming a directory, would write hidden files
+  // such as ".ptx" and ".meta".
+  StringRef fileName = sys::path::filename(outputPrefix);
+  if (fileName.empty() || fileName == "." || fileName == ".." ||
+      sys::path::is_separator(outputPrefix.getValue().back()))
+    return fail("-o expects an output path prefix (e.g. -o out/fwd), got '" +
+                outputPrefix + "'");
 
   AttentionConfig config;
   config.dtype = dtype;

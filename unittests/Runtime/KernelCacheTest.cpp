@@ -9,9 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -270,6 +273,71 @@ TEST_F(RuntimeCache, UnusableDirectoryFallsBackToMemory) {
   ASSERT_TRUE(cache.getOrBuild(key_, builder("X"), bytes, &outcome).ok());
   EXPECT_EQ(outcome, CacheOutcome::MemoryHit);
   EXPECT_EQ(bytes, "MEM");
+}
+
+TEST_F(RuntimeCache, UnusableDirectorySaysWhy) {
+  std::string file = root_ + "/a-file";
+  writeAll(file, "x");
+  KernelCache cache(file + "/cache");
+  EXPECT_NE(cache.diskProblem().find("Not a directory"), std::string::npos)
+      << cache.diskProblem();
+  std::string bytes, warning;
+  ASSERT_TRUE(
+      cache.getOrBuild(key_, builder("MEM"), bytes, nullptr, &warning).ok());
+  EXPECT_NE(warning.find("cache directory '" + file +
+                         "/cache' is unusable (mkdir(" + file +
+                         "/cache): Not a directory)"),
+            std::string::npos)
+      << warning;
+  EXPECT_TRUE(KernelCache(dir_).diskProblem().empty());
+}
+
+/// Something other than a regular file at an entry's path is rebuilt over,
+/// never read: a FIFO blocked the open forever, a link to /dev/zero read
+/// until std::bad_alloc.
+TEST_F(RuntimeCache, SpecialFilesAreNeverRead) {
+  KernelCache cache(dir_);
+  const std::string path = cache.entryPath(key_);
+  struct Case {
+    const char *what;
+    std::function<int()> make;
+  };
+  const Case cases[] = {
+      {"not a regular file", [&] { return mkfifo(path.c_str(), 0644); }},
+      {"a symbolic link", [&] { return symlink("/dev/zero", path.c_str()); }},
+      {"a symbolic link",
+       [&] { return symlink((root_ + "/elsewhere").c_str(), path.c_str()); }},
+      {"larger than 1073741824 bytes",
+       [&] {
+         // Sparse: no disk space, but past the size cap.
+         writeAll(path, "");
+         return truncate(path.c_str(), KernelCache::kMaxEntryBytes + 1);
+       }},
+  };
+  writeAll(root_ + "/elsewhere", "FLASHMLIR-KERNEL-CACHE 1\n");
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    cache.clearMemory();
+    ASSERT_EQ(c.make(), 0) << std::strerror(errno);
+    std::string bytes, warning;
+    CacheOutcome outcome;
+    ASSERT_TRUE(
+        cache.getOrBuild(key_, builder("NEW"), bytes, &outcome, &warning).ok());
+    EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);
+    EXPECT_EQ(bytes, "NEW");
+    EXPECT_NE(warning.find(c.what), std::string::npos) << warning;
+    // Replaced by a regular entry that the next cache reads back.
+    struct stat st;
+    ASSERT_EQ(lstat(path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    ASSERT_TRUE(
+        KernelCache(dir_).getOrBuild(key_, builder("X"), bytes, &outcome).ok());
+    EXPECT_EQ(outcome, CacheOutcome::DiskHit);
+    EXPECT_EQ(bytes, "NEW");
+    ASSERT_EQ(unlink(path.c_str()), 0);
+  }
+  // A link's target is left alone.
+  EXPECT_EQ(readAll(root_ + "/elsewhere"), "FLASHMLIR-KERNEL-CACHE 1\n");
 }
 
 TEST_F(RuntimeCache, DirectoryFromEnvironment) {

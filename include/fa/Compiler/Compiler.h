@@ -10,6 +10,8 @@
 #ifndef FA_COMPILER_COMPILER_H
 #define FA_COMPILER_COMPILER_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <algorithm>
@@ -77,6 +79,19 @@ llvm::Expected<CompiledKernel> compileSource(llvm::StringRef source,
 /// Compiles a config (validated by the dialect's verifiers).
 llvm::Expected<CompiledKernel> compileAttention(const AttentionConfig &config,
                                                 EmitKind emit);
+
+/// The chips the kernels can be built for: cp.async and mma.sync need sm_80
+/// or newer, and the PTX ISA the compiler targets (AttentionConfig::features,
+/// PTX 8.0) ends at sm_90a.
+llvm::ArrayRef<llvm::StringRef> supportedChips();
+
+/// Success if `chip` is one of supportedChips(); otherwise an error that
+/// lists them. compileSource() checks it first: LLVM's NVPTX back end
+/// crashes or aborts on other names instead of reporting them.
+llvm::Error checkChip(llvm::StringRef chip);
+
+/// Whether `name` can name a kernel: [A-Za-z_][A-Za-z0-9_]*.
+bool isValidEntryName(llvm::StringRef name);
 
 /// Version string of this compiler, part of every kernel-cache key.
 const char *compilerVersion();

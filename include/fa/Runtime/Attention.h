@@ -10,6 +10,7 @@
 #define FA_RUNTIME_ATTENTION_H
 
 #include "fa/Runtime/Kernel.h"
+#include "fa/Runtime/Limits.h"
 #include "fa/Runtime/Metadata.h"
 #include "fa/Runtime/Status.h"
 
@@ -44,9 +45,6 @@ struct AttentionArgs {
   /// pointers (the caller fills those in).
   static AttentionArgs fromMetadata(const KernelMetadata &metadata);
 };
-
-/// The largest element count of one tensor: kernels index with 32 bits.
-constexpr int64_t kMaxTensorElements = 2147483647; // 2^31 - 1
 
 /// Checks `args` against a forward kernel's metadata without touching the
 /// driver: kernel kind, dtype, positive shapes, Hq % Hkv, per-tensor element

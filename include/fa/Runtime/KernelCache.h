@@ -16,8 +16,12 @@
 // Files are written atomically (a temporary file in the same directory, then
 // rename), so readers never see a half-written entry. A file that is
 // truncated, has a bad header or a checksum mismatch is reported as corrupt,
-// deleted and rebuilt by the caller's builder. The full key is stored in the
-// entry, so a file-name (hash) collision is a miss, not a wrong kernel.
+// deleted and rebuilt by the caller's builder; so is anything at an entry's
+// path that is not a regular file (a FIFO, a device, a symbolic link), which
+// is never opened for reading. The full key is stored in the entry, so a
+// file-name (hash) collision is a miss, not a wrong kernel. When the
+// directory cannot be created or written, each build reports it through
+// getOrBuild()'s warning.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +79,13 @@ public:
 
   const std::string &directory() const { return directory_; }
   bool diskEnabled() const { return diskEnabled_; }
+  /// Why the disk cache is off ("" when diskEnabled()), e.g. "mkdir(/x):
+  /// Permission denied".
+  const std::string &diskProblem() const { return diskProblem_; }
+
+  /// The largest entry file read: anything larger is not one of ours (a
+  /// kernel set is a few MiB) and is treated as corrupt.
+  static constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
   /// The file that holds `key`'s entry.
   std::string entryPath(const CacheKey &key) const;
 
@@ -106,6 +117,7 @@ private:
 
   std::string directory_;
   bool diskEnabled_ = false;
+  std::string diskProblem_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::string> memory_;
   Stats stats_;
