@@ -121,7 +121,15 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
                       [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
+bool AttentionConfig::usesWgmmaForward() const {
+  return !backward && chip == "sm_90a";
+}
+
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
+  // The WGMMA forward: two consumer warpgroups of 64 rows; 128 keys per
+  // block while the S and O accumulators fit the registers.
+  if (usesWgmmaForward())
+    return {128, wideHeads() ? 64 : 128};
   if (!backward)
     return {128, 64};
   // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
@@ -577,7 +585,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   toKernel.addPass(createTileAttentionGrad(
       {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
-  toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
+  // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
+  if (effective.usesWgmmaForward())
+    toKernel.addPass(createConvertTiledAttentionToFAGPU());
+  else
+    toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
   if (failed(toKernel.run(*module)))

@@ -9,7 +9,9 @@
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
 # FA_BENCH_DIMS / FA_BENCH_SEQS narrow the bench shapes; FA_BENCH_FLAGS adds
-# fa-compile flags (e.g. block sizes) to every bench kernel.
+# fa-compile flags (e.g. block sizes) to every bench kernel;
+# FA_BENCH_DIRECTIONS="fwd" (or "bwd") compiles one direction only.
+# CHIP sm_90a compiles the forward through the GPU tile level (WGMMA).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=check
@@ -76,8 +78,12 @@ bench_matrix() {
         flags="--dtype=bf16 --batch=$((16384 / n)) --heads-q=$((2048 / d)) --seq-q=$n --head-dim=$d"
         name="fwd_d${d}_n${n}"
         [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
-        echo "$name $flags ${FA_BENCH_FLAGS:-}"
-        echo "${name/fwd/bwd} --backward $flags ${FA_BENCH_BWD_FLAGS:-}"
+        case "${FA_BENCH_DIRECTIONS:-fwd bwd}" in
+          *fwd*) echo "$name $flags ${FA_BENCH_FLAGS:-}" ;;
+        esac
+        case "${FA_BENCH_DIRECTIONS:-fwd bwd}" in
+          *bwd*) echo "${name/fwd/bwd} --backward $flags ${FA_BENCH_BWD_FLAGS:-}" ;;
+        esac
       done
     done
   done

@@ -48,7 +48,11 @@ struct AttentionConfig {
   int64_t effectiveBlockKV() const {
     return blockKV ? blockKV : defaultBlocks().second;
   }
-  /// (block-q, block-kv) when not set: forward 128 x 64; backward 64 x 128
+  /// The forward for sm_90a lowers through the GPU tile level to WGMMA
+  /// (fa-convert-tiled-attention-to-fagpu); everything else to mma.sync.
+  bool usesWgmmaForward() const;
+  /// (block-q, block-kv) when not set: sm_90a forward 128 x 128 (128 x 64
+  /// above head dim 128); forward 128 x 64; backward 64 x 128
   /// (FA2's, double-buffered), and above head dim 128 a 32-row Q block
   /// (fewer live registers beside the dK/dV accumulators; measured in
   /// docs/perf/README.md) where the dQ tiles still split over the warps.

@@ -49,19 +49,28 @@ static bool hasTileTypes(Operation *op) {
 // convert-gpu-to-nvvm turns math ops into libdevice calls; the hardware
 // approximations are what the kernels use (no libdevice needed).
 static Value approximate(OpBuilder &b, Location loc, Operation *op, Value x) {
-  StringRef name =
-      TypeSwitch<Operation *, StringRef>(op)
-          .Case([](math::Exp2Op) { return "llvm.nvvm.ex2.approx.ftz.f"; })
-          .Case([](math::Log2Op) { return "llvm.nvvm.lg2.approx.f"; })
-          .Case([](math::TanhOp) { return "llvm.nvvm.tanh.approx.f32"; })
-          .Default([](Operation *) { return StringRef(); });
+  // tanh: the generic intrinsic with afn selects tanh.approx.f32.
+  auto [name, flags] =
+      TypeSwitch<Operation *, std::pair<StringRef, LLVM::FastmathFlags>>(op)
+          .Case([](math::Exp2Op) {
+            return std::make_pair("llvm.nvvm.ex2.approx.ftz.f",
+                                  LLVM::FastmathFlags::none);
+          })
+          .Case([](math::Log2Op) {
+            return std::make_pair("llvm.nvvm.lg2.approx.f",
+                                  LLVM::FastmathFlags::none);
+          })
+          .Case([](math::TanhOp) {
+            return std::make_pair("llvm.tanh.f32", LLVM::FastmathFlags::afn);
+          })
+          .Default([](Operation *) {
+            return std::make_pair(StringRef(), LLVM::FastmathFlags::none);
+          });
   if (name.empty())
     return {};
   return LLVM::CallIntrinsicOp::create(
              b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
-             ValueRange{x},
-             LLVM::FastmathFlagsAttr::get(b.getContext(),
-                                          LLVM::FastmathFlags::none))
+             ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
       .getResult(0);
 }
 
@@ -361,17 +370,17 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
 static void assignSharedOffsets(gpu::GPUModuleOp module) {
   bool any = false;
   module.walk([&](gpu::GPUFuncOp func) {
-    int64_t bytes = fagpu::placeSharedTiles(
-        func, [&](AllocSharedOp alloc, int64_t offset) {
+    int64_t bytes =
+        fagpu::placeSharedTiles(func, [&](AllocSharedOp alloc, int64_t offset) {
           alloc->setAttr(kSharedOffsetAttr,
                          IntegerAttr::get(
                              IntegerType::get(func.getContext(), 64), offset));
           any = true;
         });
     if (bytes > 0)
-      func->setAttr("fa.shared_bytes",
-                    IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                     bytes));
+      func->setAttr(
+          "fa.shared_bytes",
+          IntegerAttr::get(IntegerType::get(func.getContext(), 64), bytes));
   });
   if (!any || module.lookupSymbol(kSharedTilesGlobal))
     return;

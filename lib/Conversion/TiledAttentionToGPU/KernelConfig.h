@@ -56,8 +56,7 @@ inline Value sourceOfTile(Value tile) {
 /// Reads the kernel configuration off a tile op (fa.online_attention tile
 /// or fa.attention_grad_tile) inside the forall of a tiling pass.
 template <typename TileOp>
-FailureOr<AttentionKernelConfig> readKernelConfig(TileOp tile,
-                                                StringRef name) {
+FailureOr<AttentionKernelConfig> readKernelConfig(TileOp tile, StringRef name) {
   Value query = sourceOfTile(tile.getQuery());
   Value key = sourceOfTile(tile.getKey());
   Value value = sourceOfTile(tile.getValue());

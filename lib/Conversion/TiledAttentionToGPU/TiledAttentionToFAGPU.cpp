@@ -4,12 +4,13 @@
 // becomes the grid, its (batch, head, Q block) the block ids; the padded
 // Q/K/V tiles cut from the inputs become shared tiles filled by
 // fagpu.copy_to_shared; the KV loops stay loops. The math is the one
-// definition of it, the decomposition of the tile ops (decomposeAttentionTiles),
-// carried over op by op: each tile-sized linalg.generic becomes the same
-// arith/math ops on register tiles whose layout is the WGMMA accumulator's
-// (contractions become fagpu.mma, row reductions fagpu.reduce_rows, row
-// broadcasts fagpu.expand_rows, linalg.index fagpu.tile_coords). Nothing is
-// rebuilt from numbers: the kernel is the IR given, with layouts.
+// definition of it, the decomposition of the tile ops
+// (decomposeAttentionTiles), carried over op by op: each tile-sized
+// linalg.generic becomes the same arith/math ops on register tiles whose layout
+// is the WGMMA accumulator's (contractions become fagpu.mma, row reductions
+// fagpu.reduce_rows, row broadcasts fagpu.expand_rows, linalg.index
+// fagpu.tile_coords). Nothing is rebuilt from numbers: the kernel is the IR
+// given, with layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,8 +73,7 @@ public:
   TileKernelBuilder(OpBuilder &b, int64_t warps)
       : b(b), accLayout(fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps)),
         rowsLayout(fagpu::RowsLayoutAttr::get(
-            b.getContext(),
-            cast<fagpu::DistributedLayoutAttr>(accLayout))),
+            b.getContext(), cast<fagpu::DistributedLayoutAttr>(accLayout))),
         aLayout(fagpu::WgmmaALayoutAttr::get(b.getContext(), warps)) {}
 
   IRMapping map;
@@ -93,8 +93,7 @@ public:
   FailureOr<Value> tile(Value tensor);
   /// Rows [row, row + n) of a [B, H, N, X] / [B, H, N] argument at
   /// (batch, head): a rank-2 / rank-1 view with contiguous rows.
-  RowSource rowsOf(Value memref, ArrayRef<OpFoldResult> offsets,
-                   Location loc);
+  RowSource rowsOf(Value memref, ArrayRef<OpFoldResult> offsets, Location loc);
   void storeRows(tensor::ParallelInsertSliceOp insert);
 
 private:
@@ -115,6 +114,7 @@ private:
   DenseMap<Value, RowSource> slices;
   /// The shared tile of each (kernel argument, tile type).
   DenseMap<std::pair<Value, Type>, Value> sharedTiles;
+  Operation *lastAlloc = nullptr;
 
 public:
   /// The kernel's entry block, where shared tiles are allocated.
@@ -150,10 +150,15 @@ RowSource TileKernelBuilder::rowsOf(Value memref,
     viewShape.push_back(type.getDimSize(d));
   }
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  auto viewType = memref::SubViewOp::inferRankReducedResultType(
-      viewShape, type, viewOffsets, sizes, strides);
-  Value view = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
-                                         memref, viewOffsets, sizes, strides);
+  // Drop the (batch, head) dims, whatever the sizes of the others: a 1-row
+  // sequence must not lose its row dim instead.
+  auto [allStrides, offset] = type.getStridesAndOffset();
+  auto viewType = MemRefType::get(
+      viewShape, type.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                             ArrayRef<int64_t>(allStrides).drop_front(2)));
+  Value view = memref::SubViewOp::create(b, loc, viewType, memref, viewOffsets,
+                                         sizes, strides);
   Value row = getValueOrCreateConstantIndexOp(b, loc, offsets[2]);
   Value limit = arith::ConstantIndexOp::create(b, loc, type.getDimSize(2));
   return {memref, view, row, limit};
@@ -226,8 +231,12 @@ LogicalResult TileKernelBuilder::convertOp(Operation &op) {
     Value &shared = sharedTiles[{it->second.argument, tileType}];
     if (!shared) {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(entry);
+      if (lastAlloc)
+        b.setInsertionPointAfter(lastAlloc);
+      else
+        b.setInsertionPointToStart(entry);
       shared = fagpu::AllocSharedOp::create(b, loc, tileType);
+      lastAlloc = shared.getDefiningOp();
     }
     fagpu::CopyToSharedOp::create(b, loc, it->second.view, it->second.row,
                                   it->second.limit, shared);
@@ -242,10 +251,10 @@ LogicalResult TileKernelBuilder::convertOp(Operation &op) {
         return failure();
       inits.push_back(*v);
     }
-    auto newLoop = scf::ForOp::create(
-        b, loc, map.lookupOrDefault(loop.getLowerBound()),
-        map.lookupOrDefault(loop.getUpperBound()),
-        map.lookupOrDefault(loop.getStep()), inits);
+    auto newLoop =
+        scf::ForOp::create(b, loc, map.lookupOrDefault(loop.getLowerBound()),
+                           map.lookupOrDefault(loop.getUpperBound()),
+                           map.lookupOrDefault(loop.getStep()), inits);
     map.map(loop.getInductionVar(), newLoop.getInductionVar());
     for (auto [from, to] :
          llvm::zip(loop.getRegionIterArgs(), newLoop.getRegionIterArgs()))
@@ -313,17 +322,16 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     // A register operand (P) is rounded to the operands' type, as
     // FlashAttention does, and read in the register-A layout.
     if (aTile.getElementType() != element)
-      a = arith::TruncFOp::create(b, loc,
-                                  tileType(aTile.getShape(), element), a);
+      a = arith::TruncFOp::create(b, loc, tileType(aTile.getShape(), element),
+                                  a);
     a = fagpu::ConvertLayoutOp::create(
-        b, loc,
-        RankedTensorType::get(aTile.getShape(), element, aLayout), a);
+        b, loc, RankedTensorType::get(aTile.getShape(), element, aLayout), a);
   }
   FailureOr<Value> acc = tile(generic.getOutputs()[0]);
   if (failed(acc))
     return failure();
-  Value result = fagpu::MmaOp::create(b, loc, acc->getType(), a, b2, *acc,
-                                      transposeB);
+  Value result =
+      fagpu::MmaOp::create(b, loc, acc->getType(), a, b2, *acc, transposeB);
   map.map(generic.getResult(0), result);
   return success();
 }
@@ -344,8 +352,8 @@ LogicalResult TileKernelBuilder::raiseRowReduction(linalg::GenericOp generic) {
     return failure();
   Location loc = generic.getLoc();
   Value reduced = fagpu::ReduceRowsOp::create(
-      b, loc, init->getType(), fagpu::ReductionKindAttr::get(b.getContext(), kind),
-      *source);
+      b, loc, init->getType(),
+      fagpu::ReductionKindAttr::get(b.getContext(), kind), *source);
   Value result =
       kind == fagpu::ReductionKind::max
           ? arith::MaximumFOp::create(b, loc, *init, reduced).getResult()
@@ -384,10 +392,10 @@ LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
     }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto type = tileType(space, constant.getType());
-      inner.map(constant.getResult(),
-                arith::ConstantOp::create(
-                    b, loc, type,
-                    SplatElementsAttr::get(type, constant.getValue())));
+      inner.map(
+          constant.getResult(),
+          arith::ConstantOp::create(
+              b, loc, type, SplatElementsAttr::get(type, constant.getValue())));
       continue;
     }
     // Scalars from outside the body hold for every element.
@@ -396,8 +404,7 @@ LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
         continue;
       Value &s = splatted[operand];
       if (!s)
-        s = tensor::SplatOp::create(b, loc,
-                                    tileType(space, operand.getType()),
+        s = tensor::SplatOp::create(b, loc, tileType(space, operand.getType()),
                                     map.lookupOrDefault(operand));
       inner.map(operand, s);
     }
@@ -414,10 +421,9 @@ LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
 void TileKernelBuilder::storeRows(tensor::ParallelInsertSliceOp insert) {
   Location loc = insert.getLoc();
   Value memref = arguments.lookup(insert.getDest());
-  RowSource dest =
-      rowsOf(memref, mapFolds(map, insert.getMixedOffsets()), loc);
-  fagpu::StoreTileOp::create(b, loc, map.lookup(insert.getSource()),
-                             dest.view, dest.row, dest.limit);
+  RowSource dest = rowsOf(memref, mapFolds(map, insert.getMixedOffsets()), loc);
+  fagpu::StoreTileOp::create(b, loc, map.lookup(insert.getSource()), dest.view,
+                             dest.row, dest.limit);
 }
 
 struct ConvertTiledAttentionToFAGPUPass
@@ -499,12 +505,12 @@ struct ConvertTiledAttentionToFAGPUPass
       builder.arguments[out] = memref;
     // The forall is the grid: (batch, head, Q block) = block (z, y, x).
     auto ivs = forall.getInductionVars();
-    builder.map.map(ivs[0], gpu::BlockIdOp::create(b, func.getLoc(),
-                                                   gpu::Dimension::z));
-    builder.map.map(ivs[1], gpu::BlockIdOp::create(b, func.getLoc(),
-                                                   gpu::Dimension::y));
-    builder.map.map(ivs[2], gpu::BlockIdOp::create(b, func.getLoc(),
-                                                   gpu::Dimension::x));
+    builder.map.map(
+        ivs[0], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::z));
+    builder.map.map(
+        ivs[1], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::y));
+    builder.map.map(
+        ivs[2], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::x));
     for (Operation &op : func.getBody().front()) {
       if (&op == forall.getOperation())
         break;

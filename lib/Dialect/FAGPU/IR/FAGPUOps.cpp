@@ -241,8 +241,8 @@ int64_t mlir::fagpu::placeSharedTiles(
   kernel->walk([&](AllocSharedOp alloc) {
     if (place)
       place(alloc, offset);
-    offset += llvm::alignTo(alloc.getType().getSizeInBytes(),
-                            kSharedTileAlignment);
+    offset +=
+        llvm::alignTo(alloc.getType().getSizeInBytes(), kSharedTileAlignment);
   });
   return offset;
 }
