@@ -6,6 +6,7 @@
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
 #include "fa/Runtime/Limits.h"
 #include "fa/Transforms/Passes.h"
 
@@ -586,9 +587,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   toKernel.addPass(createTileAttentionGrad(
       {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
-  if (effective.usesWgmmaForward())
+  if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
-  else
+    toKernel.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies());
+  } else
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());

@@ -8,6 +8,7 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
 #include "fa/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -20,6 +21,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fa::registerFAPasses();
+  mlir::fagpu::registerFAGPUTransformsPasses();
   mlir::fa::registerFAConversionPasses();
   mlir::fa::registerFAConversionPipelines();
   mlir::fa::registerFAPipelines();

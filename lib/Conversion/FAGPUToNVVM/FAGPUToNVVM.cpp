@@ -261,6 +261,42 @@ struct LowerAllocShared : OpConversionPattern<AllocSharedOp> {
   }
 };
 
+/// Calls `body(row, col)` for each 16-byte chunk of `tile` a thread copies:
+/// chunks spread over the block's threads, row-major.
+static void forEachChunk(ConversionPatternRewriter &rewriter, Location loc,
+                         SharedTileType tile,
+                         function_ref<void(Value row, Value col)> body) {
+  int64_t perChunk = 16 / tile.getElementBytes();
+  int64_t chunksPerRow = tile.getCols() / perChunk;
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value threads = gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x);
+  auto loop = scf::ForOp::create(rewriter, loc, tid,
+                                 c(tile.getRows() * chunksPerRow), threads);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value chunk = loop.getInductionVar();
+  Value row = arith::DivUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
+  Value col = arith::MulIOp::create(
+      rewriter, loc,
+      arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow)),
+      c(perChunk));
+  body(row, col);
+}
+
+/// Makes the shared tiles written so far visible to every thread and to the
+/// tensor cores, which read shared memory through the async proxy.
+static void publishSharedWrites(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
+}
+
 struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -268,27 +304,11 @@ struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SharedTileType tile = op.getDest().getType();
-    int64_t perChunk = 16 / tile.getElementBytes();
-    int64_t chunksPerRow = tile.getCols() / perChunk;
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
-    auto chunkType = VectorType::get({perChunk}, tile.getElementType());
+    auto chunkType =
+        VectorType::get({16 / tile.getElementBytes()}, tile.getElementType());
     // Nobody reads the tile's previous contents any more.
     gpu::BarrierOp::create(rewriter, loc);
-    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
-    Value threads = gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x);
-    auto loop = scf::ForOp::create(rewriter, loc, tid,
-                                   c(tile.getRows() * chunksPerRow), threads);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(loop.getBody());
-      Value chunk = loop.getInductionVar();
-      Value row = arith::DivUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
-      Value col = arith::MulIOp::create(
-          rewriter, loc,
-          arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow)),
-          c(perChunk));
+    forEachChunk(rewriter, loc, tile, [&](Value row, Value col) {
       Value sourceRow =
           arith::AddIOp::create(rewriter, loc, adaptor.getRow(), row);
       Value inside =
@@ -311,16 +331,101 @@ struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
           emitSharedByteOffset(rewriter, loc, tile, row, col));
       LLVM::StoreOp::create(rewriter, loc, ifInside.getResult(0), address,
                             /*alignment=*/16);
-    }
-    // The tensor cores read shared memory through the async proxy.
-    NVVM::FenceProxyOp::create(
-        rewriter, loc,
-        NVVM::ProxyKindAttr::get(op.getContext(),
-                                 NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(op.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(rewriter, loc);
+    });
+    publishSharedWrites(rewriter, loc);
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncCopyToSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedTileType tile = op.getDest().getType();
+    Value source = adaptor.getSource();
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, source);
+    Value base =
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, source);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    forEachChunk(rewriter, loc, tile, [&](Value row, Value col) {
+      Value sourceRow =
+          arith::AddIOp::create(rewriter, loc, adaptor.getRow(), row);
+      Value inside =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                sourceRow, adaptor.getLimit());
+      // Rows past the end read nothing (source size 0: zero fill) from a
+      // valid address, row 0.
+      Value readRow =
+          arith::SelectOp::create(rewriter, loc, inside, sourceRow, c(0));
+      Value element = arith::AddIOp::create(
+          rewriter, loc, meta.getOffset(),
+          arith::AddIOp::create(rewriter, loc,
+                                arith::MulIOp::create(rewriter, loc, readRow,
+                                                      meta.getStrides()[0]),
+                                col));
+      Value byte = arith::AddIOp::create(
+          rewriter, loc, base,
+          arith::MulIOp::create(rewriter, loc, element,
+                                c(tile.getElementBytes())));
+      Value address = arith::IndexCastOp::create(rewriter, loc,
+                                                 rewriter.getI64Type(), byte);
+      Value globalPtr = LLVM::IntToPtrOp::create(
+          rewriter, loc, LLVM::LLVMPointerType::get(op.getContext(), 1),
+          address);
+      Value sharedPtr = emitSharedAddress(
+          rewriter, loc, adaptor.getDest(),
+          emitSharedByteOffset(rewriter, loc, tile, row, col));
+      Value bytes = arith::SelectOp::create(
+          rewriter, loc, inside,
+          arith::ConstantIntOp::create(rewriter, loc, 16, 32),
+          arith::ConstantIntOp::create(rewriter, loc, 0, 32));
+      NVVM::CpAsyncOp::create(rewriter, loc, sharedPtr, globalPtr, 16,
+                              NVVM::LoadCacheModifierKind::CG, bytes);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerCommitSharedCopies : OpConversionPattern<CommitSharedCopiesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CommitSharedCopiesOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct LowerWaitSharedCopies : OpConversionPattern<WaitSharedCopiesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitSharedCopiesOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), op.getPending());
+    publishSharedWrites(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerStage : OpConversionPattern<StageOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StageOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bytes = arith::MulIOp::create(
+        rewriter, loc, adaptor.getIndex(),
+        arith::ConstantIndexOp::create(
+            rewriter, loc, op.getRing().getType().getStageStride()));
+    rewriter.replaceOp(
+        op, emitSharedAddress(rewriter, loc, adaptor.getRing(), bytes));
     return success();
   }
 };
@@ -404,7 +509,9 @@ struct ConvertFAGPUToNVVMPass
     patterns.add<ElementwiseOnTiles>(converter, ctx);
     patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
                  LowerConvertLayout, LowerAllocShared, LowerCopyToShared,
-                 LowerStoreTile>(converter, ctx);
+                 LowerAsyncCopyToShared, LowerCommitSharedCopies,
+                 LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter,
+                                                                    ctx);
     populateMmaToWGMMAPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);

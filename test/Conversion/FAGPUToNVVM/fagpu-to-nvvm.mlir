@@ -171,3 +171,33 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Asynchronous copies: one cp.async of 16 bytes per chunk (0 source bytes,
+// zero fill, past the limit), committed as a group; the wait is followed by
+// the async-proxy fence and a barrier. A stage of a ring is its base plus a
+// 1024-byte-aligned stride.
+
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @async
+  // CHECK-SAME: fa.shared_bytes = 32768 : i64
+  // CHECK: %[[STRIDE:.*]] = arith.constant 16384 : index
+  // CHECK: arith.muli %{{.*}}, %[[STRIDE]] : index
+  // CHECK: memref.extract_aligned_pointer_as_index
+  // CHECK: scf.for
+  // CHECK:   %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32
+  // CHECK:   nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+  // CHECK: nvvm.cp.async.commit.group
+  // CHECK: nvvm.cp.async.wait.group 1
+  // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  // CHECK-NEXT: gpu.barrier
+  gpu.func @async(%src: memref<1024x64xbf16>, %row: index, %n: index, %i: index) kernel {
+    %ring = fagpu.alloc_shared : !fagpu.smem<2x128x64xbf16, swizzle = 128>
+    %t = fagpu.stage %ring[%i] : !fagpu.smem<2x128x64xbf16, swizzle = 128> -> !fagpu.smem<128x64xbf16, swizzle = 128>
+    fagpu.async_copy_to_shared %src[%row] limit %n into %t : memref<1024x64xbf16>, !fagpu.smem<128x64xbf16, swizzle = 128>
+    fagpu.commit_shared_copies
+    fagpu.wait_shared_copies pending = 1
+    gpu.return
+  }
+}

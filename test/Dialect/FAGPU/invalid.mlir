@@ -180,3 +180,19 @@ func.func @store_rank(%x: tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>
   fagpu.store_tile %x, %dst[%row] limit %row : tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>, memref<64x64xf32>
   return
 }
+
+// -----
+
+func.func @stage_of_tile(%t: !fagpu.smem<64x64xbf16, swizzle = 128>, %i: index) {
+  // expected-error @+1 {{takes a 3-D ring of stages, got '!fagpu.smem<64x64xbf16, swizzle = 128>'}}
+  %s = fagpu.stage %t[%i] : !fagpu.smem<64x64xbf16, swizzle = 128> -> !fagpu.smem<64x64xbf16, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @copy_into_ring(%src: memref<64x64xbf16>, %row: index, %ring: !fagpu.smem<2x64x64xbf16, swizzle = 128>) {
+  // expected-error @+1 {{copies into one stage of a ring (fagpu.stage)}}
+  fagpu.async_copy_to_shared %src[%row] limit %row into %ring : memref<64x64xbf16>, !fagpu.smem<2x64x64xbf16, swizzle = 128>
+  return
+}

@@ -168,12 +168,15 @@ LogicalResult
 SharedTileType::verify(function_ref<InFlightDiagnostic()> emitError,
                        ArrayRef<int64_t> shape, Type elementType,
                        int64_t swizzle) {
-  if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
-    return emitError() << "a shared tile is 2-D with positive sizes";
+  if ((shape.size() != 2 && shape.size() != 3) ||
+      llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "a shared tile is 2-D (or a 3-D ring of stages) "
+                          "with positive sizes";
   if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() % 8)
     return emitError() << "a shared tile holds whole-byte scalars, got "
                        << elementType;
-  int64_t rowBytes = shape[1] * elementType.getIntOrFloatBitWidth() / 8;
+  int64_t rows = shape[shape.size() - 2];
+  int64_t rowBytes = shape.back() * elementType.getIntOrFloatBitWidth() / 8;
   if (rowBytes % 16 != 0)
     return emitError() << "shared tile rows must be a multiple of 16 bytes, "
                           "got "
@@ -181,11 +184,15 @@ SharedTileType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
     return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got "
                        << swizzle;
-  if (swizzle != 0 && (rowBytes % swizzle != 0 || shape[0] % 8 != 0))
+  if (swizzle != 0 && (rowBytes % swizzle != 0 || rows % 8 != 0))
     return emitError() << "a " << swizzle << "-byte swizzle needs rows of a "
                        << "multiple of " << swizzle
                        << " bytes and a multiple of 8 rows";
   return success();
+}
+
+int64_t SharedTileType::getStageStride() const {
+  return llvm::alignTo(getRows() * getRowBytes(), kSharedTileAlignment);
 }
 
 int64_t SharedTileType::byteOffset(int64_t row, int64_t col) const {

@@ -37,9 +37,12 @@ static bool hasContiguousRows(MemRefType type) {
 
 static bool is16BitFloat(Type type) { return type.isF16() || type.isBF16(); }
 
-LogicalResult CopyToSharedOp::verify() {
-  auto source = cast<MemRefType>(getSource().getType());
-  SharedTileType dest = getDest().getType();
+/// Checks of both copies from global rows into a shared tile.
+static LogicalResult verifyRowCopy(Operation *op, MemRefType source,
+                                   SharedTileType dest) {
+  auto emitOpError = [&]() { return op->emitOpError(); };
+  if (dest.getStages() != 1)
+    return emitOpError() << "copies into one stage of a ring (fagpu.stage)";
   if (source.getRank() != 2)
     return emitOpError() << "source must be a 2-D memref, got " << source;
   if (source.getElementType() != dest.getElementType())
@@ -52,6 +55,27 @@ LogicalResult CopyToSharedOp::verify() {
   if (!hasContiguousRows(source))
     return emitOpError() << "source rows must be contiguous (unit inner "
                             "stride)";
+  return success();
+}
+
+LogicalResult CopyToSharedOp::verify() {
+  return verifyRowCopy(*this, cast<MemRefType>(getSource().getType()),
+                       getDest().getType());
+}
+
+LogicalResult AsyncCopyToSharedOp::verify() {
+  return verifyRowCopy(*this, cast<MemRefType>(getSource().getType()),
+                       getDest().getType());
+}
+
+LogicalResult StageOp::verify() {
+  SharedTileType ring = getRing().getType();
+  if (ring.getStages() == 1 && ring.getShape().size() != 3)
+    return emitOpError() << "takes a 3-D ring of stages, got " << ring;
+  if (getResult().getType() != ring.getStageType())
+    return emitOpError() << "a stage of " << ring << " is "
+                         << ring.getStageType() << ", got "
+                         << getResult().getType();
   return success();
 }
 
@@ -74,6 +98,8 @@ LogicalResult MmaOp::verify() {
   int64_t warps = getLayout(acc).getWarps();
 
   SharedTileType b = getB().getType();
+  if (b.getStages() != 1)
+    return emitOpError() << "reads one stage of a ring (fagpu.stage)";
   int64_t k = getTransposeB() ? b.getCols() : b.getRows();
   int64_t bn = getTransposeB() ? b.getRows() : b.getCols();
   if (bn != n)
@@ -84,6 +110,8 @@ LogicalResult MmaOp::verify() {
 
   Type element = b.getElementType();
   if (auto aTile = dyn_cast<SharedTileType>(getA().getType())) {
+    if (aTile.getStages() != 1)
+      return emitOpError() << "reads one stage of a ring (fagpu.stage)";
     if (!wgmma)
       return emitOpError() << "mma.sync takes A from registers";
     if (aTile.getRows() != m || aTile.getCols() != k)
@@ -192,7 +220,7 @@ LogicalResult TileCoordsOp::verify() {
       !result.getElementType().isIndex())
     return emitOpError() << "coordinates are i32 or index, got "
                          << result.getElementType();
-  if (getDim() >= result.getRank())
+  if (static_cast<int64_t>(getDim()) >= result.getRank())
     return emitOpError() << "dim " << getDim() << " of a rank-"
                          << result.getRank() << " tile";
   return success();

@@ -52,6 +52,59 @@ def FAGPU_CopyToSharedOp : FAGPU_Op<"copy_to_shared"> {
   let hasVerifier = 1;
 }
 
+def FAGPU_StageOp : FAGPU_Op<"stage", [Pure]> {
+  let summary = "One stage of a ring of shared tiles";
+  let description = [{
+    `fagpu.stage %ring[%i]` is stage `i` (0 <= i < stages) of a 3-D
+    `!fagpu.smem<S x R x C ...>` ring, a plain 2-D shared tile.
+  }];
+  let arguments = (ins FAGPU_SharedTile:$ring, Index:$index);
+  let results = (outs FAGPU_SharedTile:$result);
+  let assemblyFormat = [{
+    $ring `[` $index `]` attr-dict `:` qualified(type($ring)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_AsyncCopyToSharedOp : FAGPU_Op<"async_copy_to_shared"> {
+  let summary = "Start copying rows of a global matrix into a shared tile";
+  let description = [{
+    The copy of `fagpu.copy_to_shared` (rows at or past `limit` zero-filled),
+    issued asynchronously by every thread of the block and added to the
+    thread's open copy group; `fagpu.commit_shared_copies` closes the group,
+    `fagpu.wait_shared_copies` waits for groups. Nothing orders it with
+    other reads or writes of the tile: the pipelining that emits it does.
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$row, Index:$limit,
+                       FAGPU_SharedTile:$dest);
+  let assemblyFormat = [{
+    $source `[` $row `]` `limit` $limit `into` $dest attr-dict `:`
+    type($source) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_CommitSharedCopiesOp : FAGPU_Op<"commit_shared_copies"> {
+  let summary = "Close the thread's open group of asynchronous copies";
+  let description = [{
+    Groups complete in the order they are committed; an empty group is
+    allowed (it keeps the group count of every iteration the same).
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def FAGPU_WaitSharedCopiesOp : FAGPU_Op<"wait_shared_copies"> {
+  let summary = "Wait until at most `pending` copy groups are in flight";
+  let description = [{
+    Waits for the thread's copy groups but the newest `pending`, then makes
+    the landed tiles visible to every thread of the block and to the tensor
+    cores' asynchronous reads (a proxy fence and a block barrier).
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>]>:$pending);
+  let assemblyFormat = "`pending` `=` $pending attr-dict";
+}
+
 def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
   let summary = "acc + A · B on the tensor cores";
   let description = [{

@@ -17,19 +17,36 @@ def FAGPU_SharedTile : TypeDef<FAGPU_Dialect, "SharedTile"> {
     `CU_TENSOR_MAP_SWIZZLE_<S>B` writes them and a WGMMA descriptor of the
     same mode reads them (`swizzledByteOffset` in TileLayout.h). `swizzle =
     0` is plain row-major. The base address is 1024-byte aligned.
+
+    A leading third dimension makes a ring of stages for multi-buffered
+    copies, `!fagpu.smem<2x128x64xbf16, swizzle = 128>`, each stage
+    1024-byte aligned; `fagpu.stage` picks one.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType, "int64_t":$swizzle);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    int64_t getRows() const { return getShape()[0]; }
-    int64_t getCols() const { return getShape()[1]; }
+    /// Stages of a ring (1 for a plain tile).
+    int64_t getStages() const {
+      return getShape().size() == 3 ? getShape()[0] : 1;
+    }
+    int64_t getRows() const { return getShape()[getShape().size() - 2]; }
+    int64_t getCols() const { return getShape().back(); }
+    /// One stage of a ring (the tile itself for a plain tile).
+    SharedTileType getStageType() const {
+      return get(getContext(), {getRows(), getCols()}, getElementType(),
+                 getSwizzle());
+    }
+    /// Bytes from one stage to the next: 1024-byte aligned.
+    int64_t getStageStride() const;
     int64_t getElementBytes() const {
       return getElementType().getIntOrFloatBitWidth() / 8;
     }
     int64_t getRowBytes() const { return getCols() * getElementBytes(); }
-    int64_t getSizeInBytes() const { return getRows() * getRowBytes(); }
+    int64_t getSizeInBytes() const {
+      return (getStages() - 1) * getStageStride() + getRows() * getRowBytes();
+    }
     /// Byte offset of element (row, col) from the tile's base.
     int64_t byteOffset(int64_t row, int64_t col) const;
   }];

@@ -1,0 +1,36 @@
+//===- Passes.td - Passes on the GPU tile level ------------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD
+#define FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
+                                 "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Multi-buffer the shared tiles a loop copies and prefetch "
+                "them iterations ahead";
+  let description = [{
+    For each `scf.for` (step 1) whose body starts its work with
+    `fagpu.copy_to_shared` into tiles allocated outside the loop, the tiles
+    become rings of `stages` buffers and the copies asynchronous: before the
+    loop the first `stages - 1` iterations' copies are issued (one commit
+    group each, skipped past the loop's end); each iteration issues the copies
+    of iteration `i + stages - 1` into the stage that iteration will use,
+    commits, waits until only `stages - 1` groups are in flight (its own
+    tiles have landed and are visible to the tensor cores), computes on
+    `fagpu.stage %ring[(i - lb) % stages]`, and ends with a barrier so that
+    no thread still reads a stage the next iteration overwrites. Copy
+    operands are recomputed for the later iteration from their backward
+    slice in the loop body.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "2",
+           "Buffers per tile (2: double buffering)">,
+  ];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect"];
+}
+
+#endif // FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,29 @@
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies))' -verify-diagnostics
+
+gpu.module @m {
+  gpu.func @inside(%kmem: memref<1024x64xbf16>, %n: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %n step %c1 {
+      %k = fagpu.alloc_shared : !fagpu.smem<128x64xbf16, swizzle = 128>
+      // expected-error @+1 {{pipelining needs the tile allocated outside the loop}}
+      fagpu.copy_to_shared %kmem[%i] limit %n into %k : memref<1024x64xbf16>, !fagpu.smem<128x64xbf16, swizzle = 128>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @step(%kmem: memref<1024x64xbf16>, %n: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %k = fagpu.alloc_shared : !fagpu.smem<128x64xbf16, swizzle = 128>
+    // expected-error @+1 {{fagpu-pipeline-shared-copies takes loops of step 1}}
+    scf.for %i = %c0 to %n step %c2 {
+      fagpu.copy_to_shared %kmem[%i] limit %n into %k : memref<1024x64xbf16>, !fagpu.smem<128x64xbf16, swizzle = 128>
+    }
+    gpu.return
+  }
+}

@@ -1,0 +1,61 @@
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies))' | FileCheck %s
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies{stages=3}))' | FileCheck %s --check-prefix=THREE
+
+// The K/V tiles of a loop become rings; iteration i prefetches i + 1 (two
+// stages) into the other stage while it computes on its own.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @loop
+  // CHECK-SAME: fa.shared_bytes = 40960 : i64
+  // CHECK: %[[Q:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // CHECK: %[[KR:.*]] = fagpu.alloc_shared : !fagpu.smem<2x128x64xbf16, swizzle = 128>
+  // Prologue: iteration lb into stage 0, if the loop runs at all.
+  // CHECK: %[[ITER0:.*]] = arith.addi %[[LB:[a-z0-9]+]], %{{.*}} : index
+  // CHECK: %[[FIRST:.*]] = arith.cmpi slt, %[[ITER0]], %[[UB:[a-z0-9]+]] : index
+  // CHECK: scf.if %[[FIRST]] {
+  // CHECK:   %[[ROW0:.*]] = arith.muli %[[ITER0]], %{{.*}} : index
+  // CHECK:   %[[S0:.*]] = fagpu.stage %[[KR]][%{{.*}}]
+  // CHECK:   fagpu.async_copy_to_shared %{{.*}}[%[[ROW0]]] limit %{{.*}} into %[[S0]]
+  // CHECK: }
+  // CHECK: fagpu.commit_shared_copies
+  // CHECK: scf.for %[[I:.*]] = %[[LB]] to %[[UB]]
+  // CHECK:   %[[REL:.*]] = arith.subi %[[I]], %[[LB]] : index
+  // CHECK:   %[[CUR:.*]] = arith.remui %[[REL]], %{{.*}} : index
+  // CHECK:   %[[AHEAD:.*]] = arith.addi %[[REL]], %{{.*}} : index
+  // CHECK:   %[[NEXTSTAGE:.*]] = arith.remui %[[AHEAD]], %{{.*}} : index
+  // CHECK:   %[[NEXT:.*]] = arith.addi %[[LB]], %[[AHEAD]] : index
+  // CHECK:   scf.if
+  // CHECK:     arith.muli %[[NEXT]], %{{.*}} : index
+  // CHECK:     fagpu.stage %[[KR]][%[[NEXTSTAGE]]]
+  // CHECK:     fagpu.async_copy_to_shared
+  // CHECK:   fagpu.commit_shared_copies
+  // CHECK:   fagpu.wait_shared_copies pending = 1
+  // CHECK:   %[[K:.*]] = fagpu.stage %[[KR]][%[[CUR]]]
+  // CHECK-NOT: fagpu.copy_to_shared
+  // CHECK:   fagpu.mma %[[Q]], %[[K]], %{{.*}} transpose_b
+  // CHECK:   gpu.barrier
+  // CHECK-NEXT: scf.yield
+
+  // THREE-LABEL: gpu.func @loop
+  // THREE: fagpu.alloc_shared : !fagpu.smem<3x128x64xbf16, swizzle = 128>
+  // THREE-COUNT-2: fagpu.commit_shared_copies
+  // THREE: scf.for
+  // THREE: fagpu.wait_shared_copies pending = 2
+  gpu.func @loop(%kmem: memref<1024x64xbf16>, %lb: index, %ub: index)
+      kernel attributes {fa.shared_bytes = 24576 : i64} {
+    %q = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %k = fagpu.alloc_shared : !fagpu.smem<128x64xbf16, swizzle = 128>
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %c1024 = arith.constant 1024 : index
+    %zero = arith.constant dense<0.0> : tensor<64x128xf32, #acc>
+    %r = scf.for %i = %lb to %ub step %c1 iter_args(%acc = %zero) -> (tensor<64x128xf32, #acc>) {
+      %row = arith.muli %i, %c128 : index
+      fagpu.copy_to_shared %kmem[%row] limit %c1024 into %k : memref<1024x64xbf16>, !fagpu.smem<128x64xbf16, swizzle = 128>
+      %s = fagpu.mma %q, %k, %acc transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 128>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
+      scf.yield %s : tensor<64x128xf32, #acc>
+    }
+    gpu.return
+  }
+}
