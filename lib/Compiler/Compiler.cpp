@@ -89,6 +89,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cfloat>
+#include <cstdlib>
 #include <cmath>
 
 using namespace mlir;
@@ -122,8 +123,37 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
                       [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
+/// Why the WGMMA forward cannot take this problem; empty when it can.
+static std::string wgmmaForwardLimits(const AttentionConfig &c) {
+  if (c.backward)
+    return "the backward is on mma.sync";
+  if (c.dtype != "bf16" && c.dtype != "f16")
+    return "dtype " + c.dtype;
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d % 64 != 0 || d > 256)
+      return "head dim " + std::to_string(d) +
+             " (the WGMMA kernel takes multiples of 64 up to 256)";
+  return "";
+}
+
 bool AttentionConfig::usesWgmmaForward() const {
-  return !backward && chip == "sm_90a";
+  if (!wgmmaForwardLimits(*this).empty())
+    return false;
+  return chip == "sm_90a" || (chip == "sm_90" && wideHeads());
+}
+
+std::string AttentionConfig::forwardVariantReason() const {
+  std::string limits = wgmmaForwardLimits(*this);
+  if (!limits.empty())
+    return "mma.sync: " + limits;
+  if (chip == "sm_90a")
+    return "wgmma: sm_90a asked for";
+  if (chip == "sm_90")
+    return wideHeads() ? "wgmma: sm_90, head dim above 128, where the WGMMA "
+                         "kernel measured faster than mma.sync"
+                       : "mma.sync: sm_90, head dim up to 128, where mma.sync "
+                         "still measures faster (ask for sm_90a for WGMMA)";
+  return "mma.sync: " + chip + " has no WGMMA";
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
@@ -573,7 +603,16 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       effective.headDim = query.getDimSize(3);
       effective.headDimV = value.getDimSize(3);
     }
+    Type element = query.getElementType();
+    if (element.isBF16() || element.isF16())
+      effective.dtype = element.isBF16() ? "bf16" : "f16";
   }
+  if (problem && std::getenv("FLASHMLIR_LOG"))
+    llvm::errs() << "flashmlir: "
+                 << (effective.backward ? "backward on mma.sync"
+                                        : "forward on " +
+                                              effective.forwardVariantReason())
+                 << "\n";
 
   bool hasKernels = false;
   module->walk([&](gpu::GPUModuleOp) { hasKernels = true; });
@@ -610,11 +649,14 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
         << "no fa.attention or fa.attention_grad to compile in " << bufferName;
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  // The WGMMA kernels are built, and described, for sm_90a.
+  AttentionConfig target = effective;
+  target.chip = effective.targetChip();
   CompiledKernel result;
-  result.metadata = kernelMetadata(kernels, effective);
+  result.metadata = kernelMetadata(kernels, target);
 
   llvm::Expected<std::string> payload =
-      lowerKernels(*module, context, options, emit, diagnostics);
+      lowerKernels(*module, context, target, emit, diagnostics);
   if (!payload)
     return payload.takeError();
   result.payload = std::move(*payload);

@@ -48,9 +48,18 @@ struct AttentionConfig {
   int64_t effectiveBlockKV() const {
     return blockKV ? blockKV : defaultBlocks().second;
   }
-  /// The forward for sm_90a lowers through the GPU tile level to WGMMA
-  /// (fa-convert-tiled-attention-to-fagpu); everything else to mma.sync.
+  /// Whether the forward lowers through the GPU tile level to WGMMA
+  /// (fa-convert-tiled-attention-to-fagpu), and why or why not: asked for
+  /// with sm_90a; chosen on sm_90 where it measured faster than mma.sync
+  /// (head dims above 128, docs/perf/README.md); never for shapes it does
+  /// not take (head dims not multiples of 64 up to 256, other dtypes).
   bool usesWgmmaForward() const;
+  std::string forwardVariantReason() const;
+  /// The chip the kernels are built for: sm_90a for the WGMMA forward (its
+  /// instructions are arch-specific), else `chip`.
+  std::string targetChip() const {
+    return usesWgmmaForward() ? "sm_90a" : chip;
+  }
   /// (block-q, block-kv) when not set: sm_90a forward 128 x 128 (128 x 64
   /// above head dim 128); forward 128 x 64; backward 64 x 128
   /// (FA2's, double-buffered), and above head dim 128 a 32-row Q block
