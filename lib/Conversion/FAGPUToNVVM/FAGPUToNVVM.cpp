@@ -261,11 +261,14 @@ struct LowerAllocShared : OpConversionPattern<AllocSharedOp> {
   }
 };
 
-/// Calls `body(row, col)` for each 16-byte chunk of `tile` a thread copies:
-/// chunks spread over the block's threads, row-major.
-static void forEachChunk(ConversionPatternRewriter &rewriter, Location loc,
-                         SharedTileType tile,
-                         function_ref<void(Value row, Value col)> body) {
+/// Calls `body(row, col, sourceRow, inside)` for each 16-byte chunk of
+/// `tile` a thread copies from source rows `firstRow` + row (chunks spread
+/// over the block's threads, row-major); `inside` is sourceRow < limit.
+static void forEachChunk(
+    ConversionPatternRewriter &rewriter, Location loc, SharedTileType tile,
+    Value firstRow, Value limit,
+    function_ref<void(Value row, Value col, Value sourceRow, Value inside)>
+        body) {
   int64_t perChunk = 16 / tile.getElementBytes();
   int64_t chunksPerRow = tile.getCols() / perChunk;
   auto c = [&](int64_t v) {
@@ -283,7 +286,10 @@ static void forEachChunk(ConversionPatternRewriter &rewriter, Location loc,
       rewriter, loc,
       arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow)),
       c(perChunk));
-  body(row, col);
+  Value sourceRow = arith::AddIOp::create(rewriter, loc, firstRow, row);
+  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       sourceRow, limit);
+  body(row, col, sourceRow, inside);
 }
 
 /// Makes the shared tiles written so far visible to every thread and to the
@@ -308,30 +314,27 @@ struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
         VectorType::get({16 / tile.getElementBytes()}, tile.getElementType());
     // Nobody reads the tile's previous contents any more.
     gpu::BarrierOp::create(rewriter, loc);
-    forEachChunk(rewriter, loc, tile, [&](Value row, Value col) {
-      Value sourceRow =
-          arith::AddIOp::create(rewriter, loc, adaptor.getRow(), row);
-      Value inside =
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                sourceRow, adaptor.getLimit());
-      auto ifInside = scf::IfOp::create(rewriter, loc, chunkType, inside,
-                                        /*withElseRegion=*/true);
-      rewriter.setInsertionPointToStart(ifInside.thenBlock());
-      Value loaded =
-          vector::LoadOp::create(rewriter, loc, chunkType, adaptor.getSource(),
-                                 ValueRange{sourceRow, col});
-      scf::YieldOp::create(rewriter, loc, loaded);
-      rewriter.setInsertionPointToStart(ifInside.elseBlock());
-      Value zeros = arith::ConstantOp::create(rewriter, loc, chunkType,
-                                              rewriter.getZeroAttr(chunkType));
-      scf::YieldOp::create(rewriter, loc, zeros);
-      rewriter.setInsertionPointAfter(ifInside);
-      Value address = emitSharedAddress(
-          rewriter, loc, adaptor.getDest(),
-          emitSharedByteOffset(rewriter, loc, tile, row, col));
-      LLVM::StoreOp::create(rewriter, loc, ifInside.getResult(0), address,
-                            /*alignment=*/16);
-    });
+    forEachChunk(
+        rewriter, loc, tile, adaptor.getRow(), adaptor.getLimit(),
+        [&](Value row, Value col, Value sourceRow, Value inside) {
+          auto ifInside = scf::IfOp::create(rewriter, loc, chunkType, inside,
+                                            /*withElseRegion=*/true);
+          rewriter.setInsertionPointToStart(ifInside.thenBlock());
+          Value loaded = vector::LoadOp::create(rewriter, loc, chunkType,
+                                                adaptor.getSource(),
+                                                ValueRange{sourceRow, col});
+          scf::YieldOp::create(rewriter, loc, loaded);
+          rewriter.setInsertionPointToStart(ifInside.elseBlock());
+          Value zeros = arith::ConstantOp::create(
+              rewriter, loc, chunkType, rewriter.getZeroAttr(chunkType));
+          scf::YieldOp::create(rewriter, loc, zeros);
+          rewriter.setInsertionPointAfter(ifInside);
+          Value address = emitSharedAddress(
+              rewriter, loc, adaptor.getDest(),
+              emitSharedByteOffset(rewriter, loc, tile, row, col));
+          LLVM::StoreOp::create(rewriter, loc, ifInside.getResult(0), address,
+                                /*alignment=*/16);
+        });
     publishSharedWrites(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
@@ -352,41 +355,39 @@ struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
-    forEachChunk(rewriter, loc, tile, [&](Value row, Value col) {
-      Value sourceRow =
-          arith::AddIOp::create(rewriter, loc, adaptor.getRow(), row);
-      Value inside =
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                sourceRow, adaptor.getLimit());
-      // Rows past the end read nothing (source size 0: zero fill) from a
-      // valid address, row 0.
-      Value readRow =
-          arith::SelectOp::create(rewriter, loc, inside, sourceRow, c(0));
-      Value element = arith::AddIOp::create(
-          rewriter, loc, meta.getOffset(),
-          arith::AddIOp::create(rewriter, loc,
-                                arith::MulIOp::create(rewriter, loc, readRow,
-                                                      meta.getStrides()[0]),
-                                col));
-      Value byte = arith::AddIOp::create(
-          rewriter, loc, base,
-          arith::MulIOp::create(rewriter, loc, element,
-                                c(tile.getElementBytes())));
-      Value address = arith::IndexCastOp::create(rewriter, loc,
-                                                 rewriter.getI64Type(), byte);
-      Value globalPtr = LLVM::IntToPtrOp::create(
-          rewriter, loc, LLVM::LLVMPointerType::get(op.getContext(), 1),
-          address);
-      Value sharedPtr = emitSharedAddress(
-          rewriter, loc, adaptor.getDest(),
-          emitSharedByteOffset(rewriter, loc, tile, row, col));
-      Value bytes = arith::SelectOp::create(
-          rewriter, loc, inside,
-          arith::ConstantIntOp::create(rewriter, loc, 16, 32),
-          arith::ConstantIntOp::create(rewriter, loc, 0, 32));
-      NVVM::CpAsyncOp::create(rewriter, loc, sharedPtr, globalPtr, 16,
-                              NVVM::LoadCacheModifierKind::CG, bytes);
-    });
+    forEachChunk(
+        rewriter, loc, tile, adaptor.getRow(), adaptor.getLimit(),
+        [&](Value row, Value col, Value sourceRow, Value inside) {
+          // Rows past the end read nothing (source size 0: zero fill) from a
+          // valid address, row 0.
+          Value readRow =
+              arith::SelectOp::create(rewriter, loc, inside, sourceRow, c(0));
+          Value element = arith::AddIOp::create(
+              rewriter, loc, meta.getOffset(),
+              arith::AddIOp::create(rewriter, loc,
+                                    arith::MulIOp::create(rewriter, loc,
+                                                          readRow,
+                                                          meta.getStrides()[0]),
+                                    col));
+          Value byte = arith::AddIOp::create(
+              rewriter, loc, base,
+              arith::MulIOp::create(rewriter, loc, element,
+                                    c(tile.getElementBytes())));
+          Value address = arith::IndexCastOp::create(
+              rewriter, loc, rewriter.getI64Type(), byte);
+          Value globalPtr = LLVM::IntToPtrOp::create(
+              rewriter, loc, LLVM::LLVMPointerType::get(op.getContext(), 1),
+              address);
+          Value sharedPtr = emitSharedAddress(
+              rewriter, loc, adaptor.getDest(),
+              emitSharedByteOffset(rewriter, loc, tile, row, col));
+          Value bytes = arith::SelectOp::create(
+              rewriter, loc, inside,
+              arith::ConstantIntOp::create(rewriter, loc, 16, 32),
+              arith::ConstantIntOp::create(rewriter, loc, 0, 32));
+          NVVM::CpAsyncOp::create(rewriter, loc, sharedPtr, globalPtr, 16,
+                                  NVVM::LoadCacheModifierKind::CG, bytes);
+        });
     rewriter.eraseOp(op);
     return success();
   }
