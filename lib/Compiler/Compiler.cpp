@@ -123,6 +123,13 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
                       [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
+/// The WGMMA forward's blocks: two consumer warpgroups of 64 rows; 128 keys
+/// per block while the S and O accumulators fit the registers.
+static std::pair<int64_t, int64_t>
+wgmmaDefaultBlocks(const AttentionConfig &c) {
+  return {128, c.wideHeads() ? 64 : 128};
+}
+
 /// Why the WGMMA forward cannot take this problem; empty when it can.
 static std::string wgmmaForwardLimits(const AttentionConfig &c) {
   if (c.backward)
@@ -133,6 +140,14 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
     if (d % 64 != 0 || d > 256)
       return "head dim " + std::to_string(d) +
              " (the WGMMA kernel takes multiples of 64 up to 256)";
+  // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at
+  // least (fa-convert-tiled-attention-to-fagpu has the final word).
+  int64_t blockQ = c.blockQ ? c.blockQ : wgmmaDefaultBlocks(c).first;
+  int64_t blockKV = c.blockKV ? c.blockKV : wgmmaDefaultBlocks(c).second;
+  int64_t bytes = 2 * (blockQ * c.headDim + blockKV * (c.headDim + c.headDimV));
+  if (bytes > fagpu::kMaxSharedBytesPerBlock)
+    return "block " + std::to_string(blockQ) + " x " + std::to_string(blockKV) +
+           " tiles need " + std::to_string(bytes) + " bytes of shared memory";
   return "";
 }
 
@@ -157,10 +172,8 @@ std::string AttentionConfig::forwardVariantReason() const {
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
-  // The WGMMA forward: two consumer warpgroups of 64 rows; 128 keys per
-  // block while the S and O accumulators fit the registers.
   if (usesWgmmaForward())
-    return {128, wideHeads() ? 64 : 128};
+    return wgmmaDefaultBlocks(*this);
   if (!backward)
     return {128, 64};
   // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,

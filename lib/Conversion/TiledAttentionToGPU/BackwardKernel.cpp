@@ -67,7 +67,7 @@ struct GradState {
 int64_t bwdWarps(const AttentionKernelConfig &c) { return c.blockKV / 16; }
 int64_t bwdThreads(const AttentionKernelConfig &c) { return bwdWarps(c) * 32; }
 
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
+constexpr int64_t kMaxSharedBytes = fagpu::kMaxSharedBytesPerBlock;
 
 int64_t bwdSharedBytes(const AttentionKernelConfig &c, int64_t stages) {
   int64_t halves = c.blockKV * c.rowPitch(c.headDim) +          // K

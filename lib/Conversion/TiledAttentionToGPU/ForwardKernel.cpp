@@ -420,7 +420,7 @@ std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
     return llvm::formatv("head dims must be multiples of 16, got D = {0}, "
                          "Dv = {1}",
                          c.headDim, c.headDimV);
-  if (c.sharedBytes() > 227 * 1024)
+  if (c.sharedBytes() > fagpu::kMaxSharedBytesPerBlock)
     return llvm::formatv("tiles need {0} bytes of shared memory, over the "
                          "227 KiB a block can have",
                          c.sharedBytes());

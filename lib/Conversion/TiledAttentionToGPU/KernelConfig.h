@@ -4,6 +4,7 @@
 #define FA_LIB_CONVERSION_KERNELCONFIG_H
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -522,8 +522,16 @@ struct ConvertTiledAttentionToFAGPUPass
     for (Operation &op : forall.getTerminator().getYieldingOps())
       builder.storeRows(cast<tensor::ParallelInsertSliceOp>(op));
     gpu::ReturnOp::create(b, func.getLoc());
-    kernel->setAttr("fa.shared_bytes",
-                    b.getI64IntegerAttr(fagpu::placeSharedTiles(kernel)));
+    int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
+    if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
+      kernel.erase();
+      return tileOp.emitError()
+             << "cannot lower to the WGMMA kernel: its tiles need "
+             << sharedBytes << " bytes of shared memory, over the "
+             << fagpu::kMaxSharedBytesPerBlock
+             << " a block can have (smaller block-q or block-kv)";
+    }
+    kernel->setAttr("fa.shared_bytes", b.getI64IntegerAttr(sharedBytes));
     // The launch lives in the runtime; the kernel carries its geometry.
     func.erase();
     return success();

@@ -43,13 +43,33 @@ struct PipelineSharedCopiesPass
     if (stages < 2) {
       getOperation().emitError() << "fagpu-pipeline-shared-copies needs at "
                                     "least 2 stages, got "
-                                 << stages;
+                                 << stages.getValue();
       return signalPassFailure();
     }
     SmallVector<scf::ForOp> loops;
-    getOperation().walk([&](scf::ForOp loop) {
-      if (!loop.getBody()->getOps<CopyToSharedOp>().empty())
-        loops.push_back(loop);
+    getOperation().walk([&](gpu::GPUFuncOp kernel) {
+      SmallVector<scf::ForOp> kernelLoops;
+      int64_t extra = 0; // bytes the rings add
+      llvm::SmallPtrSet<Operation *, 4> tiles;
+      kernel.walk([&](scf::ForOp loop) {
+        if (loop.getBody()->getOps<CopyToSharedOp>().empty())
+          return;
+        kernelLoops.push_back(loop);
+        for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>())
+          if (auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
+              alloc && tiles.insert(alloc).second)
+            extra += (stages - 1) * alloc.getType().getStageStride();
+      });
+      // A kernel whose rings would not fit keeps its synchronous copies.
+      int64_t bytes = placeSharedTiles(kernel) + extra;
+      if (bytes > maxSharedBytes) {
+        kernel.emitRemark()
+            << "not pipelined: " << stages.getValue() << " stages need "
+            << bytes << " bytes of shared memory, over "
+            << maxSharedBytes.getValue();
+        return;
+      }
+      loops.append(kernelLoops);
     });
     for (scf::ForOp loop : loops)
       if (failed(pipeline(loop)))

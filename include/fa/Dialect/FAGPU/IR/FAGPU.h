@@ -33,6 +33,10 @@ DistributedLayoutAttr getLayout(Type type);
 /// The layout function of a register tile (its layout must be set).
 TileLayout getTileLayout(RankedTensorType type);
 
+/// Dynamic shared memory one block can have on sm_80 (163 KiB is sm_86/89's)
+/// and sm_90: 227 KiB.
+constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+
 /// Shared tiles are 1024-byte aligned (swizzled TMA/WGMMA tiles need it).
 constexpr int64_t kSharedTileAlignment = 1024;
 

@@ -26,6 +26,10 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
   let options = [
     Option<"stages", "stages", "int64_t", "2",
            "Buffers per tile (2: double buffering)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory a block can have (227 KiB on sm_90); a kernel "
+           "whose rings would need more keeps its synchronous copies (a "
+           "remark says so)">,
   ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
