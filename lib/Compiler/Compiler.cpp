@@ -123,11 +123,14 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
                       [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
-/// The WGMMA forward's blocks: two consumer warpgroups of 64 rows; 128 keys
-/// per block while the S and O accumulators fit the registers.
+/// The WGMMA forward's blocks, measured on the H200 at N = 8k
+/// (docs/perf/wgmma-blocks-h200-2026-11-30.json): 128 keys per block while
+/// the S and O accumulators fit the registers; two consumer warpgroups of
+/// 64 rows, but one (two blocks per SM) at head dim 64.
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
-  return {128, c.wideHeads() ? 64 : 128};
+  int64_t widest = std::max(c.headDim, c.headDimV);
+  return {widest <= 64 ? 64 : 128, c.wideHeads() ? 64 : 128};
 }
 
 /// Why the WGMMA forward cannot take this problem; empty when it can.

@@ -60,9 +60,9 @@ struct AttentionConfig {
   std::string targetChip() const {
     return usesWgmmaForward() ? "sm_90a" : chip;
   }
-  /// (block-q, block-kv) when not set: sm_90a forward 128 x 128 (128 x 64
-  /// above head dim 128); forward 128 x 64; backward 64 x 128
-  /// (FA2's, double-buffered), and above head dim 128 a 32-row Q block
+  /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (64 x
+  /// 128 at head dim 64, 128 x 64 above 128); forward 128 x 64; backward 64 x
+  /// 128 (FA2's, double-buffered), and above head dim 128 a 32-row Q block
   /// (fewer live registers beside the dK/dV accumulators; measured in
   /// docs/perf/README.md) where the dQ tiles still split over the warps.
   std::pair<int64_t, int64_t> defaultBlocks() const;
