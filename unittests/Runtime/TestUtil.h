@@ -72,7 +72,7 @@ inline std::string goodBackwardMetaText() {
          "post_block = 128,1,1\n"
          "post_shared_bytes = 0\n"
          "post_args = dq_acc,dq\n"
-         "compiler = flashmlir-0.1-mma.sync+0123456789ab\n";
+         "compiler = flashmlir-0.1+0123456789ab\n";
 }
 
 /// Parses text that must be valid.

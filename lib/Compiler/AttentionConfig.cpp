@@ -1,0 +1,163 @@
+//===- AttentionConfig.cpp - What a config compiles to --------------------===//
+//
+// The config side of the compiler: the chips it targets, the forward variant
+// and block sizes a problem gets, the cache key, and the fa.attention text a
+// config stands for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Compiler/Compiler.h"
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+llvm::ArrayRef<llvm::StringRef> mlir::fa::supportedChips() {
+  static const llvm::StringRef chips[] = {"sm_80", "sm_86", "sm_87",
+                                          "sm_89", "sm_90", "sm_90a"};
+  return chips;
+}
+
+llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
+  if (llvm::is_contained(supportedChips(), chip))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("unsupported chip '{0}': FlashMLIR compiles for {1} "
+                    "(PTX 8.0: mma.sync + cp.async kernels; WGMMA on sm_90a)",
+                    chip, llvm::join(supportedChips(), ", "))
+          .str());
+}
+
+bool mlir::fa::isValidEntryName(llvm::StringRef name) {
+  auto isStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
+  return !name.empty() && isStart(name.front()) &&
+         llvm::all_of(name.drop_front(),
+                      [&](char c) { return isStart(c) || llvm::isDigit(c); });
+}
+
+/// The WGMMA forward's blocks, measured on the H200 at N = 8k
+/// (docs/perf/wgmma-blocks-h200-2026-11-30.json): 128 keys per block while
+/// the S and O accumulators fit the registers; two consumer warpgroups of
+/// 64 rows, but one (two blocks per SM) at head dim 64.
+static std::pair<int64_t, int64_t>
+wgmmaDefaultBlocks(const AttentionConfig &c) {
+  int64_t widest = std::max(c.headDim, c.headDimV);
+  return {widest <= 64 ? 64 : 128, c.wideHeads() ? 64 : 128};
+}
+
+/// Why the WGMMA forward cannot take this problem; empty when it can.
+static std::string wgmmaForwardLimits(const AttentionConfig &c) {
+  if (c.backward)
+    return "the backward is on mma.sync";
+  if (c.dtype != "bf16" && c.dtype != "f16")
+    return "dtype " + c.dtype;
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d % 64 != 0 || d > 256)
+      return "head dim " + std::to_string(d) +
+             " (the WGMMA kernel takes multiples of 64 up to 256)";
+  // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at
+  // least (fa-convert-tiled-attention-to-fagpu has the final word).
+  int64_t blockQ = c.blockQ ? c.blockQ : wgmmaDefaultBlocks(c).first;
+  int64_t blockKV = c.blockKV ? c.blockKV : wgmmaDefaultBlocks(c).second;
+  int64_t bytes = 2 * (blockQ * c.headDim + blockKV * (c.headDim + c.headDimV));
+  if (bytes > fagpu::kMaxSharedBytesPerBlock)
+    return "block " + std::to_string(blockQ) + " x " + std::to_string(blockKV) +
+           " tiles need " + std::to_string(bytes) + " bytes of shared memory";
+  return "";
+}
+
+bool AttentionConfig::usesWgmmaForward() const {
+  if (!wgmmaForwardLimits(*this).empty())
+    return false;
+  return chip == "sm_90a" || (chip == "sm_90" && wideHeads());
+}
+
+std::string AttentionConfig::forwardVariantReason() const {
+  std::string limits = wgmmaForwardLimits(*this);
+  if (!limits.empty())
+    return "mma.sync: " + limits;
+  if (chip == "sm_90a")
+    return "wgmma: sm_90a asked for";
+  if (chip == "sm_90")
+    return wideHeads() ? "wgmma: sm_90, head dim above 128, where the WGMMA "
+                         "kernel measured faster than mma.sync"
+                       : "mma.sync: sm_90, head dim up to 128, where mma.sync "
+                         "still measures faster (ask for sm_90a for WGMMA)";
+  return "mma.sync: " + chip + " has no WGMMA";
+}
+
+std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
+  if (usesWgmmaForward())
+    return wgmmaDefaultBlocks(*this);
+  if (!backward)
+    return {128, 64};
+  // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
+  // so each warp takes 1/4 (1/2) of dQ's D / 16 column tiles; 128 rows give
+  // every warp a row tile of its own.
+  int64_t columnTiles = headDim / 16;
+  if (!wideHeads())
+    return columnTiles % 2 == 0 ? std::pair<int64_t, int64_t>{64, 128}
+                                : std::pair<int64_t, int64_t>{128, 128};
+  if (columnTiles % 4 == 0)
+    return {32, 128};
+  if (columnTiles % 2 == 0)
+    return {64, 128};
+  return {64, 64}; // 4 warps, one row tile each
+}
+
+std::string AttentionConfig::key() const {
+  return llvm::formatv(
+      "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
+      "t{13}x{14}r{18}:{15}{16}:{17}",
+      dtype, batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV,
+      scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
+      window ? window->first : -2, window ? window->second : -2,
+      softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
+      effectiveBlockQ(), effectiveBlockKV(), chip, features, entry, rowsPerWarp,
+      backward ? "bwd" : "fwd");
+}
+
+std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
+  auto tensor = [&](int64_t heads, int64_t seq, int64_t dim) {
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", c.batch, heads, seq,
+                         dim, c.dtype)
+        .str();
+  };
+  std::string q = tensor(c.headsQ, c.seqQ, c.headDim);
+  std::string k = tensor(c.headsKV, c.seqKV, c.headDim);
+  std::string v = tensor(c.headsKV, c.seqKV, c.headDimV);
+  std::string o = tensor(c.headsQ, c.seqQ, c.headDimV);
+  std::string lse =
+      llvm::formatv("tensor<{0}x{1}x{2}xf32>", c.batch, c.headsQ, c.seqQ);
+  std::string attrs;
+  if (c.scale)
+    attrs += llvm::formatv(" scale = {0:e16}", *c.scale);
+  if (c.causal)
+    attrs += " causal";
+  if (c.window)
+    attrs +=
+        llvm::formatv(" window [{0}, {1}]", c.window->first, c.window->second);
+  if (c.softcap)
+    attrs += llvm::formatv(" softcap = {0:e16}", *c.softcap);
+  if (c.backward)
+    return llvm::formatv(
+        "func.func @{0}(%q: {1}, %k: {2}, %v: {3}, %o: {4}, %do: {4}, "
+        "%lse: {5}) -> ({1}, {2}, {3}) {{\n"
+        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse{6} "
+        ": {1}, {2}, {3}, {4}, {4}, {5} -> {1}, {2}, {3}\n"
+        "  return %dq, %dk, %dv : {1}, {2}, {3}\n}\n",
+        c.entry, q, k, v, o, lse, attrs);
+  return llvm::formatv(
+      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}) -> ({4}, {5}) {{\n"
+      "  %o, %lse = fa.attention %q, %k, %v{6} : {1}, {2}, {3} -> {4}, {5}\n"
+      "  return %o, %lse : {4}, {5}\n}\n",
+      c.entry, q, k, v, o, lse, attrs);
+}
