@@ -501,8 +501,13 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
-    toKernel.addNestedPass<gpu::GPUModuleOp>(
-        fagpu::createPipelineSharedCopies());
+    // Two warpgroups (one block per SM): three stages where they fit, one
+    // barrier per KV block (hd128 N = 8k: 327 -> 338 TFLOP/s). One
+    // warpgroup: two, which leave room for three blocks per SM (hd64: three
+    // stages read 239 against 279; docs/perf/README.md).
+    int64_t stages = effective.effectiveBlockQ() >= 128 ? 3 : 2;
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(
+        {stages, fagpu::kMaxSharedBytesPerBlock}));
   } else
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());

@@ -1,5 +1,6 @@
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies))' | FileCheck %s
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies{stages=3}))' | FileCheck %s --check-prefix=THREE
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-pipeline-shared-copies{stages=3 max-shared-bytes=50000}))' | FileCheck %s --check-prefix=FIT
 
 // The K/V tiles of a loop become rings; iteration i prefetches i + 1 (two
 // stages) into the other stage while it computes on its own.
@@ -37,11 +38,25 @@ gpu.module @m {
   // CHECK:   gpu.barrier
   // CHECK-NEXT: scf.yield
 
+  // Three stages: wait first (its barrier ends the reads of iteration i - 1),
+  // then prefetch i + 2; no barrier in the loop, one after it.
   // THREE-LABEL: gpu.func @loop
+  // THREE-SAME: fa.shared_bytes = 57344 : i64
   // THREE: fagpu.alloc_shared : !fagpu.smem<3x128x64xbf16, swizzle = 128>
   // THREE-COUNT-2: fagpu.commit_shared_copies
   // THREE: scf.for
-  // THREE: fagpu.wait_shared_copies pending = 2
+  // THREE: fagpu.wait_shared_copies pending = 1
+  // THREE: fagpu.async_copy_to_shared
+  // THREE: fagpu.commit_shared_copies
+  // THREE: fagpu.mma
+  // THREE-NOT: gpu.barrier
+  // THREE: scf.yield
+  // THREE-NEXT: }
+  // THREE-NEXT: gpu.barrier
+
+  // As many stages as fit: two in 50000 bytes.
+  // FIT-LABEL: gpu.func @loop
+  // FIT: fagpu.alloc_shared : !fagpu.smem<2x128x64xbf16, swizzle = 128>
   gpu.func @loop(%kmem: memref<1024x64xbf16>, %lb: index, %ub: index)
       kernel attributes {fa.shared_bytes = 24576 : i64} {
     %q = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>

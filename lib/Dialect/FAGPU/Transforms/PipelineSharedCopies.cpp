@@ -1,10 +1,10 @@
 //===- PipelineSharedCopies.cpp - Prefetch a loop's shared tiles ----------===//
 //
 // A loop that copies its tiles into shared memory and then computes on them
-// waits for every copy. Here the tiles become rings of `stages` buffers and
-// the copies of iteration i + stages - 1 are in flight while iteration i
-// computes (FlashAttention 2's K/V double buffering, on asynchronous copies;
-// TMA + mbarrier is the next step of the same pass).
+// waits for every copy. Here the tiles become rings of up to `stages`
+// buffers (as many as fit) and the copies of iteration i + stages - 1 are in
+// flight while iteration i computes (FlashAttention 2's K/V double buffering,
+// on asynchronous copies; TMA + mbarrier is the next step of the same pass).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,10 +46,10 @@ struct PipelineSharedCopiesPass
                                  << stages.getValue();
       return signalPassFailure();
     }
-    SmallVector<scf::ForOp> loops;
+    SmallVector<std::pair<scf::ForOp, int64_t>> loops;
     getOperation().walk([&](gpu::GPUFuncOp kernel) {
       SmallVector<scf::ForOp> kernelLoops;
-      int64_t extra = 0; // bytes the rings add
+      int64_t ringBytes = 0; // bytes one more stage of every ring adds
       llvm::SmallPtrSet<Operation *, 4> tiles;
       kernel.walk([&](scf::ForOp loop) {
         if (loop.getBody()->getOps<CopyToSharedOp>().empty())
@@ -58,21 +58,27 @@ struct PipelineSharedCopiesPass
         for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>())
           if (auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
               alloc && tiles.insert(alloc).second)
-            extra += (stages - 1) * alloc.getType().getStageStride();
+            ringBytes += alloc.getType().getStageStride();
       });
-      // A kernel whose rings would not fit keeps its synchronous copies.
-      int64_t bytes = placeSharedTiles(kernel) + extra;
-      if (bytes > maxSharedBytes) {
+      if (kernelLoops.empty())
+        return;
+      // As many stages as fit, up to the option; a kernel where two do not
+      // fit keeps its synchronous copies.
+      int64_t base = placeSharedTiles(kernel);
+      int64_t fit = stages;
+      while (fit >= 2 && base + (fit - 1) * ringBytes > maxSharedBytes)
+        --fit;
+      if (fit < 2) {
         kernel.emitRemark()
-            << "not pipelined: " << stages.getValue() << " stages need "
-            << bytes << " bytes of shared memory, over "
-            << maxSharedBytes.getValue();
+            << "not pipelined: 2 stages need " << base + ringBytes
+            << " bytes of shared memory, over " << maxSharedBytes.getValue();
         return;
       }
-      loops.append(kernelLoops);
+      for (scf::ForOp loop : kernelLoops)
+        loops.push_back({loop, fit});
     });
-    for (scf::ForOp loop : loops)
-      if (failed(pipeline(loop)))
+    for (auto [loop, fit] : loops)
+      if (failed(pipeline(loop, fit)))
         return signalPassFailure();
     // The launch attribute follows the kernel's shared tiles.
     getOperation().walk([](gpu::GPUFuncOp kernel) {
@@ -84,15 +90,16 @@ struct PipelineSharedCopiesPass
     });
   }
 
-  /// The ring standing for `alloc`'s tile, made on first use.
-  Ring ringOf(AllocSharedOp alloc) {
+  /// The ring of `depth` stages standing for `alloc`'s tile, made on first
+  /// use.
+  Ring ringOf(AllocSharedOp alloc, int64_t depth) {
     Ring &ring = rings[alloc.getResult()];
     if (ring.ring)
       return ring;
     OpBuilder b(alloc);
     SharedTileType tile = alloc.getType();
     auto ringType = SharedTileType::get(
-        b.getContext(), {stages, tile.getRows(), tile.getCols()},
+        b.getContext(), {depth, tile.getRows(), tile.getCols()},
         tile.getElementType(), tile.getSwizzle());
     ring.ring = AllocSharedOp::create(b, alloc.getLoc(), ringType);
     ring.stage0 =
@@ -144,7 +151,7 @@ struct PipelineSharedCopiesPass
     CommitSharedCopiesOp::create(b, loc);
   }
 
-  LogicalResult pipeline(scf::ForOp loop) {
+  LogicalResult pipeline(scf::ForOp loop, int64_t depth) {
     Location loc = loop.getLoc();
     std::optional<int64_t> step = getConstantIntValue(loop.getStep());
     if (!step || *step != 1)
@@ -168,27 +175,42 @@ struct PipelineSharedCopiesPass
       if (!alloc || loop->isAncestor(alloc))
         return copy.emitError() << "pipelining needs the tile allocated "
                                    "outside the loop";
-      copyRings.push_back(ringOf(alloc));
+      copyRings.push_back(ringOf(alloc, depth));
     }
 
     OpBuilder b(loop);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    // Prologue: iterations lb .. lb + stages - 2.
+    // Prologue: iterations lb .. lb + depth - 2.
     Value lb = loop.getLowerBound();
-    for (int64_t k = 0; k + 1 < stages; ++k)
+    for (int64_t k = 0; k + 1 < depth; ++k)
       issue(b, loop, copies, copyRings, arith::AddIOp::create(b, loc, lb, c(k)),
             c(k));
 
-    // Iteration i: prefetch i + stages - 1, wait for i, compute on its stage.
+    // Iteration i computes on stage (i - lb) % depth and prefetches
+    // i + depth - 1 into the stage iteration i - 1 read.
     b.setInsertionPointToStart(loop.getBody());
     Value relative = arith::SubIOp::create(b, loc, loop.getInductionVar(), lb);
-    Value current = arith::RemUIOp::create(b, loc, relative, c(stages));
-    Value ahead = arith::AddIOp::create(b, loc, relative, c(stages - 1));
-    issue(b, loop, copies, copyRings, arith::AddIOp::create(b, loc, lb, ahead),
-          arith::RemUIOp::create(b, loc, ahead, c(stages)));
-    WaitSharedCopiesOp::create(b, loc, stages - 1);
+    Value current = arith::RemUIOp::create(b, loc, relative, c(depth));
+    Value ahead = arith::AddIOp::create(b, loc, relative, c(depth - 1));
+    auto prefetch = [&]() {
+      issue(b, loop, copies, copyRings,
+            arith::AddIOp::create(b, loc, lb, ahead),
+            arith::RemUIOp::create(b, loc, ahead, c(depth)));
+    };
+    if (depth == 2) {
+      // Two stages: the prefetch goes out before the wait, and a barrier at
+      // the end keeps it from overwriting a stage someone still reads.
+      prefetch();
+      WaitSharedCopiesOp::create(b, loc, depth - 1);
+    } else {
+      // Three or more: the wait's barrier also ends every thread's reads of
+      // iteration i - 1, so the prefetch after it needs no barrier of its
+      // own.
+      WaitSharedCopiesOp::create(b, loc, depth - 2);
+      prefetch();
+    }
     for (Ring ring : copyRings) {
       Value view =
           StageOp::create(b, loc, ring.stage0.getType(), ring.ring, current);
@@ -198,9 +220,14 @@ struct PipelineSharedCopiesPass
     }
     for (CopyToSharedOp copy : copies)
       copy.erase();
-    // Nobody may still read a stage when the next iteration refills it.
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    gpu::BarrierOp::create(b, loc);
+    if (depth == 2) {
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      gpu::BarrierOp::create(b, loc);
+    } else {
+      // The next loop's prologue refills stages the last iteration read.
+      b.setInsertionPointAfter(loop);
+      gpu::BarrierOp::create(b, loc);
+    }
     return success();
   }
 };

@@ -12,16 +12,18 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
   let description = [{
     For each `scf.for` (step 1) whose body starts its work with
     `fagpu.copy_to_shared` into tiles allocated outside the loop, the tiles
-    become rings of `stages` buffers and the copies asynchronous: before the
-    loop the first `stages - 1` iterations' copies are issued (one commit
-    group each, skipped past the loop's end); each iteration issues the copies
-    of iteration `i + stages - 1` into the stage that iteration will use,
-    commits, waits until only `stages - 1` groups are in flight (its own
-    tiles have landed and are visible to the tensor cores), computes on
-    `fagpu.stage %ring[(i - lb) % stages]`, and ends with a barrier so that
-    no thread still reads a stage the next iteration overwrites. Copy
-    operands are recomputed for the later iteration from their backward
-    slice in the loop body.
+    become rings of S buffers (`stages`, or fewer when they would not fit
+    `max-shared-bytes`; at least 2) and the copies asynchronous: before the
+    loop the first S - 1 iterations' copies are issued (one commit group
+    each, skipped past the loop's end); iteration i computes on
+    `fagpu.stage %ring[(i - lb) % S]` and issues the copies of iteration
+    i + S - 1. With S = 2 the issue precedes the wait for iteration i's
+    tiles and a barrier ends each iteration (the issue refills the stage
+    iteration i - 1 read); with S >= 3 the wait (whose barrier ends every
+    thread's reads of iteration i - 1) comes first, so no barrier is needed
+    in the loop, only one after it (the next loop's prologue refills
+    stages). Copy operands are recomputed for the later iteration from their
+    backward slice in the loop body.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2",
