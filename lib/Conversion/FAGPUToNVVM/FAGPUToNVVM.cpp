@@ -12,6 +12,7 @@
 #include "fa/Conversion/Passes.h"
 
 #include "TileLowering.h"
+#include "fa/Conversion/ApproximateMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,32 +47,13 @@ static bool hasTileTypes(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTileType);
 }
 
-// convert-gpu-to-nvvm turns math ops into libdevice calls; the hardware
-// approximations are what the kernels use (no libdevice needed).
-static Value approximate(OpBuilder &b, Location loc, Operation *op, Value x) {
-  // tanh: the generic intrinsic with afn selects tanh.approx.f32.
-  auto [name, flags] =
-      TypeSwitch<Operation *, std::pair<StringRef, LLVM::FastmathFlags>>(op)
-          .Case([](math::Exp2Op) {
-            return std::make_pair("llvm.nvvm.ex2.approx.ftz.f",
-                                  LLVM::FastmathFlags::none);
-          })
-          .Case([](math::Log2Op) {
-            return std::make_pair("llvm.nvvm.lg2.approx.f",
-                                  LLVM::FastmathFlags::none);
-          })
-          .Case([](math::TanhOp) {
-            return std::make_pair("llvm.tanh.f32", LLVM::FastmathFlags::afn);
-          })
-          .Default([](Operation *) {
-            return std::make_pair(StringRef(), LLVM::FastmathFlags::none);
-          });
-  if (name.empty())
-    return {};
-  return LLVM::CallIntrinsicOp::create(
-             b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
-             ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
-      .getResult(0);
+/// The approximation a math op on tiles lowers to, per element.
+static std::optional<fa::ApproximateFn> approximationOf(Operation *op) {
+  return TypeSwitch<Operation *, std::optional<fa::ApproximateFn>>(op)
+      .Case([](math::Exp2Op) { return fa::ApproximateFn::Exp2; })
+      .Case([](math::Log2Op) { return fa::ApproximateFn::Log2; })
+      .Case([](math::TanhOp) { return fa::ApproximateFn::Tanh; })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// arith and math ops on register tiles run unchanged on the registers.
@@ -97,13 +79,14 @@ struct ElementwiseOnTiles : ConversionPattern {
           SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
       return success();
     }
-    if (isa<math::Exp2Op, math::Log2Op, math::TanhOp>(op)) {
+    if (approximationOf(op)) {
       if (!getElementTypeOrSelf(op->getResult(0).getType()).isF32())
         return rewriter.notifyMatchFailure(op, "f32 approximations only");
       auto type = cast<VectorType>(operands[0].getType());
       SmallVector<Value> results;
       for (Value x : unpackVector(rewriter, loc, operands[0]))
-        results.push_back(approximate(rewriter, loc, op, x));
+        results.push_back(
+            fa::emitApproximateMath(rewriter, loc, *approximationOf(op), x));
       rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
       return success();
     }

@@ -2,6 +2,8 @@
 
 #include "TileLowering.h"
 
+#include "fa/Conversion/ApproximateMath.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -150,4 +152,18 @@ Value mlir::fagpu::emitSharedAddress(OpBuilder &b, Location loc, Value base,
   Value offset = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
   return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                              ValueRange{offset});
+}
+
+Value mlir::fa::emitApproximateMath(OpBuilder &b, Location loc,
+                                    ApproximateFn fn, Value x) {
+  // tanh: the generic intrinsic with afn selects tanh.approx.f32.
+  StringRef name = fn == ApproximateFn::Exp2   ? "llvm.nvvm.ex2.approx.ftz.f"
+                   : fn == ApproximateFn::Log2 ? "llvm.nvvm.lg2.approx.f"
+                                               : "llvm.tanh.f32";
+  auto flags = fn == ApproximateFn::Tanh ? LLVM::FastmathFlags::afn
+                                         : LLVM::FastmathFlags::none;
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
+             ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
+      .getResult(0);
 }

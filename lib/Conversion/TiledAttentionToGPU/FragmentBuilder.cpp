@@ -2,6 +2,8 @@
 
 #include "FragmentBuilder.h"
 
+#include "fa/Conversion/ApproximateMath.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -79,26 +81,14 @@ Value FragmentBuilder::select(Value c, Value x, Value y) {
   return arith::SelectOp::create(b, loc, c, x, y);
 }
 
-// convert-gpu-to-nvvm turns math ops and llvm.intr.exp2/tanh into libdevice
-// calls; an intrinsic call is left alone and selects the PTX instruction.
-static Value callF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
-                              Value x, LLVM::FastmathFlags flags) {
-  return LLVM::CallIntrinsicOp::create(
-             b, loc, TypeRange{b.getF32Type()}, b.getStringAttr(name),
-             ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
-      .getResult(0);
-}
 Value FragmentBuilder::exp2(Value x) {
-  return callF32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f", x,
-                          LLVM::FastmathFlags::none);
+  return emitApproximateMath(b, loc, ApproximateFn::Exp2, x);
 }
 Value FragmentBuilder::log2(Value x) {
-  return callF32Intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x,
-                          LLVM::FastmathFlags::none);
+  return emitApproximateMath(b, loc, ApproximateFn::Log2, x);
 }
 Value FragmentBuilder::tanh(Value x) {
-  return callF32Intrinsic(b, loc, "llvm.tanh.f32", x,
-                          LLVM::FastmathFlags::afn);
+  return emitApproximateMath(b, loc, ApproximateFn::Tanh, x);
 }
 
 void FragmentBuilder::copyRowsAsync(Value src, ValueRange prefix,
