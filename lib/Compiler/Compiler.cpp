@@ -89,8 +89,8 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cfloat>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::fa;
@@ -192,27 +192,26 @@ llvm::Error compileError(const Twine &what, StringRef diagnostics) {
 }
 
 std::string joinInts(ArrayRef<int64_t> values) {
-  return llvm::join(llvm::map_range(values,
-                                    [](int64_t v) { return std::to_string(v); }),
-                    ",");
+  return llvm::join(
+      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
+      ",");
 }
 
 /// Launch keys of one kernel: entry, grid, block, shared bytes, arguments,
 /// each name prefixed by `prefix` ("" for the main kernel).
-void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel,
-                StringRef prefix, StringRef args) {
+void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
+                StringRef args) {
   os << prefix << "entry = " << kernel.getName() << "\n"
      << prefix << "grid = "
-     << joinInts(kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid")
-                     .asArrayRef())
+     << joinInts(
+            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid").asArrayRef())
      << "\n"
      << prefix << "block = "
-     << joinInts(kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block")
-                     .asArrayRef())
+     << joinInts(
+            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block").asArrayRef())
      << "\n"
      << prefix << "shared_bytes = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt()
-     << "\n"
+     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt() << "\n"
      << prefix << "args = " << args << "\n";
 }
 
@@ -238,9 +237,9 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
      << "\nheads_kv = " << shape(1)[1] << "\nseq_q = " << shape(0)[2]
      << "\nseq_kv = " << shape(1)[2] << "\nhead_dim = " << shape(0)[3]
      << "\nhead_dim_v = " << shape(2)[3] << "\nscale = "
-     << llvm::formatv("{0:e16}",
-                      kernel->getAttrOfType<FloatAttr>("fa.scale")
-                          .getValueAsDouble())
+     << llvm::formatv(
+            "{0:e16}",
+            kernel->getAttrOfType<FloatAttr>("fa.scale").getValueAsDouble())
      << "\ncausal = " << (kernel->hasAttr("fa.causal") ? 1 : 0)
      << "\nwindow_left = " << (window ? window[0] : -1)
      << "\nwindow_right = " << (window ? window[1] : -1) << "\nsoftcap = "
@@ -250,14 +249,27 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
      << "\nblock_kv = "
      << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
      << "\nrows_per_warp = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt()
-     << "\n";
+     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
   if (!backward) {
-    launchKeys(os, kernel, "", "q,k,v,o,lse");
+    // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
+    // runtime learns their boxes from `tensor_maps`.
+    SmallVector<std::string> args = {"q", "k", "v", "o", "lse"}, maps;
+    for (unsigned i = args.size(); i < kernel.getNumArguments(); ++i) {
+      auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
+      auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
+      if (!map || !of)
+        continue;
+      std::string tensor = args[of.getInt()];
+      args.push_back("tmap_" + tensor);
+      maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
+                                   map.getBoxCols()));
+    }
+    if (!maps.empty())
+      os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
+    launchKeys(os, kernel, "", llvm::join(args, ","));
   } else {
     launchKeys(os, kernel, "", "q,k,v,do,lse,delta,dq_acc,dk,dv");
-    launchKeys(os, kernels.lookup("backward_pre"), "pre_",
-               "o,do,delta,dq_acc");
+    launchKeys(os, kernels.lookup("backward_pre"), "pre_", "o,do,delta,dq_acc");
     launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
   }
   os << "compiler = " << compilerVersion() << "\n";
@@ -427,8 +439,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
 
   // Located one-line diagnostics; the op dump adds nothing for a user.
   context.printOpOnDiagnostic(false);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return compileError("parsing failed", diagnostics);
   // An implicit module is located at line 0; errors about the input as a
@@ -482,9 +493,9 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
-                 << (effective.backward ? "backward on mma.sync"
-                                        : "forward on " +
-                                              effective.forwardVariantReason())
+                 << (effective.backward
+                         ? "backward on mma.sync"
+                         : "forward on " + effective.forwardVariantReason())
                  << "\n";
 
   bool hasKernels = false;
@@ -505,9 +516,12 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // barrier per KV block (hd128 N = 8k: 327 -> 338 TFLOP/s). One
     // warpgroup: two, which leave room for three blocks per SM (hd64: three
     // stages read 239 against 279; docs/perf/README.md).
-    int64_t stages = effective.effectiveBlockQ() >= 128 ? 3 : 2;
-    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(
-        {stages, fagpu::kMaxSharedBytesPerBlock}));
+    // A TMA producer warpgroup feeding the compute warpgroups through
+    // two-stage mbarrier rings (FlashAttention 3's split).
+    fagpu::WarpSpecializeOptions split;
+    split.stages = 2;
+    toKernel.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createWarpSpecialize(split));
   } else
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());
@@ -548,9 +562,8 @@ mlir::fa::compileAttention(const AttentionConfig &config, EmitKind emit) {
         llvm::inconvertibleErrorCode(),
         "unsupported dtype '%s': the GPU kernels take bf16 or f16",
         config.dtype.c_str());
-  for (int64_t dim : {config.batch, config.headsQ, config.headsKV,
-                      config.seqQ, config.seqKV, config.headDim,
-                      config.headDimV})
+  for (int64_t dim : {config.batch, config.headsQ, config.headsKV, config.seqQ,
+                      config.seqKV, config.headDim, config.headDimV})
     if (dim <= 0)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),

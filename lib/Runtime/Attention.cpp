@@ -129,10 +129,11 @@ struct Dim {
 /// The problem dimensions of a call, paired with the kernel's.
 template <typename Args>
 std::vector<Dim> problemDims(const KernelMetadata &m, const Args &a) {
-  return {{"batch", a.batch, m.batch},        {"heads_q", a.headsQ, m.headsQ},
-          {"heads_kv", a.headsKV, m.headsKV}, {"seq_q", a.seqQ, m.seqQ},
-          {"seq_kv", a.seqKV, m.seqKV},       {"head_dim", a.headDim, m.headDim},
-          {"head_dim_v", a.headDimV, m.headDimV}};
+  return {
+      {"batch", a.batch, m.batch},           {"heads_q", a.headsQ, m.headsQ},
+      {"heads_kv", a.headsKV, m.headsKV},    {"seq_q", a.seqQ, m.seqQ},
+      {"seq_kv", a.seqKV, m.seqKV},          {"head_dim", a.headDim, m.headDim},
+      {"head_dim_v", a.headDimV, m.headDimV}};
 }
 
 /// The problem description on its own: positive sizes, Hq % Hkv.
@@ -167,8 +168,8 @@ Status checkElementCounts(std::vector<TensorView> &tensors) {
 
 /// dtype, shapes and flags against the kernel's.
 template <typename Args>
-Status checkAgainstKernel(const KernelMetadata &m,
-                          const std::vector<Dim> &dims, const Args &a) {
+Status checkAgainstKernel(const KernelMetadata &m, const std::vector<Dim> &dims,
+                          const Args &a) {
   if (a.dtype != m.dtype)
     return Status::error(std::string("dtype ") + toString(a.dtype) +
                          " does not match the kernel's " + toString(m.dtype));
@@ -253,20 +254,27 @@ Status checkOverlaps(const std::vector<TensorView> &tensors,
 TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
                    int64_t d2, int64_t d3, const std::array<int64_t, 4> &stride,
                    DType dtype, bool required) {
-  return {name,  ptr, {d0, d1, d2, d3}, {stride.begin(), stride.end()},
-          elementSize(dtype), 16, required};
+  return {name,
+          ptr,
+          {d0, d1, d2, d3},
+          {stride.begin(), stride.end()},
+          elementSize(dtype),
+          16,
+          required};
 }
 
 TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
                    const std::array<int64_t, 3> &stride, bool required) {
-  return {"lse", ptr, {b, h, n}, {stride.begin(), stride.end()},
-          sizeof(float), 4, required};
+  return {"lse",         ptr, {b, h, n}, {stride.begin(), stride.end()},
+          sizeof(float), 4,   required};
 }
 
-/// Whether any launch of the kernel set takes parameter `name`.
+/// Whether any launch of the kernel set reads tensor `name`: takes its
+/// pointer or a tensor map over it (`tmap_<name>`, encoded from the pointer).
 bool takes(const KernelMetadata &m, std::string_view name) {
+  const std::string mapParam = "tmap_" + std::string(name);
   for (const LaunchSpec &l : m.launches())
-    if (l.hasArg(name))
+    if (l.hasArg(name) || l.hasArg(mapParam))
       return true;
   return false;
 }
@@ -287,8 +295,8 @@ Status validateAttentionForward(const KernelMetadata &m,
               a.dtype, true),
       tensor4("key", a.k, a.batch, a.headsKV, a.seqKV, a.headDim, a.strideK,
               a.dtype, true),
-      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV,
-              a.strideV, a.dtype, true),
+      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV, a.strideV,
+              a.dtype, true),
       tensor4("output", a.o, a.batch, a.headsQ, a.seqQ, a.headDimV, a.strideO,
               a.dtype, true),
       lseView(a.lse, a.batch, a.headsQ, a.seqQ, a.strideLSE, m.hasArg("lse")),
@@ -328,8 +336,7 @@ AttentionBackwardArgs::fromMetadata(const KernelMetadata &m) {
 BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &m) {
   auto mul = [](int64_t x, int64_t y) {
     int64_t r;
-    return x < 0 || y < 0 || __builtin_mul_overflow(x, y, &r) ? int64_t(-1)
-                                                                : r;
+    return x < 0 || y < 0 || __builtin_mul_overflow(x, y, &r) ? int64_t(-1) : r;
   };
   BackwardWorkspaceLayout l;
   int64_t rows = mul(mul(m.batch, m.headsQ), m.seqQ);
@@ -358,8 +365,8 @@ std::vector<TensorView> backwardTensors(const KernelMetadata &m,
               a.dtype, takes(m, "q")),
       tensor4("key", a.k, a.batch, a.headsKV, a.seqKV, a.headDim, a.strideK,
               a.dtype, takes(m, "k")),
-      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV,
-              a.strideV, a.dtype, takes(m, "v")),
+      tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV, a.strideV,
+              a.dtype, takes(m, "v")),
       tensor4("output", a.o, a.batch, a.headsQ, a.seqQ, a.headDimV, a.strideO,
               a.dtype, takes(m, "o")),
       tensor4("grad_output", a.dO, a.batch, a.headsQ, a.seqQ, a.headDimV,
@@ -395,14 +402,13 @@ Status validateAttentionBackward(const KernelMetadata &m,
                                  CUdeviceptr workspace) {
   FA_RT_RETURN_IF_ERROR(validateAttentionBackward(m, a));
   if (workspace == 0)
-    return Status::error(
-        "workspace pointer is null (allocate "
-        "attentionBackwardWorkspaceBytes() = " +
-        std::to_string(attentionBackwardWorkspaceBytes(m)) + " bytes)");
+    return Status::error("workspace pointer is null (allocate "
+                         "attentionBackwardWorkspaceBytes() = " +
+                         std::to_string(attentionBackwardWorkspaceBytes(m)) +
+                         " bytes)");
   if (workspace % kWorkspaceAlignment != 0)
     return Status::error("workspace pointer " + hexPtr(workspace) + " is not " +
-                         std::to_string(kWorkspaceAlignment) +
-                         "-byte aligned");
+                         std::to_string(kWorkspaceAlignment) + "-byte aligned");
   std::vector<TensorView> tensors = backwardTensors(m, a);
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
   tensors.push_back({"workspace",
@@ -418,13 +424,40 @@ Status validateAttentionBackward(const KernelMetadata &m,
 
 namespace {
 
-/// Launches one kernel of a set with its parameters named by `launch.args`;
-/// `pointers` must have one entry per name.
+/// The device pointers a forward launch's parameters and tensor maps name.
+std::vector<NamedPointer> forwardPointers(const AttentionArgs &a) {
+  return {{"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o}, {"lse", a.lse}};
+}
+
+/// The same for a backward launch, the scratch tensors included.
+std::vector<NamedPointer> backwardPointers(const KernelMetadata &m,
+                                           const AttentionBackwardArgs &a,
+                                           CUdeviceptr workspace) {
+  const BackwardWorkspaceLayout ws = backwardWorkspaceLayout(m);
+  return {{"q", a.q},
+          {"k", a.k},
+          {"v", a.v},
+          {"o", a.o},
+          {"do", a.dO},
+          {"lse", a.lse},
+          {"delta", workspace + ws.deltaOffset},
+          {"dq_acc", workspace + ws.dqAccOffset},
+          {"dq", a.dq},
+          {"dk", a.dk},
+          {"dv", a.dv}};
+}
+
+/// The driver's tensor map encoder if the kernel takes tensor maps, else
+/// null: a kernel without them must not need a driver that has one.
+StatusOr<TensorMapEncodeFn> encoderFor(const Kernel &kernel) {
+  if (kernel.metadata().tensorMaps.empty())
+    return TensorMapEncodeFn(nullptr);
+  return tensorMapEncoder(*kernel.driver());
+}
+
+/// Launches one kernel of a set with `params` (one per `launch.args` name).
 Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
-                 std::vector<CUdeviceptr> &pointers, CUstream stream) {
-  std::vector<void *> params;
-  for (CUdeviceptr &p : pointers)
-    params.push_back(&p);
+                 KernelParams &params, CUstream stream) {
   Driver &driver = *kernel.driver();
   return driver
       .check(driver.api().launchKernel(
@@ -437,34 +470,44 @@ Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
 
 } // namespace
 
+StatusOr<KernelParams> forwardKernelParams(const KernelMetadata &m,
+                                           const AttentionArgs &args,
+                                           TensorMapEncodeFn encode) {
+  return buildKernelParams(m, m.mainLaunch(), forwardPointers(args), encode);
+}
+
+StatusOr<std::vector<KernelParams>>
+backwardKernelParams(const KernelMetadata &m, const AttentionBackwardArgs &args,
+                     CUdeviceptr workspace, TensorMapEncodeFn encode) {
+  const std::vector<NamedPointer> pointers =
+      backwardPointers(m, args, workspace);
+  std::vector<KernelParams> all;
+  for (const LaunchSpec &launch : m.launches()) {
+    StatusOr<KernelParams> params =
+        buildKernelParams(m, launch, pointers, encode);
+    if (!params.ok())
+      return params.status();
+    all.push_back(std::move(*params));
+  }
+  return all;
+}
+
 Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
                         CUstream stream) {
   const KernelMetadata &m = kernel.metadata();
-  FA_RT_RETURN_IF_ERROR(validateAttentionForward(m, args).withContext(
-      "attentionForward(" + m.entry + ")"));
+  const std::string context = "attentionForward(" + m.entry + ")";
+  FA_RT_RETURN_IF_ERROR(validateAttentionForward(m, args).withContext(context));
   if (!kernel.loaded())
-    return Status::error("attentionForward(" + m.entry +
-                         "): kernel is not loaded");
-  std::vector<CUdeviceptr> pointers;
-  pointers.reserve(m.args.size());
-  for (const std::string &name : m.args) {
-    if (name == "q")
-      pointers.push_back(args.q);
-    else if (name == "k")
-      pointers.push_back(args.k);
-    else if (name == "v")
-      pointers.push_back(args.v);
-    else if (name == "o")
-      pointers.push_back(args.o);
-    else if (name == "lse")
-      pointers.push_back(args.lse);
-    else
-      return Status::error("attentionForward(" + m.entry +
-                           "): unknown kernel parameter '" + name + "'");
-  }
+    return Status::error(context + ": kernel is not loaded");
   FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
-  return launchOne(kernel, kernel.function(), m.mainLaunch(), pointers, stream)
-      .withContext("attentionForward(" + m.entry + ")");
+  StatusOr<TensorMapEncodeFn> encode = encoderFor(kernel);
+  if (!encode.ok())
+    return encode.status().withContext(context);
+  StatusOr<KernelParams> params = forwardKernelParams(m, args, *encode);
+  if (!params.ok())
+    return params.status().withContext(context);
+  return launchOne(kernel, kernel.function(), m.mainLaunch(), *params, stream)
+      .withContext(context);
 }
 
 Status attentionBackward(const Kernel &kernel,
@@ -476,38 +519,25 @@ Status attentionBackward(const Kernel &kernel,
       validateAttentionBackward(m, args, workspace).withContext(context));
   if (!kernel.loaded())
     return Status::error(context + ": kernel is not loaded");
-  const BackwardWorkspaceLayout ws = backwardWorkspaceLayout(m);
-  const CUdeviceptr delta = workspace + ws.deltaOffset,
-                    dqAcc = workspace + ws.dqAccOffset;
-  const std::pair<const char *, CUdeviceptr> named[] = {
-      {"q", args.q},     {"k", args.k},          {"v", args.v},
-      {"o", args.o},     {"do", args.dO},        {"lse", args.lse},
-      {"delta", delta},  {"dq_acc", dqAcc},      {"dq", args.dq},
-      {"dk", args.dk},   {"dv", args.dv}};
-  // Every launch's parameters first: nothing is launched if one is unknown.
   const std::vector<LaunchSpec> launches = m.launches();
   const CUfunction functions[] = {kernel.preFunction(), kernel.function(),
                                   kernel.postFunction()};
-  std::vector<std::vector<CUdeviceptr>> pointers(launches.size());
-  for (size_t i = 0; i < launches.size(); ++i) {
+  for (size_t i = 0; i < launches.size(); ++i)
     if (!functions[i])
       return Status::error(context + ": kernel '" + launches[i].entry +
                            "' is not loaded");
-    for (const std::string &name : launches[i].args) {
-      const CUdeviceptr *found = nullptr;
-      for (const auto &[n, p] : named)
-        if (name == n)
-          found = &p;
-      if (!found)
-        return Status::error(context + ": unknown parameter '" + name +
-                             "' of kernel '" + launches[i].entry + "'");
-      pointers[i].push_back(*found);
-    }
-  }
   FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+  // Every launch's parameters first: nothing is launched if one fails.
+  StatusOr<TensorMapEncodeFn> encode = encoderFor(kernel);
+  if (!encode.ok())
+    return encode.status().withContext(context);
+  StatusOr<std::vector<KernelParams>> params =
+      backwardKernelParams(m, args, workspace, *encode);
+  if (!params.ok())
+    return params.status().withContext(context);
   for (size_t i = 0; i < launches.size(); ++i)
     FA_RT_RETURN_IF_ERROR(
-        launchOne(kernel, functions[i], launches[i], pointers[i], stream)
+        launchOne(kernel, functions[i], launches[i], (*params)[i], stream)
             .withContext(context));
   return Status::success();
 }

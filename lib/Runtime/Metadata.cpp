@@ -6,12 +6,14 @@
 
 #include "Format.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 
 namespace fa::rt {
@@ -41,6 +43,21 @@ bool LaunchSpec::hasArg(std::string_view name) const {
 
 bool KernelMetadata::hasArg(std::string_view name) const {
   return contains(args, name);
+}
+
+std::string TensorMapParam::toString() const {
+  return tensor + ":" + std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+const TensorMapParam *
+KernelMetadata::findTensorMap(std::string_view param) const {
+  constexpr std::string_view prefix = "tmap_";
+  if (param.substr(0, prefix.size()) != prefix)
+    return nullptr;
+  for (const TensorMapParam &map : tensorMaps)
+    if (map.tensor == param.substr(prefix.size()))
+      return &map;
+  return nullptr;
 }
 
 LaunchSpec KernelMetadata::mainLaunch() const {
@@ -168,6 +185,7 @@ enum class KeyType {
   Dim3,
   SharedBytes,
   Args,
+  TensorMaps,
   Text
 };
 
@@ -202,6 +220,7 @@ const KeySpec kKeys[] = {
     {"shared_bytes", KeyType::SharedBytes, true},
     {"args", KeyType::Args, true},
     {"compiler", KeyType::Text, false},
+    {"tensor_maps", KeyType::TensorMaps, false},
     // Backward only: required for kind = backward, rejected for forward.
     {"pre_entry", KeyType::Entry, false},
     {"pre_grid", KeyType::Dim3, false},
@@ -231,10 +250,10 @@ struct LaunchFields {
 
 LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
   if (key.rfind("pre_", 0) == 0)
-    return {&m.pre.entry, &m.pre.grid,       &m.pre.block,
+    return {&m.pre.entry,       &m.pre.grid, &m.pre.block,
             &m.pre.sharedBytes, &m.pre.args, key.substr(4)};
   if (key.rfind("post_", 0) == 0)
-    return {&m.post.entry, &m.post.grid,       &m.post.block,
+    return {&m.post.entry,       &m.post.grid, &m.post.block,
             &m.post.sharedBytes, &m.post.args, key.substr(5)};
   return {&m.entry, &m.grid, &m.block, &m.sharedBytes, &m.args, key};
 }
@@ -245,6 +264,74 @@ bool isBackwardParameter(std::string_view name) {
     if (name == known)
       return true;
   return false;
+}
+
+/// The tensors a `tensor_maps` entry may name, in canonical order; the first
+/// kForwardMapTensors are the forward kernel's.
+constexpr const char *kMapTensors[] = {"q",  "k",  "v",  "o",
+                                       "do", "dq", "dk", "dv"};
+constexpr int kForwardMapTensors = 4;
+constexpr const char *kMapTensorList = "q, k, v, o, do, dq, dk, dv";
+/// The largest TMA box extent (cuTensorMapEncodeTiled's boxDim limit).
+constexpr int64_t kMaxTensorMapBox = 256;
+
+/// The index of `tensor` in kMapTensors, or -1.
+int mapTensorIndex(std::string_view tensor) {
+  for (int i = 0; i < int(std::size(kMapTensors)); ++i)
+    if (tensor == kMapTensors[i])
+      return i;
+  return -1;
+}
+
+/// Parses one `tensor_maps` entry "<tensor>:<rows>x<cols>"; returns "" or
+/// the reason (without the key).
+std::string parseTensorMapEntry(std::string_view entry, TensorMapParam &out) {
+  const std::string quoted = "'" + std::string(entry) + "'";
+  size_t colon = entry.find(':');
+  size_t x = colon == std::string_view::npos ? std::string_view::npos
+                                             : entry.find('x', colon + 1);
+  int64_t rows = 0, cols = 0;
+  if (x == std::string_view::npos ||
+      !parseInt(entry.substr(colon + 1, x - colon - 1), rows) ||
+      !parseInt(entry.substr(x + 1), cols))
+    return "expected comma-separated <tensor>:<rows>x<cols> entries (e.g. "
+           "q:128x64), got " +
+           quoted;
+  std::string_view tensor = entry.substr(0, colon);
+  if (mapTensorIndex(tensor) < 0)
+    return "unknown tensor '" + std::string(tensor) + "' in " + quoted +
+           " (known: " + kMapTensorList + ")";
+  if (rows < 1 || rows > kMaxTensorMapBox || cols < 1 ||
+      cols > kMaxTensorMapBox)
+    return "box rows and cols must be in [1, 256] (the TMA box limit), got " +
+           quoted;
+  out.tensor = std::string(tensor);
+  out.rows = uint32_t(rows);
+  out.cols = uint32_t(cols);
+  return "";
+}
+
+/// Parses a whole `tensor_maps` value into `maps`, sorted in kMapTensors
+/// order so that the order written does not change configString().
+std::string parseTensorMaps(std::string_view value,
+                            std::vector<TensorMapParam> &maps) {
+  maps.clear();
+  for (std::string_view part : splitCommas(value)) {
+    TensorMapParam map;
+    std::string problem = parseTensorMapEntry(part, map);
+    if (!problem.empty())
+      return "bad value for 'tensor_maps': " + problem;
+    for (const TensorMapParam &seen : maps)
+      if (seen.tensor == map.tensor)
+        return "bad value for 'tensor_maps': tensor '" + map.tensor +
+               "' listed twice";
+    maps.push_back(map);
+  }
+  std::sort(maps.begin(), maps.end(),
+            [](const TensorMapParam &a, const TensorMapParam &b) {
+              return mapTensorIndex(a.tensor) < mapTensorIndex(b.tensor);
+            });
+  return "";
 }
 
 const KeySpec *findKey(std::string_view name) {
@@ -415,6 +502,8 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     }
     return "";
   }
+  case KeyType::TensorMaps:
+    return parseTensorMaps(value, m.tensorMaps);
   }
   return "internal error";
 }
@@ -467,6 +556,14 @@ std::string KernelMetadata::configString() const {
   for (const std::string &a : args)
     argList += (argList.empty() ? "" : ",") + a;
   add("args", argList);
+  // Only when present, so that the config strings (and cache keys) of
+  // kernels without tensor maps stay as they were.
+  if (!tensorMaps.empty()) {
+    std::string maps;
+    for (const TensorMapParam &map : tensorMaps)
+      maps += (maps.empty() ? "" : ",") + map.toString();
+    add("tensor_maps", maps);
+  }
   if (!compiler.empty())
     add("compiler", compiler);
   if (kind == KernelKind::Backward) {
@@ -485,6 +582,67 @@ std::string KernelMetadata::configString() const {
   }
   return s;
 }
+
+namespace {
+
+/// " (line N)" for a key that was set, "" otherwise.
+std::string lineOf(const std::map<std::string, int> &lines,
+                   const std::string &key) {
+  auto it = lines.find(key);
+  return it == lines.end() ? "" : " (line " + std::to_string(it->second) + ")";
+}
+
+/// Each launch's parameter list and the key that sets it.
+std::vector<std::pair<const char *, const std::vector<std::string> *>>
+argLists(const KernelMetadata &m) {
+  if (m.kind == KernelKind::Forward)
+    return {{"args", &m.args}};
+  return {{"pre_args", &m.pre.args},
+          {"args", &m.args},
+          {"post_args", &m.post.args}};
+}
+
+/// `tensor_maps` against the kind and the parameter lists: each entry names
+/// a tensor of this kind of kernel and a parameter some launch takes, and
+/// each `tmap_<x>` parameter has an entry. (Without the second check a
+/// described map would silently never be passed; without the third the
+/// runtime could not know what to encode.)
+Status checkTensorMaps(const KernelMetadata &m,
+                       const std::map<std::string, int> &lines) {
+  const std::string where = "tensor_maps" + lineOf(lines, "tensor_maps");
+  const bool forward = m.kind == KernelKind::Forward;
+  for (const TensorMapParam &map : m.tensorMaps) {
+    if (forward && mapTensorIndex(map.tensor) >= kForwardMapTensors)
+      return Status::error(where + ": a forward kernel has no tensor '" +
+                           map.tensor + "' (forward tensor maps: q, k, v, o)");
+    bool used = false;
+    for (const auto &[key, args] : argLists(m))
+      used |= contains(*args, map.paramName());
+    if (!used)
+      return Status::error(
+          where + ": entry '" + map.toString() + "' describes parameter '" +
+          map.paramName() + "', which is not in " +
+          (forward ? "args" + lineOf(lines, "args")
+                   : std::string("args, pre_args or post_args")));
+  }
+  for (const auto &[key, args] : argLists(m))
+    for (const std::string &arg : *args)
+      if (arg.rfind("tmap_", 0) == 0 && !m.findTensorMap(arg))
+        return Status::error(
+            std::string(key) + lineOf(lines, key) + ": parameter '" + arg +
+            "' has no 'tensor_maps' entry (expected '" + arg.substr(5) +
+            ":<rows>x<cols>' in " + where + ")");
+  return Status::success();
+}
+
+/// "q, k, v, o, lse" plus the kernel's tensor map parameters.
+std::string knownParameters(const KernelMetadata &m, std::string known) {
+  for (const TensorMapParam &map : m.tensorMaps)
+    known += ", " + map.paramName();
+  return known;
+}
+
+} // namespace
 
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   KernelMetadata m;
@@ -565,6 +723,9 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                           : "missing required keys") +
           " for a backward kernel (kind = backward" + at("kind") +
           "): " + missingLaunch);
+  }
+  FA_RT_RETURN_IF_ERROR(checkTensorMaps(m, seenOnLine));
+  if (m.kind == KernelKind::Backward) {
     struct Check {
       const char *key;
       const std::vector<std::string> *args;
@@ -576,11 +737,13 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
         {"post_args", &m.post.args, {"dq"}}};
     for (const Check &c : checks) {
       for (const std::string &arg : *c.args)
-        if (!isBackwardParameter(arg))
-          return Status::error(
-              std::string(c.key) + at(c.key) +
-              ": unknown backward kernel parameter '" + arg +
-              "' (known: q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv)");
+        if (!isBackwardParameter(arg) && !m.findTensorMap(arg))
+          return Status::error(std::string(c.key) + at(c.key) +
+                               ": unknown backward kernel parameter '" + arg +
+                               "' (known: " +
+                               knownParameters(m, "q, k, v, o, do, lse, "
+                                                  "delta, dq_acc, dq, dk, dv") +
+                               ")");
       for (const char *needed : c.needed)
         if (!contains(*c.args, needed))
           return Status::error(std::string(c.key) + at(c.key) +
@@ -591,15 +754,17 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
         m.pre.entry == m.post.entry)
       return Status::error("entry" + at("entry") + ", pre_entry" +
                            at("pre_entry") + " and post_entry" +
-                           at("post_entry") + " must name three different "
+                           at("post_entry") +
+                           " must name three different "
                            "kernels");
   }
   if (m.kind == KernelKind::Forward) {
     for (const std::string &arg : m.args)
-      if (arg != "q" && arg != "k" && arg != "v" && arg != "o" && arg != "lse")
-        return Status::error("args" + at("args") +
-                             ": unknown forward kernel parameter '" + arg +
-                             "' (known: q, k, v, o, lse)");
+      if (arg != "q" && arg != "k" && arg != "v" && arg != "o" &&
+          arg != "lse" && !m.findTensorMap(arg))
+        return Status::error(
+            "args" + at("args") + ": unknown forward kernel parameter '" + arg +
+            "' (known: " + knownParameters(m, "q, k, v, o, lse") + ")");
     for (const char *needed : {"q", "k", "v", "o"})
       if (!m.hasArg(needed))
         return Status::error("args" + at("args") +

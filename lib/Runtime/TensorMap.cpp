@@ -149,15 +149,22 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s,
   return encodeValid(s, encode);
 }
 
-StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
+StatusOr<TensorMapEncodeFn> tensorMapEncoder(Driver &driver) {
   FA_RT_RETURN_IF_ERROR(driver.loadStatus());
   if (!driver.api().tensorMapEncodeTiled)
     return Status::error("the CUDA driver " + driver.libraryName() +
                          " has no cuTensorMapEncodeTiled (CUDA 12.0 or later "
                          "is needed for TMA)");
+  return driver.api().tensorMapEncodeTiled;
+}
+
+StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
+  StatusOr<TensorMapEncodeFn> encode = tensorMapEncoder(driver);
+  if (!encode.ok())
+    return encode.status();
   FA_RT_RETURN_IF_ERROR(validateTensorMap(s));
   FA_RT_RETURN_IF_ERROR(driver.ensureContext());
-  return encodeValid(s, driver.api().tensorMapEncodeTiled);
+  return encodeValid(s, *encode);
 }
 
 } // namespace fa::rt

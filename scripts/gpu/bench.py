@@ -57,12 +57,47 @@ class Driver:
                                               int(meta["shared_bytes"])), "cuFuncSetAttribute")
         return func
 
+    def tensor_map(self, tensor, rows, cols):
+        """A CUtensorMap over a dense [B, H, N, D] tensor, boxes of rows x
+        cols, 128-byte swizzle, zero fill (what fa/Runtime/TensorMap.h
+        encodes; this script launches kernels without the runtime)."""
+        b, h, n, d = tensor.shape
+        eb = tensor.element_size()
+        dtypes = {torch.bfloat16: 9, torch.float16: 6}
+        u64x4 = ctypes.c_uint64 * 4
+        dims = u64x4(d, n, h, b)
+        strides = (ctypes.c_uint64 * 3)(d * eb, n * d * eb, h * n * d * eb)
+        box = (ctypes.c_uint32 * 4)(cols, rows, 1, 1)
+        ones = (ctypes.c_uint32 * 4)(1, 1, 1, 1)
+        raw = ctypes.create_string_buffer(128 + 64)
+        aligned = (ctypes.addressof(raw) + 63) // 64 * 64
+        self.check(self.cu.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(aligned), dtypes[tensor.dtype], 4, ctypes.c_void_p(tensor.data_ptr()),
+            dims, strides, box, ones, 0, 3, 2, 0), "cuTensorMapEncodeTiled")
+        return raw, aligned
+
     def launcher(self, func, meta, tensors):
+        """`tensors` maps parameter names to tensors; `tmap_x` parameters
+        (meta `tensor_maps`) are encoded from tensor x and passed by value."""
         grid = [int(x) for x in meta["grid"].split(",")]
         block = [int(x) for x in meta["block"].split(",")]
         shared = int(meta["shared_bytes"])
-        ptrs = [ctypes.c_uint64(t.data_ptr()) for t in tensors]
-        params = (ctypes.c_void_p * len(ptrs))(*[ctypes.addressof(p) for p in ptrs])
+        boxes = {}
+        for entry in filter(None, meta.get("tensor_maps", "").split(",")):
+            name, box = entry.split(":")
+            boxes[name] = [int(x) for x in box.split("x")]
+        ptrs, addresses = [], []
+        for name in meta["args"].split(","):
+            if name.startswith("tmap_"):
+                rows, cols = boxes[name[5:]]
+                raw, aligned = self.tensor_map(tensors[name[5:]], rows, cols)
+                ptrs.append(raw)
+                addresses.append(aligned)
+            else:
+                p = ctypes.c_uint64(tensors[name].data_ptr())
+                ptrs.append(p)
+                addresses.append(ctypes.addressof(p))
+        params = (ctypes.c_void_p * len(addresses))(*addresses)
 
         def launch():
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -144,7 +179,7 @@ def run_backward(driver, name, meta, meta_path, check_only):
         sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
             if prefix else dict(meta)
         func = driver.load(ptx, sub)
-        launches.append(driver.launcher(func, sub, [tensors[a] for a in sub["args"].split(",")]))
+        launches.append(driver.launcher(func, sub, tensors))
     def ours():
         for launch in launches:
             launch()
@@ -220,7 +255,7 @@ def main():
         o = torch.full((b, hq, nq, dv), float("nan"), device="cuda", dtype=dtype)
         lse = torch.full((b, hq, nq), float("nan"), device="cuda", dtype=torch.float32)
         func = driver.load(meta_path[:-5] + ".ptx", meta)
-        ours = driver.launcher(func, meta, [q, k, v, o, lse])
+        ours = driver.launcher(func, meta, {"q": q, "k": k, "v": v, "o": o, "lse": lse})
         ours()
         torch.cuda.synchronize()
         # Correctness on the first batch/head against fp32 math SDPA.

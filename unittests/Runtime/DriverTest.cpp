@@ -187,6 +187,142 @@ TEST_F(RuntimeGpu, EncodesATensorMapForTMA) {
   EXPECT_TRUE(anyBits);
 }
 
+/// A stand-in TMA kernel with the forward ABI plus a by-value tensor map
+/// (args q,k,v,o,lse,tmap_q): one block of 128 threads copies the box at the
+/// origin of tmap_q (64 rows x 64 bf16 columns, 128-byte swizzle) into
+/// shared memory and from there, still swizzled, to o[0..8192 bytes); thread
+/// 0 writes the tile's shared address mod 1024 to lse[0] (the swizzle
+/// pattern assumes 0).
+const char *kTmaCopyPTX = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+
+.extern .shared .align 1024 .b8 smem[];
+
+.visible .entry fa_fwd_tma(
+  .param .u64 p_q,
+  .param .u64 p_k,
+  .param .u64 p_v,
+  .param .u64 p_o,
+  .param .u64 p_lse,
+  .param .align 64 .b8 tmap_q[128])
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<16>;
+  .reg .f32 %f<2>;
+  .reg .b64 %rd<10>;
+
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, smem;
+  add.u32 %r3, %r2, 8192;
+  setp.eq.u32 %p1, %r1, 0;
+  @!%p1 bra INIT_DONE;
+  mbarrier.init.shared::cta.b64 [%r3], 1;
+  fence.mbarrier_init.release.cluster;
+INIT_DONE:
+  bar.sync 0;
+  @!%p1 bra WAIT;
+  ld.param.u64 %rd7, [p_lse];
+  cvta.to.global.u64 %rd7, %rd7;
+  and.b32 %r11, %r2, 1023;
+  cvt.rn.f32.u32 %f1, %r11;
+  st.global.f32 [%rd7], %f1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [%r3], 8192;
+  mov.u64 %rd2, tmap_q;
+  cvta.param.u64 %rd3, %rd2;
+  mov.u32 %r4, 0;
+  cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd3, {%r4, %r4, %r4, %r4}], [%r3];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+  @!%p2 bra WAIT;
+  shl.b32 %r5, %r1, 6;
+  add.u32 %r6, %r2, %r5;
+  ld.param.u64 %rd4, [p_o];
+  cvta.to.global.u64 %rd4, %rd4;
+  cvt.u64.u32 %rd5, %r5;
+  add.s64 %rd6, %rd4, %rd5;
+  ld.shared.v4.b32 {%r7, %r8, %r9, %r10}, [%r6];
+  st.global.v4.b32 [%rd6], {%r7, %r8, %r9, %r10};
+  ld.shared.v4.b32 {%r7, %r8, %r9, %r10}, [%r6+16];
+  st.global.v4.b32 [%rd6+16], {%r7, %r8, %r9, %r10};
+  ld.shared.v4.b32 {%r7, %r8, %r9, %r10}, [%r6+32];
+  st.global.v4.b32 [%rd6+32], {%r7, %r8, %r9, %r10};
+  ld.shared.v4.b32 {%r7, %r8, %r9, %r10}, [%r6+48];
+  st.global.v4.b32 [%rd6+48], {%r7, %r8, %r9, %r10};
+  ret;
+}
+)";
+
+/// Metadata for kTmaCopyPTX: B = 1, Hq = Hkv = 2, N = 40, D = Dv = 64, so
+/// the 64-row box runs past the first head's 40 rows.
+KernelMetadata tmaCopyMeta() {
+  std::string text = goodMetaText();
+  text = withLine(text, "entry", "entry = fa_fwd_tma");
+  text = withLine(text, "batch", "batch = 1");
+  text = withLine(text, "heads_q", "heads_q = 2");
+  text = withLine(text, "heads_kv", "heads_kv = 2");
+  text = withLine(text, "seq_q", "seq_q = 40");
+  text = withLine(text, "seq_kv", "seq_kv = 40");
+  text = withLine(text, "head_dim", "head_dim = 64");
+  text = withLine(text, "head_dim_v", "head_dim_v = 64");
+  text = withLine(text, "grid", "grid = 1,1,1");
+  text = withLine(text, "shared_bytes", "shared_bytes = 8208");
+  text = withLine(text, "args", "args = q,k,v,o,lse,tmap_q");
+  return parseOrDie(text + "tensor_maps = q:64x64\n");
+}
+
+TEST_F(RuntimeGpu, LaunchesWithATensorMapParameterByValue) {
+  if (Driver::get().device().ccMajor < 9)
+    GTEST_SKIP() << "TMA needs sm_90";
+  StatusOr<Kernel> kernel = Kernel::fromPTX(kTmaCopyPTX, tmaCopyMeta());
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  const KernelMetadata &m = kernel->metadata();
+  const size_t n = size_t(m.headsQ * m.seqQ * m.headDim); // 5120
+  StatusOr<DeviceBuffer> q1 = DeviceBuffer::allocate(n * 2),
+                         q2 = DeviceBuffer::allocate(n * 2),
+                         k = DeviceBuffer::allocate(n * 2),
+                         v = DeviceBuffer::allocate(n * 2),
+                         o = DeviceBuffer::allocate(n * 2),
+                         lse = DeviceBuffer::allocate(2 * 40 * 4);
+  ASSERT_TRUE(q1.ok() && q2.ok() && k.ok() && v.ok() && o.ok() && lse.ok());
+  AttentionArgs args = AttentionArgs::fromMetadata(m);
+  args.k = k->ptr();
+  args.v = v->ptr();
+  args.o = o->ptr();
+  args.lse = lse->ptr();
+  // Two calls with different q buffers: each call encodes its own map.
+  for (int call = 0; call < 2; ++call) {
+    DeviceBuffer &q = call == 0 ? *q1 : *q2;
+    std::vector<uint16_t> host(n);
+    for (size_t i = 0; i < n; ++i)
+      host[i] = uint16_t(1 + i + 10000 * call);
+    ASSERT_TRUE(q.upload(host.data(), n * 2).ok());
+    ASSERT_TRUE(o->fill(0xFF).ok());
+    args.q = q.ptr();
+    Status s = attentionForward(*kernel, args);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(synchronize().ok());
+    float base = -1;
+    ASSERT_TRUE(lse->download(&base, 4).ok());
+    ASSERT_EQ(base, 0.0f) << "tile not 1024-byte aligned in shared memory";
+    std::vector<uint16_t> tile(64 * 64);
+    ASSERT_TRUE(o->download(tile.data(), tile.size() * 2).ok());
+    // Row r's 16-byte chunk c lies at chunk c ^ (r % 8) (128-byte swizzle);
+    // rows past seq_q = 40 read as zero, not as the next head's rows.
+    int mismatches = 0;
+    for (int r = 0; r < 64; ++r)
+      for (int c = 0; c < 64; ++c) {
+        uint16_t want = r < 40 ? host[r * 64 + c] : 0;
+        uint16_t got = tile[r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8];
+        if (got != want && ++mismatches <= 5)
+          ADD_FAILURE() << "call " << call << " row " << r << " col " << c
+                        << ": got " << got << ", want " << want;
+      }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
 TEST_F(RuntimeGpu, BufferRoundTripAndFill) {
   StatusOr<DeviceBuffer> buf = DeviceBuffer::allocate(4096);
   ASSERT_TRUE(buf.ok()) << buf.status().message();

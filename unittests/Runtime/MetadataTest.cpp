@@ -247,9 +247,9 @@ std::string configAsMeta(const std::string &config) {
 TEST(RuntimeMetadata, BackwardConfigStringIsCanonicalAndRoundTrips) {
   KernelMetadata m = parseOrDie(goodBackwardMetaText());
   std::string config = m.configString();
-  for (const char *key : {"pre_entry=fa_bwd_pre", "pre_grid=75,8,2",
-                          "pre_args=o,do,delta,dq_acc", "post_entry=fa_bwd_post",
-                          "post_args=dq_acc,dq", "post_shared_bytes=0"})
+  for (const char *key :
+       {"pre_entry=fa_bwd_pre", "pre_grid=75,8,2", "pre_args=o,do,delta,dq_acc",
+        "post_entry=fa_bwd_post", "post_args=dq_acc,dq", "post_shared_bytes=0"})
     EXPECT_NE(config.find(key), std::string::npos) << key << " in " << config;
   KernelMetadata back = parseOrDie(configAsMeta(config));
   EXPECT_EQ(back.configString(), config);
@@ -269,8 +269,8 @@ TEST(RuntimeMetadata, BackwardConfigStringIsCanonicalAndRoundTrips) {
 
 TEST(RuntimeMetadata, BackwardRequiresPreAndPostKeys) {
   KernelMetadata m;
-  Status s = parseKernelMetadata(
-      withLine(goodBackwardMetaText(), "pre_entry", ""), m);
+  Status s =
+      parseKernelMetadata(withLine(goodBackwardMetaText(), "pre_entry", ""), m);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "missing required key for a backward kernel (kind = "
                          "backward (line 1)): pre_entry");
@@ -304,7 +304,8 @@ TEST(RuntimeMetadata, BackwardLaunchKeyErrors) {
   struct Case {
     const char *key, *line, *expected;
   } cases[] = {
-      {"pre_grid", "pre_grid = 1,2", "bad value for 'pre_grid': expected three"},
+      {"pre_grid", "pre_grid = 1,2",
+       "bad value for 'pre_grid': expected three"},
       {"post_block", "post_block = 2048,1,1",
        "bad value for 'post_block': at most 1024 threads"},
       {"pre_shared_bytes", "pre_shared_bytes = -1",
@@ -322,6 +323,174 @@ TEST(RuntimeMetadata, BackwardLaunchKeyErrors) {
     Status s =
         parseKernelMetadata(withLine(goodBackwardMetaText(), c.key, c.line), m);
     ASSERT_FALSE(s.ok()) << c.line;
+    EXPECT_NE(s.message().find(c.expected), std::string::npos)
+        << "message: " << s.message() << "\nexpected: " << c.expected;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// tensor_maps
+//===----------------------------------------------------------------------===//
+
+/// goodMetaText() with TMA descriptor parameters for q, k and v (line 22:
+/// args, line 23: tensor_maps), the entries written out of order.
+std::string tensorMapMetaText() {
+  return withLine(goodMetaText(), "args",
+                  "args = q,k,v,o,lse,tmap_q,tmap_k,tmap_v") +
+         "tensor_maps = v:128x64, q:128x64,k:64x32\n";
+}
+
+TEST(RuntimeMetadata, ParsesTensorMaps) {
+  KernelMetadata m = parseOrDie(tensorMapMetaText());
+  ASSERT_EQ(m.tensorMaps.size(), 3u);
+  // Canonical order, whatever the order written.
+  EXPECT_EQ(m.tensorMaps[0].tensor, "q");
+  EXPECT_EQ(m.tensorMaps[1].tensor, "k");
+  EXPECT_EQ(m.tensorMaps[2].tensor, "v");
+  const TensorMapParam *k = m.findTensorMap("tmap_k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->rows, 64u);
+  EXPECT_EQ(k->cols, 32u);
+  EXPECT_EQ(k->paramName(), "tmap_k");
+  EXPECT_EQ(k->toString(), "k:64x32");
+  EXPECT_EQ(m.findTensorMap("tmap_o"), nullptr);
+  EXPECT_EQ(m.findTensorMap("k"), nullptr);
+  EXPECT_EQ(m.findTensorMap("tmap_"), nullptr);
+  EXPECT_EQ(m.args.size(), 8u);
+  // The key is optional: no maps without it.
+  EXPECT_TRUE(parseOrDie(goodMetaText()).tensorMaps.empty());
+  // The box limits themselves are accepted.
+  KernelMetadata edges =
+      parseOrDie(withLine(goodMetaText(), "args", "args = q,k,v,o,lse,tmap_o") +
+                 "tensor_maps = o:256x1\n");
+  EXPECT_EQ(edges.tensorMaps[0].rows, 256u);
+  EXPECT_EQ(edges.tensorMaps[0].cols, 1u);
+}
+
+TEST(RuntimeMetadata, TensorMapsConfigStringIsCanonicalAndRoundTrips) {
+  KernelMetadata m = parseOrDie(tensorMapMetaText());
+  std::string config = m.configString();
+  EXPECT_NE(config.find(";args=q,k,v,o,lse,tmap_q,tmap_k,tmap_v;tensor_maps="
+                        "q:128x64,k:64x32,v:128x64"),
+            std::string::npos)
+      << config;
+  KernelMetadata back = parseOrDie(configAsMeta(config));
+  EXPECT_EQ(back.configString(), config);
+  ASSERT_EQ(back.tensorMaps.size(), 3u);
+  EXPECT_EQ(back.tensorMaps[1].toString(), "k:64x32");
+  // The order entries are written in does not matter; a box size does.
+  std::string reordered = withLine(tensorMapMetaText(), "tensor_maps",
+                                   "tensor_maps = k:64x32,v:128x64,q:128x64");
+  EXPECT_EQ(parseOrDie(reordered).configString(), config);
+  std::string otherBox = withLine(tensorMapMetaText(), "tensor_maps",
+                                  "tensor_maps = k:64x32,v:128x64,q:64x64");
+  EXPECT_NE(parseOrDie(otherBox).configString(), config);
+  // Without maps the config string (a kernel cache key) has no such key.
+  EXPECT_EQ(parseOrDie(goodMetaText()).configString().find("tensor_maps"),
+            std::string::npos);
+}
+
+TEST(RuntimeMetadata, TensorMapErrors) {
+  struct Case {
+    const char *key, *line, *expected;
+  } cases[] = {
+      // Malformed entries.
+      {"tensor_maps", "tensor_maps = q128x64",
+       "line 23: bad value for 'tensor_maps': expected comma-separated "
+       "<tensor>:<rows>x<cols> entries (e.g. q:128x64), got 'q128x64'"},
+      {"tensor_maps", "tensor_maps = q:128",
+       "bad value for 'tensor_maps': expected comma-separated"},
+      {"tensor_maps", "tensor_maps = q:128x", "got 'q:128x'"},
+      {"tensor_maps", "tensor_maps = q:x64", "got 'q:x64'"},
+      {"tensor_maps", "tensor_maps = q:128X64", "got 'q:128X64'"},
+      {"tensor_maps", "tensor_maps = q:128x64x2", "got 'q:128x64x2'"},
+      {"tensor_maps", "tensor_maps = q:12 8x64", "got 'q:12 8x64'"},
+      {"tensor_maps", "tensor_maps = q:128x64,,k:64x32", "got ''"},
+      {"tensor_maps", "tensor_maps = q:128x64,k:64x32,v:128x64,",
+       "expected comma-separated"},
+      {"tensor_maps", "tensor_maps = :128x64", "unknown tensor ''"},
+      // Unknown tensors.
+      {"tensor_maps", "tensor_maps = z:128x64",
+       "line 23: bad value for 'tensor_maps': unknown tensor 'z' in "
+       "'z:128x64' (known: q, k, v, o, do, dq, dk, dv)"},
+      {"tensor_maps", "tensor_maps = lse:128x1", "unknown tensor 'lse'"},
+      {"tensor_maps", "tensor_maps = tmap_q:128x64", "unknown tensor 'tmap_q'"},
+      // Duplicates.
+      {"tensor_maps", "tensor_maps = q:128x64,k:64x32,q:64x64,v:128x64",
+       "line 23: bad value for 'tensor_maps': tensor 'q' listed twice"},
+      {nullptr, "tensor_maps = q:128x64",
+       "line 24: duplicate key 'tensor_maps' (first set on line 23)"},
+      // Box sizes.
+      {"tensor_maps", "tensor_maps = q:0x64,k:64x32,v:128x64",
+       "line 23: bad value for 'tensor_maps': box rows and cols must be in "
+       "[1, 256] (the TMA box limit), got 'q:0x64'"},
+      {"tensor_maps", "tensor_maps = q:128x0,k:64x32,v:128x64", "'q:128x0'"},
+      {"tensor_maps", "tensor_maps = q:257x64,k:64x32,v:128x64", "'q:257x64'"},
+      {"tensor_maps", "tensor_maps = q:128x512,k:64x32,v:128x64",
+       "'q:128x512'"},
+      {"tensor_maps", "tensor_maps = q:-128x64,k:64x32,v:128x64",
+       "'q:-128x64'"},
+      // Entries and parameters must match.
+      {"tensor_maps", "tensor_maps = q:128x64,k:64x32,v:128x64,o:128x64",
+       "tensor_maps (line 23): entry 'o:128x64' describes parameter "
+       "'tmap_o', which is not in args (line 22)"},
+      {"tensor_maps", "tensor_maps = q:128x64,v:128x64",
+       "args (line 22): parameter 'tmap_k' has no 'tensor_maps' entry "
+       "(expected 'k:<rows>x<cols>' in tensor_maps (line 23))"},
+      {"tensor_maps", "",
+       "args (line 22): parameter 'tmap_q' has no 'tensor_maps' entry "
+       "(expected 'q:<rows>x<cols>' in tensor_maps)"},
+      {"args", "args = q,k,v,o,lse,tmap_q,tmap_k,tmap_v,tmap_lse",
+       "parameter 'tmap_lse' has no 'tensor_maps' entry"},
+      {"tensor_maps", "tensor_maps = q:128x64,k:64x32,v:128x64,do:64x64",
+       "tensor_maps (line 23): a forward kernel has no tensor 'do' "
+       "(forward tensor maps: q, k, v, o)"},
+      {"args", "args = q,k,v,o,lse,tmap_q,tmap_k,tmap_v,dq",
+       "args (line 22): unknown forward kernel parameter 'dq' (known: q, k, "
+       "v, o, lse, tmap_q, tmap_k, tmap_v)"},
+  };
+  for (const Case &c : cases) {
+    std::string text = tensorMapMetaText();
+    text = c.key ? withLine(text, c.key, c.line) : text + c.line + "\n";
+    KernelMetadata m;
+    Status s = parseKernelMetadata(text, m);
+    ASSERT_FALSE(s.ok()) << "accepted: " << c.line;
+    EXPECT_NE(s.message().find(c.expected), std::string::npos)
+        << "line: " << c.line << "\nmessage: " << s.message()
+        << "\nexpected: " << c.expected;
+  }
+}
+
+TEST(RuntimeMetadata, BackwardTensorMaps) {
+  // Any launch may take a map, over the backward's tensors too.
+  std::string text = withLine(goodBackwardMetaText(), "args",
+                              "args = q,k,v,do,lse,delta,dq_acc,dk,dv,tmap_q,"
+                              "tmap_do");
+  text = withLine(text, "pre_args", "pre_args = o,do,delta,dq_acc,tmap_o");
+  text += "tensor_maps = do:64x64,o:64x64,q:64x64\n";
+  KernelMetadata m = parseOrDie(text);
+  ASSERT_EQ(m.tensorMaps.size(), 3u);
+  EXPECT_EQ(m.tensorMaps[0].tensor, "q");
+  EXPECT_EQ(m.tensorMaps[1].tensor, "o");
+  EXPECT_EQ(m.tensorMaps[2].tensor, "do");
+  EXPECT_EQ(parseOrDie(configAsMeta(m.configString())).configString(),
+            m.configString());
+
+  struct Case {
+    const char *key, *line, *expected;
+  } cases[] = {
+      {"tensor_maps", "tensor_maps = do:64x64,o:64x64,q:64x64,dk:64x64",
+       "tensor_maps (line 35): entry 'dk:64x64' describes parameter "
+       "'tmap_dk', which is not in args, pre_args or post_args"},
+      {"post_args", "post_args = dq_acc,dq,tmap_dq",
+       "post_args (line 33): parameter 'tmap_dq' has no 'tensor_maps' entry"},
+      {"tensor_maps", "tensor_maps = do:64x64,o:64x64,q:64x64,q:32x64",
+       "tensor 'q' listed twice"},
+  };
+  for (const Case &c : cases) {
+    KernelMetadata bad;
+    Status s = parseKernelMetadata(withLine(text, c.key, c.line), bad);
+    ASSERT_FALSE(s.ok()) << "accepted: " << c.line;
     EXPECT_NE(s.message().find(c.expected), std::string::npos)
         << "message: " << s.message() << "\nexpected: " << c.expected;
   }

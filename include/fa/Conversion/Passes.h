@@ -29,6 +29,11 @@ namespace fa {
 #define GEN_PASS_REGISTRATION
 #include "fa/Conversion/Passes.h.inc"
 
+/// Kernel attribute listing the parameters that are TMA descriptors
+/// (fa-convert-fagpu-to-nvvm sets it, fa-finalize-nvvm-kernels makes them
+/// by-value grid constants).
+constexpr llvm::StringLiteral kTensorMapArgsAttr = "fagpu.tensor_map_args";
+
 /// Options of the GPU lowering: target chip and PTX features.
 struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
   Option<std::string> chip{*this, "chip",

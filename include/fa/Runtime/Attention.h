@@ -1,8 +1,9 @@
 //===- Attention.h - Launching attention kernels ----------------*- C++ -*-===//
 //
 // attentionForward() / attentionBackward() validate a call against the
-// kernel's metadata and launch it (the backward: its three kernels). Validation is pure host code (it never touches the driver), so
-// a bad call returns an error Status and never launches anything.
+// kernel's metadata and launch it (the backward: its three kernels). Validation
+// is pure host code (it never touches the driver), so a bad call returns an
+// error Status and never launches anything.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define FA_RUNTIME_ATTENTION_H
 
 #include "fa/Runtime/Kernel.h"
+#include "fa/Runtime/KernelParams.h"
 #include "fa/Runtime/Limits.h"
 #include "fa/Runtime/Metadata.h"
 #include "fa/Runtime/Status.h"
@@ -18,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace fa::rt {
 
@@ -56,9 +59,18 @@ Status validateAttentionForward(const KernelMetadata &metadata,
                                 const AttentionArgs &args);
 
 /// Validates, then launches the kernel on `stream` (asynchronously; use
-/// synchronize() or an Event to wait). Nothing is launched on error.
+/// synchronize() or an Event to wait), its parameters from
+/// forwardKernelParams() with the driver's tensor map encoder. Nothing is
+/// launched on error (an encoding failure names the parameter).
 Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
                         CUstream stream = nullptr);
+
+/// The parameters attentionForward() passes for `args`, in the kernel's
+/// `args` order: the device pointers, and each `tmap_<x>` a descriptor of
+/// tensor x encoded with `encode` (buildKernelParams()).
+StatusOr<KernelParams> forwardKernelParams(const KernelMetadata &metadata,
+                                           const AttentionArgs &args,
+                                           TensorMapEncodeFn encode);
 
 /// Floating-point operations of one forward pass: the two matrix products,
 /// 2*B*Hq*Nq*Nk*D for S = Q K^T and 2*B*Hq*Nq*Nk*Dv for O = P V (that is
@@ -86,8 +98,8 @@ struct AttentionBackwardArgs {
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0,
           headDimV = 0;
 
-  std::array<int64_t, 4> strideQ{}, strideK{}, strideV{}, strideO{},
-      strideDO{}, strideDQ{}, strideDK{}, strideDV{};
+  std::array<int64_t, 4> strideQ{}, strideK{}, strideV{}, strideO{}, strideDO{},
+      strideDQ{}, strideDK{}, strideDV{};
   std::array<int64_t, 3> strideLSE{};
 
   double scale = 0.0;
@@ -143,6 +155,13 @@ Status validateAttentionBackward(const KernelMetadata &metadata,
 Status attentionBackward(const Kernel &kernel,
                          const AttentionBackwardArgs &args,
                          CUdeviceptr workspace, CUstream stream = nullptr);
+
+/// The parameters attentionBackward() passes to each launch, in launch order
+/// (pre, main, post), the scratch tensors delta and dq_acc in `workspace`.
+StatusOr<std::vector<KernelParams>>
+backwardKernelParams(const KernelMetadata &metadata,
+                     const AttentionBackwardArgs &args, CUdeviceptr workspace,
+                     TensorMapEncodeFn encode);
 
 /// Backward FLOPs = kBackwardFlopsFactor x attentionForwardFlops() (five
 /// matrix products instead of two), the convention of FlashAttention's

@@ -26,6 +26,7 @@
 //   block = 128,1,1
 //   shared_bytes = 49152      # dynamic shared memory for cuLaunchKernel
 //   args = q,k,v,o,lse        # kernel parameters, in order
+//   tensor_maps = q:128x64    # TMA descriptor parameters (optional)
 //
 // A backward kernel set (kind = backward) is one module with three kernels:
 // `entry` (args q,k,v,do,lse,delta,dq_acc,dk,dv) plus the same five launch
@@ -34,10 +35,21 @@
 // dq_acc,dq), launched pre, main, post on one stream. The pre_/post_ keys are
 // required for a backward kernel and rejected for a forward one.
 //
-// Every kernel parameter is a device pointer (u64) to a dense row-major
-// tensor: q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all
-// of `dtype`), lse [B,Hq,Nq] (f32). Shapes and flags are baked into the
-// kernel: one kernel per configuration.
+// A kernel parameter is a device pointer (u64) to a dense row-major tensor:
+// q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all of
+// `dtype`), lse [B,Hq,Nq] (f32); backward also do like o, dq like q, dk like
+// k, dv like v. Shapes and flags are baked into the kernel: one kernel per
+// configuration.
+//
+// A parameter named `tmap_<x>` is instead a TMA descriptor (a 128-byte
+// CUtensorMap passed by value: `.param .align 64 .b8 tmap_<x>[128]`, a
+// __grid_constant__) that the runtime encodes per launch from tensor x's
+// pointer. Each one needs an entry in `tensor_maps`, a comma-separated list
+// of `<x>:<rows>x<cols>` (x one of q, k, v, o; backward also do, dq, dk, dv;
+// rows and cols in [1, 256]): the map views x as [B, heads, seq, dim] with
+// boxes of `rows` sequence rows by `cols` columns, 128-byte swizzle and
+// out-of-bounds elements read as zero (attentionTileMap() in TensorMap.h).
+// Every entry's `tmap_<x>` must be a parameter of some launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +90,19 @@ struct LaunchSpec {
   bool hasArg(std::string_view name) const;
 };
 
+/// A `tensor_maps` entry `<tensor>:<rows>x<cols>`: kernel parameter
+/// `tmap_<tensor>` is a CUtensorMap over `tensor` with rows x cols boxes.
+struct TensorMapParam {
+  std::string tensor; ///< q, k, v, o, do, dq, dk or dv.
+  uint32_t rows = 0;  ///< Box height in sequence rows, [1, 256].
+  uint32_t cols = 0;  ///< Box width in elements of the last dim, [1, 256].
+
+  /// The kernel parameter it describes: "tmap_<tensor>".
+  std::string paramName() const { return "tmap_" + tensor; }
+  /// The entry as written in .meta: "<tensor>:<rows>x<cols>".
+  std::string toString() const;
+};
+
 /// The parsed contents of a .meta file.
 struct KernelMetadata {
   KernelKind kind = KernelKind::Forward;
@@ -99,8 +124,8 @@ struct KernelMetadata {
   int64_t windowRight = -1; ///< -1: unbounded.
   double softcap = 0.0;     ///< 0: none.
 
-  int64_t blockQ = 0;  ///< Informational; 0 if absent.
-  int64_t blockKV = 0; ///< Informational; 0 if absent.
+  int64_t blockQ = 0;      ///< Informational; 0 if absent.
+  int64_t blockKV = 0;     ///< Informational; 0 if absent.
   int64_t rowsPerWarp = 0; ///< Informational; 0 if absent.
 
   Dim3 grid;
@@ -108,6 +133,9 @@ struct KernelMetadata {
   uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
   std::vector<std::string> args; ///< Parameter names, in order.
   std::string compiler;          ///< Compiler version that made it; optional.
+  /// The `tmap_<x>` parameters of all launches, in the canonical tensor order
+  /// q, k, v, o, do, dq, dk, dv (not the order written). Empty: none.
+  std::vector<TensorMapParam> tensorMaps;
 
   /// Backward only (pre_* / post_* keys): the kernel launched before `entry`
   /// (delta = rowsum(dO*O), dq_acc = 0) and the one after it (dq =
@@ -123,6 +151,9 @@ struct KernelMetadata {
   bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
   bool hasSoftcap() const { return softcap > 0.0; }
   bool hasArg(std::string_view name) const;
+  /// The `tensor_maps` entry of kernel parameter `param` ("tmap_q"), or
+  /// null if `param` is not a tensor map parameter.
+  const TensorMapParam *findTensorMap(std::string_view param) const;
 
   /// The compute capability named by `chip` as major*10+minor ("sm_90a" ->
   /// 90), or -1 if `chip` is malformed.
@@ -142,7 +173,8 @@ struct KernelMetadata {
 /// the problem, e.g. "line 7: unknown key 'foo'", "line 5: bad value for
 /// 'batch': expected a positive integer, got 'two'", "missing required keys:
 /// entry, grid". Also checks consistency between keys (heads_q a multiple of
-/// heads_kv, forward kernels taking q, k, v and o).
+/// heads_kv, forward kernels taking q, k, v and o, each `tmap_<x>` parameter
+/// described by exactly one `tensor_maps` entry and each entry used).
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out);
 
 /// Reads and parses a .meta file; errors are prefixed with the path.

@@ -15,6 +15,7 @@
 #include "fa/Runtime/FloatConvert.h"
 #include "fa/Runtime/Kernel.h"
 #include "fa/Runtime/KernelCache.h"
+#include "fa/Runtime/KernelParams.h"
 #include "fa/Runtime/Metadata.h"
 #include "fa/Runtime/Status.h"
 #include "fa/Runtime/TensorMap.h"

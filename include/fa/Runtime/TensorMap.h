@@ -73,6 +73,9 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &spec,
 /// The same through `driver`'s cuTensorMapEncodeTiled (CUDA 12.0 and later).
 StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &spec,
                                       Driver &driver);
+/// `driver`'s cuTensorMapEncodeTiled, or an error if the driver is not
+/// loaded or too old to have it. For encoding several maps per launch.
+StatusOr<TensorMapEncodeFn> tensorMapEncoder(Driver &driver);
 
 } // namespace fa::rt
 

@@ -224,12 +224,15 @@ struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
   }
 };
 
-struct LowerAllocShared : OpConversionPattern<AllocSharedOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// alloc_shared and alloc_barriers: the dynamic shared window plus the
+/// offset assignSharedOffsets gave them.
+template <typename AllocOp>
+struct LowerAllocShared : OpConversionPattern<AllocOp> {
+  using OpConversionPattern<AllocOp>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(AllocSharedOp op, OpAdaptor,
+  matchAndRewrite(AllocOp op, typename AllocOp::Adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto offset = op->getAttrOfType<IntegerAttr>(kSharedOffsetAttr);
+    auto offset = op->template getAttrOfType<IntegerAttr>(kSharedOffsetAttr);
     if (!offset)
       return rewriter.notifyMatchFailure(op, "not placed");
     Location loc = op.getLoc();
@@ -257,8 +260,8 @@ static void forEachChunk(
   auto c = [&](int64_t v) {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
-  Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
-  Value threads = gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x);
+  Value tid = emitGroupThreadId(rewriter, loc);
+  Value threads = emitGroupThreads(rewriter, loc);
   auto loop = scf::ForOp::create(rewriter, loc, tid,
                                  c(tile.getRows() * chunksPerRow), threads);
   OpBuilder::InsertionGuard guard(rewriter);
@@ -460,7 +463,7 @@ static void assignSharedOffsets(gpu::GPUModuleOp module) {
   bool any = false;
   module.walk([&](gpu::GPUFuncOp func) {
     int64_t bytes =
-        fagpu::placeSharedTiles(func, [&](AllocSharedOp alloc, int64_t offset) {
+        fagpu::placeSharedTiles(func, [&](Operation *alloc, int64_t offset) {
           alloc->setAttr(kSharedOffsetAttr,
                          IntegerAttr::get(
                              IntegerType::get(func.getContext(), 64), offset));
@@ -481,6 +484,36 @@ static void assignSharedOffsets(gpu::GPUModuleOp module) {
                          /*addrSpace=*/3);
 }
 
+/// Tensor-map parameters become the generic pointer their uses were given;
+/// the kernel lists them in `fagpu.tensor_map_args`, from which
+/// fa-finalize-nvvm-kernels makes them 128-byte by-value grid constants
+/// once the function is an NVVM kernel (argument attributes do not survive
+/// gpu-to-nvvm): TMA then reads each map from the parameter space, with no
+/// copy in global memory per launch.
+static void retypeTensorMapArgs(gpu::GPUFuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  auto pointer = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<int64_t> maps;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<TensorMapType>(arg.getType()))
+      continue;
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(user);
+          cast && cast->getNumResults() == 1 &&
+          cast->getResult(0).getType() == pointer) {
+        cast->getResult(0).replaceAllUsesWith(arg);
+        cast->erase();
+      }
+    arg.setType(pointer);
+    maps.push_back(arg.getArgNumber());
+  }
+  if (maps.empty())
+    return;
+  func->setAttr(fa::kTensorMapArgsAttr, DenseI64ArrayAttr::get(ctx, maps));
+  func.setFunctionType(FunctionType::get(ctx, func.getBody().getArgumentTypes(),
+                                         func.getResultTypes()));
+}
+
 struct ConvertFAGPUToNVVMPass
     : fa::impl::ConvertFAGPUToNVVMBase<ConvertFAGPUToNVVMPass> {
   void runOnOperation() override {
@@ -492,20 +525,26 @@ struct ConvertFAGPUToNVVMPass
     RewritePatternSet patterns(ctx);
     patterns.add<ElementwiseOnTiles>(converter, ctx);
     patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
-                 LowerConvertLayout, LowerAllocShared, LowerCopyToShared,
+                 LowerConvertLayout, LowerAllocShared<AllocSharedOp>,
+                 LowerAllocShared<AllocBarriersOp>, LowerCopyToShared,
                  LowerAsyncCopyToShared, LowerCommitSharedCopies,
                  LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter,
                                                                     ctx);
     populateMmaToWGMMAPatterns(converter, patterns);
+    populateBarriersToNVVMPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<FAGPUDialect>();
+    // Lowered after its regions, whose ops ask it for their thread group.
+    target.addLegalOp<WarpSpecializeOp>();
     target.markUnknownOpDynamicallyLegal(
         [](Operation *op) { return !hasTileTypes(op); });
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    lowerWarpSpecialize(module);
+    module.walk(retypeTensorMapArgs);
   }
 };
 

@@ -27,6 +27,12 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
   addConversion([ctx](SharedTileType) -> Type {
     return LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/3);
   });
+  addConversion([ctx](BarriersType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/3);
+  });
+  // A grid-constant parameter, addressed generically (the param space).
+  addConversion(
+      [ctx](TensorMapType) -> Type { return LLVM::LLVMPointerType::get(ctx); });
   auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
                  Location loc) -> Value {
     return UnrealizedConversionCastOp::create(b, loc, type, inputs)
@@ -36,8 +42,38 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
   addTargetMaterialization(cast);
 }
 
-ThreadPosition ThreadPosition::get(OpBuilder &b, Location loc) {
+ThreadGroup ThreadGroup::enclosing(OpBuilder &b) {
+  for (Region *region = b.getInsertionBlock()->getParent(); region;
+       region = region->getParentOp()->getParentRegion()) {
+    auto split = dyn_cast<WarpSpecializeOp>(region->getParentOp());
+    if (!split)
+      continue;
+    int64_t producerThreads = 128 * split.getProducerWarpgroups();
+    if (region == &split.getProducer())
+      return {0, producerThreads};
+    return {producerThreads, 128 * split.getConsumerWarpgroups()};
+  }
+  return {};
+}
+
+Value mlir::fagpu::emitGroupThreadId(OpBuilder &b, Location loc) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  ThreadGroup group = ThreadGroup::enclosing(b);
+  if (group.firstThread == 0)
+    return tid;
+  return arith::SubIOp::create(
+      b, loc, tid, arith::ConstantIndexOp::create(b, loc, group.firstThread));
+}
+
+Value mlir::fagpu::emitGroupThreads(OpBuilder &b, Location loc) {
+  ThreadGroup group = ThreadGroup::enclosing(b);
+  if (group.threads == 0)
+    return gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+  return arith::ConstantIndexOp::create(b, loc, group.threads);
+}
+
+ThreadPosition ThreadPosition::get(OpBuilder &b, Location loc) {
+  Value tid = emitGroupThreadId(b, loc);
   Value size = arith::ConstantIndexOp::create(b, loc, 32);
   return {arith::RemUIOp::create(b, loc, tid, size),
           arith::DivUIOp::create(b, loc, tid, size)};

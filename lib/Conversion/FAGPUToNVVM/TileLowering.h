@@ -29,7 +29,22 @@ public:
 /// shared tile.
 bool isTileType(Type type);
 
-/// The thread's lane and warp in the block (index values).
+/// The threads that execute the code at the builder's insertion point: the
+/// block, or the region of a `fagpu.warp_specialize` it is nested in.
+struct ThreadGroup {
+  int64_t firstThread = 0;
+  /// 0 for the whole block (its size is only known at launch).
+  int64_t threads = 0;
+  static ThreadGroup enclosing(OpBuilder &b);
+};
+
+/// The thread's index in its ThreadGroup (index value).
+Value emitGroupThreadId(OpBuilder &b, Location loc);
+/// The number of threads of its ThreadGroup (index value).
+Value emitGroupThreads(OpBuilder &b, Location loc);
+
+/// The thread's lane and warp in its ThreadGroup (index values): layouts
+/// count warps from the group's first warp.
 struct ThreadPosition {
   Value lane, warp;
   static ThreadPosition get(OpBuilder &b, Location loc);
@@ -59,6 +74,15 @@ Value emitSharedByteOffset(OpBuilder &b, Location loc, SharedTileType tile,
 
 /// Pointer `bytes` (index) past `base` in shared memory.
 Value emitSharedAddress(OpBuilder &b, Location loc, Value base, Value bytes);
+
+/// Lowers the mbarrier and TMA ops (patterns in BarriersToNVVM.cpp).
+void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
+                                    RewritePatternSet &patterns);
+
+/// Replaces each `fagpu.warp_specialize` (whose regions are already
+/// per-thread code) by a branch on the thread's warpgroup, each side
+/// starting with its `setmaxnreg`.
+void lowerWarpSpecialize(Operation *root);
 
 /// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp).
 void populateMmaToWGMMAPatterns(TileTypeConverter &converter,

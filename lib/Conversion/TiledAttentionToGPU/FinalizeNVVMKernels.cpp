@@ -24,6 +24,25 @@ struct FinalizeNVVMKernelsPass
       if (isShared && array && array.getNumElements() == 0)
         global.setLinkage(LLVM::Linkage::External);
     });
+    // TMA descriptors: 128-byte parameters passed by value, read where
+    // they are (the parameter space) as grid constants.
+    getOperation().walk([](LLVM::LLVMFuncOp func) {
+      auto maps =
+          func->getAttrOfType<DenseI64ArrayAttr>(fa::kTensorMapArgsAttr);
+      if (!maps || !func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+        return;
+      MLIRContext *ctx = func.getContext();
+      for (int64_t i : maps.asArrayRef()) {
+        func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                        TypeAttr::get(LLVM::LLVMArrayType::get(
+                            IntegerType::get(ctx, 8), 128)));
+        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        IntegerAttr::get(IntegerType::get(ctx, 64), 64));
+        func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                        UnitAttr::get(ctx));
+      }
+      func->removeAttr(fa::kTensorMapArgsAttr);
+    });
   }
 };
 

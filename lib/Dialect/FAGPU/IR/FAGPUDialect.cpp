@@ -191,6 +191,33 @@ SharedTileType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult BarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t count) {
+  if (count < 1)
+    return emitError() << "an array of at least one mbarrier, got " << count;
+  return success();
+}
+
+LogicalResult
+TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      MemRefType tensor, int64_t boxRows, int64_t boxCols) {
+  if (!tensor.hasStaticShape() || !tensor.getLayout().isIdentity() ||
+      tensor.getRank() < 2 || tensor.getRank() > 5)
+    return emitError() << "a tensor map describes a dense 2-D to 5-D memref "
+                          "of static shape, got "
+                       << tensor;
+  Type element = tensor.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+    return emitError() << "a tensor map holds whole-byte scalars, got "
+                       << element;
+  int64_t boxBytes = boxCols * element.getIntOrFloatBitWidth() / 8;
+  if (boxRows < 1 || boxRows > 256 || boxBytes != 128)
+    return emitError() << "a box is 1 to 256 rows of 128 bytes (the "
+                          "128-byte swizzle span), got "
+                       << boxRows << "x" << boxCols << " " << element;
+  return success();
+}
+
 int64_t SharedTileType::getStageStride() const {
   return llvm::alignTo(getRows() * getRowBytes(), kSharedTileAlignment);
 }

@@ -263,8 +263,9 @@ LogicalResult StoreTileOp::verify() {
   return success();
 }
 
-int64_t mlir::fagpu::placeSharedTiles(
-    Operation *kernel, function_ref<void(AllocSharedOp, int64_t)> place) {
+int64_t
+mlir::fagpu::placeSharedTiles(Operation *kernel,
+                              function_ref<void(Operation *, int64_t)> place) {
   int64_t offset = 0;
   kernel->walk([&](AllocSharedOp alloc) {
     if (place)
@@ -272,5 +273,77 @@ int64_t mlir::fagpu::placeSharedTiles(
     offset +=
         llvm::alignTo(alloc.getType().getSizeInBytes(), kSharedTileAlignment);
   });
+  // mbarriers after the tiles: 8-byte aligned, which every tile end is.
+  kernel->walk([&](AllocBarriersOp alloc) {
+    if (place)
+      place(alloc, offset);
+    offset += alloc.getType().getSizeInBytes();
+  });
   return offset;
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers, TMA and warp specialization
+//===----------------------------------------------------------------------===//
+
+LogicalResult InitBarriersOp::verify() {
+  int64_t count = getBarriers().getType().getCount();
+  if (static_cast<int64_t>(getArrivals().size()) != count)
+    return emitOpError() << "has " << getArrivals().size()
+                         << " arrival counts for " << count << " barriers";
+  for (int64_t arrivals : getArrivals())
+    if (arrivals < 1 || arrivals >= (1 << 20))
+      return emitOpError() << "arrival counts must be in [1, 2^20), got "
+                           << arrivals;
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  TensorMapType map = getMap().getType();
+  SharedTileType tile = getTile().getType();
+  int64_t rank = map.getTensor().getRank();
+  if (static_cast<int64_t>(getCoords().size()) != rank - 1)
+    return emitOpError() << "takes " << rank - 1
+                         << " coordinates (all but the column) for a rank-"
+                         << rank << " tensor, got " << getCoords().size();
+  if (tile.getStages() != 1)
+    return emitOpError() << "loads into one stage of a ring (fagpu.stage)";
+  if (tile.getElementType() != map.getTensor().getElementType())
+    return emitOpError() << "tile element type " << tile.getElementType()
+                         << " differs from the tensor's "
+                         << map.getTensor().getElementType();
+  if (tile.getSwizzle() != 128)
+    return emitOpError() << "needs a tile with the 128-byte swizzle the map "
+                            "writes, got swizzle = "
+                         << tile.getSwizzle();
+  if (tile.getRows() != map.getBoxRows() ||
+      tile.getCols() % map.getBoxCols() != 0)
+    return emitOpError() << "tile " << tile.getRows() << "x" << tile.getCols()
+                         << " is not a row of " << map.getBoxRows() << "x"
+                         << map.getBoxCols() << " boxes";
+  if (tile.getCols() != map.getTensor().getDimSize(rank - 1))
+    return emitOpError() << "tile has " << tile.getCols()
+                         << " columns, the tensor's rows "
+                         << map.getTensor().getDimSize(rank - 1);
+  return success();
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  for (Region *region : getRegions()) {
+    WalkResult found = region->walk([](Operation *op) {
+      return isa<gpu::BarrierOp>(op) ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      return emitOpError() << "regions synchronise through mbarriers only: "
+                              "a block-wide gpu.barrier would deadlock";
+  }
+  int64_t pool = getProducerWarpgroups() * getProducerRegisters() +
+                 getConsumerWarpgroups() * getConsumerRegisters();
+  if (pool * 128 > 65536)
+    return emitOpError() << "registers of all warpgroups (" << pool * 128
+                         << ") exceed the SM's 65536";
+  if (getProducerRegisters() % 8 || getConsumerRegisters() % 8)
+    return emitOpError() << "register counts must be multiples of 8";
+  return success();
 }

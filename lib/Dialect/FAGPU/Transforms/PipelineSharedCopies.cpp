@@ -98,10 +98,8 @@ struct PipelineSharedCopiesPass
       return ring;
     OpBuilder b(alloc);
     SharedTileType tile = alloc.getType();
-    auto ringType = SharedTileType::get(
-        b.getContext(), {depth, tile.getRows(), tile.getCols()},
-        tile.getElementType(), tile.getSwizzle());
-    ring.ring = AllocSharedOp::create(b, alloc.getLoc(), ringType);
+    ring.ring =
+        AllocSharedOp::create(b, alloc.getLoc(), tile.getRingType(depth));
     ring.stage0 =
         StageOp::create(b, alloc.getLoc(), tile, ring.ring,
                         arith::ConstantIndexOp::create(b, alloc.getLoc(), 0));

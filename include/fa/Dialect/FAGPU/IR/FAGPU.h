@@ -41,11 +41,12 @@ constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 constexpr int64_t kSharedTileAlignment = 1024;
 
 /// Places the shared tiles allocated under `kernel` one after another in its
-/// dynamic shared memory: calls `place` with each alloc_shared and its byte
-/// offset, and returns the bytes the kernel needs.
+/// dynamic shared memory, then its mbarrier arrays: calls `place` with each
+/// alloc_shared / alloc_barriers and its byte offset, and returns the bytes
+/// the kernel needs.
 int64_t
 placeSharedTiles(Operation *kernel,
-                 function_ref<void(AllocSharedOp, int64_t)> place = nullptr);
+                 function_ref<void(Operation *, int64_t)> place = nullptr);
 
 /// True for the accumulator layouts that pick a matrix instruction.
 inline bool isWgmmaFamily(Attribute layout) {

@@ -203,4 +203,130 @@ def FAGPU_StoreTileOp : FAGPU_Op<"store_tile"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// mbarriers, TMA and warp specialization
+//===----------------------------------------------------------------------===//
+
+def FAGPU_AllocBarriersOp : FAGPU_Op<"alloc_barriers"> {
+  let summary = "An array of mbarriers in the block's shared memory";
+  let description = [{
+    Reserves `count` 8-byte mbarrier objects in the kernel's dynamic shared
+    memory (placed after the shared tiles).
+  }];
+  let results = (outs FAGPU_Barriers:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def FAGPU_InitBarriersOp : FAGPU_Op<"init_barriers"> {
+  let summary = "Initialise every mbarrier of an array; the block then syncs";
+  let description = [{
+    Executed by every thread of the block, before any other use of the
+    barriers: one thread initialises barrier i to expect `arrivals[i]`
+    arrivals per phase, then the initialisation is fenced and the block
+    synchronises, so that every thread (and TMA) sees it.
+  }];
+  let arguments = (ins FAGPU_Barriers:$barriers,
+                       DenseI64ArrayAttr:$arrivals);
+  let assemblyFormat = [{
+    $barriers `arrivals` `=` $arrivals attr-dict `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_ArriveExpectBytesOp : FAGPU_Op<"arrive_expect_bytes"> {
+  let summary = "Arrive once on an mbarrier, announcing bytes still to land";
+  let description = [{
+    One thread of the executing warp group arrives on barrier `index` and
+    raises its pending byte count by `bytes`: the phase completes when the
+    asynchronous copies issued on it (`fagpu.tma_load`) have delivered them.
+  }];
+  let arguments = (ins FAGPU_Barriers:$barriers, Index:$index,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bytes);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $bytes attr-dict `:`
+    qualified(type($barriers))
+  }];
+}
+
+def FAGPU_TmaLoadOp : FAGPU_Op<"tma_load"> {
+  let summary = "Start a TMA copy of a tile whose bytes land on an mbarrier";
+  let description = [{
+    `tile[i, j] = tensor[b, h, row + i, j]` (zero past the tensor's bounds),
+    issued by one thread of the executing warp group as one
+    `cp.async.bulk.tensor` per box of columns. The bytes complete on barrier
+    `index`, which someone must have told to expect them
+    (`fagpu.arrive_expect_bytes`); readers wait on that barrier.
+  }];
+  let arguments = (ins FAGPU_TensorMap:$map, Variadic<Index>:$coords,
+                       FAGPU_SharedTile:$tile, FAGPU_Barriers:$barriers,
+                       Index:$index);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `into` $tile `,` $barriers `[` $index `]` attr-dict
+    `:` qualified(type($map)) `,` qualified(type($tile)) `,`
+    qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_WaitBarrierOp : FAGPU_Op<"wait_barrier"> {
+  let summary = "Wait for a phase of an mbarrier to complete";
+  let description = [{
+    Every executing thread waits until the phase of barrier `index` with the
+    parity of `phase` (phase % 2) has completed; what the phase's arrivals
+    released (and the bytes TMA delivered on it) is then visible.
+  }];
+  let arguments = (ins FAGPU_Barriers:$barriers, Index:$index, Index:$phase);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `phase` $phase attr-dict `:`
+    qualified(type($barriers))
+  }];
+}
+
+def FAGPU_ArriveBarrierOp : FAGPU_Op<"arrive_barrier"> {
+  let summary = "Each warp arrives once on an mbarrier";
+  let description = [{
+    Lane 0 of every executing warp arrives on barrier `index` (release
+    semantics), after the warp's earlier reads of what the barrier guards:
+    a barrier that all warps of a group release expects one arrival per
+    warp.
+  }];
+  let arguments = (ins FAGPU_Barriers:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
+    [NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "Split the block into a producer and consumer warpgroups";
+  let description = [{
+    The first `producer_warpgroups` warpgroups of the block run the
+    `producer` region, the next `consumer_warpgroups` the `consumers`
+    region; each first resizes its registers with `setmaxnreg` (down to
+    `producer_registers`, up to `consumer_registers`). Inside a region,
+    thread and warp positions (layouts, single-thread issue) count from the
+    region's first thread, so the consumers' tiles keep the layouts they had
+    when the whole block computed. The regions synchronise only through
+    mbarriers: no block-wide barrier may appear in them.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$producer_warpgroups,
+                       ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$producer_registers,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$consumer_warpgroups,
+                       ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$consumer_registers);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
+  let assemblyFormat = [{
+    `producer` `(` `warpgroups` `=` $producer_warpgroups `,` `registers` `=`
+    $producer_registers `)` $producer
+    `consumers` `(` `warpgroups` `=` $consumer_warpgroups `,` `registers` `=`
+    $consumer_registers `)` $consumers attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Threads of the block: 128 per warpgroup of both regions.
+    int64_t getBlockThreads() {
+      return 128 * (getProducerWarpgroups() + getConsumerWarpgroups());
+    }
+  }];
+}
+
 #endif // FA_DIALECT_FAGPU_IR_FAGPUOPS_TD

@@ -38,6 +38,11 @@ def FAGPU_SharedTile : TypeDef<FAGPU_Dialect, "SharedTile"> {
       return get(getContext(), {getRows(), getCols()}, getElementType(),
                  getSwizzle());
     }
+    /// A ring of `stages` tiles of this one's stage type.
+    SharedTileType getRingType(int64_t stages) const {
+      return get(getContext(), {stages, getRows(), getCols()},
+                 getElementType(), getSwizzle());
+    }
     /// Bytes from one stage to the next: 1024-byte aligned.
     int64_t getStageStride() const;
     int64_t getElementBytes() const {
@@ -49,6 +54,48 @@ def FAGPU_SharedTile : TypeDef<FAGPU_Dialect, "SharedTile"> {
     }
     /// Byte offset of element (row, col) from the tile's base.
     int64_t byteOffset(int64_t row, int64_t col) const;
+  }];
+}
+
+def FAGPU_Barriers : TypeDef<FAGPU_Dialect, "Barriers"> {
+  let mnemonic = "barriers";
+  let summary = "An array of mbarriers in shared memory";
+  let description = [{
+    `!fagpu.barriers<9>`: nine 8-byte mbarrier objects in the block's shared
+    memory, indexed by `fagpu.wait_barrier %b[%i]` and friends. Each counts
+    its arrivals (set by `fagpu.init_barriers`) and the bytes of
+    asynchronous copies that complete on it; a phase completes when both
+    reach zero, and waiters name the phase by its parity.
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getSizeInBytes() const { return getCount() * 8; }
+  }];
+}
+
+def FAGPU_TensorMap : TypeDef<FAGPU_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "A TMA descriptor of a global tensor, boxes of rows x cols";
+  let description = [{
+    `!fagpu.tensor_map<memref<2x16x8192x128xbf16>, box = [128, 64]>`: a
+    CUtensorMap over a dense row-major 4-D [batch, heads, rows, cols]
+    tensor, copying boxes of `box` rows and columns with the 128-byte
+    swizzle; elements past the tensor's bounds read as zero. It is a kernel
+    parameter, encoded on the host and passed by value (a grid constant).
+  }];
+  let parameters = (ins "::mlir::MemRefType":$tensor, "int64_t":$boxRows,
+                        "int64_t":$boxCols);
+  let assemblyFormat = [{
+    `<` $tensor `,` `box` `=` `[` $boxRows `,` $boxCols `]` `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getBoxBytes() const {
+      return getBoxRows() * getBoxCols() *
+             getTensor().getElementTypeBitWidth() / 8;
+    }
   }];
 }
 

@@ -39,4 +39,50 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
                            "::mlir::gpu::GPUDialect"];
 }
 
+def WarpSpecialize : Pass<"fagpu-warp-specialize",
+                           "::mlir::gpu::GPUModuleOp"> {
+  let summary = "A TMA producer warpgroup feeding the compute warpgroups "
+                "through mbarrier rings";
+  let description = [{
+    FlashAttention 3's split of the block. In each kernel whose shared tiles
+    are filled by `fagpu.copy_to_shared` from row slices of its tensor
+    arguments (once before the KV loops, or at the top of each KV loop):
+
+    - every copied argument gets a `!fagpu.tensor_map` parameter (boxes of
+      the tile's rows by 128 bytes), and the copies become `fagpu.tma_load`
+      whose bytes complete on mbarriers; rows past the tensor's end read as
+      zero, as the copies' `limit` asked;
+    - the tiles copied in loops become rings of `stages` buffers (fewer if
+      they would not fit `max-shared-bytes`, at least 2), with one "full"
+      barrier per tile and stage and one "empty" barrier per stage;
+    - a `fagpu.warp_specialize` splits the block: one producer warpgroup
+      (`setmaxnreg` down to `producer-registers`) walks the same KV loops
+      issuing only the loads — it waits for a stage to be empty, announces
+      its bytes and starts the copies — while the warpgroups that computed
+      before (`setmaxnreg` up to `consumer-registers`) run the kernel's
+      computation unchanged, waiting for each tile's "full" barrier just
+      before its first use and releasing the stage (one arrival per warp)
+      after its last;
+    - a counter carried through all KV loops names the stage (`it % S`) and
+      the phase parity (`it / S`), so consecutive loops continue one ring.
+
+    Loop bounds and copy coordinates computed before the loops stay before
+    the split, shared by both sides. The kernel's block grows by the
+    producer warpgroup.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
+    Option<"producerRegisters", "producer-registers", "int64_t", "24",
+           "setmaxnreg of the producer warpgroup">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t", "240",
+           "setmaxnreg of the compute warpgroups">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory a block can have (227 KiB on sm_90)">,
+  ];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect"];
+}
+
 #endif // FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,214 @@
+//===- BarriersToNVVM.cpp - mbarriers, TMA, warp specialization -----------===//
+//
+// The producer/consumer protocol of the Hopper kernels: mbarrier arrays in
+// shared memory, TMA copies whose bytes complete on them, and the split of
+// the block into warpgroups that resize their registers. Single-issue ops
+// (TMA, expect-bytes arrivals) run on the first thread of the executing
+// group; a warp's arrival on lane 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value i32Of(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+}
+
+/// The address of barrier `index` of an array at `base`.
+Value barrierAddress(OpBuilder &b, Location loc, Value base, Value index) {
+  return emitSharedAddress(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, index, indexConst(b, loc, 8)));
+}
+
+/// Emits `body` under `if (thread index in its group == 0)`.
+void onFirstThreadOfGroup(OpBuilder &b, Location loc,
+                          function_ref<void()> body) {
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            emitGroupThreadId(b, loc), indexConst(b, loc, 0));
+  auto branch = scf::IfOp::create(b, loc, first);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  body();
+}
+
+struct LowerInitBarriers : OpConversionPattern<InitBarriersOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(InitBarriersOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    onFirstThreadOfGroup(rewriter, loc, [&] {
+      for (auto [i, arrivals] : llvm::enumerate(op.getArrivals()))
+        NVVM::MBarrierInitOp::create(
+            rewriter, loc,
+            barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                           indexConst(rewriter, loc, i)),
+            arith::ConstantIntOp::create(rewriter, loc, arrivals, 32),
+            /*predicate=*/Value());
+    });
+    // The initialisation must be visible to the async proxy (TMA's
+    // complete_tx) and to every thread before anyone uses the barriers.
+    NVVM::FenceMbarrierInitOp::create(rewriter, loc);
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerArriveExpectBytes : OpConversionPattern<ArriveExpectBytesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArriveExpectBytesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    onFirstThreadOfGroup(rewriter, loc, [&] {
+      NVVM::MBarrierArriveExpectTxOp::create(
+          rewriter, loc, /*res=*/Type(),
+          barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                         adaptor.getIndex()),
+          arith::ConstantIntOp::create(rewriter, loc, op.getBytes(), 32),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerTmaLoad : OpConversionPattern<TmaLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TensorMapType map = op.getMap().getType();
+    SharedTileType tile = op.getTile().getType();
+    onFirstThreadOfGroup(rewriter, loc, [&] {
+      Value barrier = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                     adaptor.getIndex());
+      // Coordinates innermost first: column, row, then the outer dims.
+      SmallVector<Value> coords = {Value()};
+      for (Value c : llvm::reverse(adaptor.getCoords()))
+        coords.push_back(i32Of(rewriter, loc, c));
+      // One box per 128-byte column band, each band [rows x 128 bytes] of
+      // the tile (swizzledByteOffset's band order).
+      int64_t bandBytes = tile.getRows() * 128;
+      for (int64_t band = 0; band * map.getBoxCols() < tile.getCols(); ++band) {
+        coords[0] = arith::ConstantIntOp::create(rewriter, loc,
+                                                 band * map.getBoxCols(), 32);
+        // The block's own shared memory, addressed as shared::cluster
+        // (what the instruction takes without a cluster launch, too).
+        Value dest = LLVM::AddrSpaceCastOp::create(
+            rewriter, loc,
+            LLVM::LLVMPointerType::get(
+                rewriter.getContext(),
+                static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
+            emitSharedAddress(rewriter, loc, adaptor.getTile(),
+                              indexConst(rewriter, loc, band * bandBytes)));
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            rewriter, loc, dest, adaptor.getMap(), coords, barrier,
+            /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+            /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+            /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerWaitBarrier : OpConversionPattern<WaitBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value parity = arith::RemUIOp::create(rewriter, loc, adaptor.getPhase(),
+                                          indexConst(rewriter, loc, 2));
+    // The suspend-time hint CUTLASS uses (ns); the op loops until done.
+    Value ticks = arith::ConstantIntOp::create(rewriter, loc, 0x989680, 32);
+    NVVM::MBarrierTryWaitParityOp::create(rewriter, loc,
+                                          barrierAddress(rewriter, loc,
+                                                         adaptor.getBarriers(),
+                                                         adaptor.getIndex()),
+                                          i32Of(rewriter, loc, parity), ticks);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArriveBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value laneZero = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq,
+        ThreadPosition::get(rewriter, loc).lane, indexConst(rewriter, loc, 0));
+    auto branch = scf::IfOp::create(rewriter, loc, laneZero);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(branch.thenBlock());
+      NVVM::MBarrierArriveOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     barrierAddress(rewriter, loc,
+                                                    adaptor.getBarriers(),
+                                                    adaptor.getIndex()),
+                                     /*count=*/Value());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fagpu::populateBarriersToNVVMPatterns(TileTypeConverter &converter,
+                                                 RewritePatternSet &patterns) {
+  patterns.add<LowerInitBarriers, LowerArriveExpectBytes, LowerTmaLoad,
+               LowerWaitBarrier, LowerArriveBarrier>(converter,
+                                                     patterns.getContext());
+}
+
+void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
+  SmallVector<WarpSpecializeOp> splits;
+  root->walk([&](WarpSpecializeOp op) { splits.push_back(op); });
+  for (WarpSpecializeOp op : splits) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value isProducer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, tid,
+        indexConst(b, loc, 128 * op.getProducerWarpgroups()));
+    auto branch = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
+    auto fill = [&](Block *dest, Region &source, int64_t registers,
+                    NVVM::SetMaxRegisterAction action) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(dest);
+      NVVM::SetMaxRegisterOp::create(b, loc, registers, action);
+      dest->getOperations().splice(std::prev(dest->end()),
+                                   source.front().getOperations());
+    };
+    fill(branch.thenBlock(), op.getProducer(), op.getProducerRegisters(),
+         NVVM::SetMaxRegisterAction::decrease);
+    fill(branch.elseBlock(), op.getConsumers(), op.getConsumerRegisters(),
+         NVVM::SetMaxRegisterAction::increase);
+    op.erase();
+  }
+}

@@ -1,0 +1,450 @@
+//===- WarpSpecialize.cpp - TMA producer, compute consumers ---------------===//
+//
+// FlashAttention 3's block: a producer warpgroup streams K/V tiles with TMA
+// into rings of shared buffers guarded by mbarrier pairs (full: the bytes
+// landed; empty: every consumer warp is done with the stage), while the
+// warpgroups that computed before keep computing, now without block-wide
+// barriers. The producer's loops are the consumers' KV loops reduced to the
+// loads. (Passes.td has the full contract.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir {
+namespace fagpu {
+#define GEN_PASS_DEF_WARPSPECIALIZE
+#include "fa/Dialect/FAGPU/Transforms/Passes.h.inc"
+} // namespace fagpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+/// Where a copy reads: kernel argument `arg` at [outer..., row].
+struct CopySource {
+  BlockArgument arg;
+  SmallVector<Value> outer; // the subview's leading offsets
+};
+
+/// The kernel's copies, as this pass needs them.
+struct KernelCopies {
+  SmallVector<CopyToSharedOp> once;  // before the loops (Q)
+  SmallVector<scf::ForOp> loops;     // top-level loops that copy
+  SmallVector<AllocSharedOp> looped; // tiles copied in loops, in order
+};
+
+struct WarpSpecializePass
+    : fagpu::impl::WarpSpecializeBase<WarpSpecializePass> {
+  using WarpSpecializeBase::WarpSpecializeBase;
+
+  void runOnOperation() override {
+    SmallVector<gpu::GPUFuncOp> kernels(
+        getOperation().getOps<gpu::GPUFuncOp>());
+    for (gpu::GPUFuncOp kernel : kernels)
+      if (failed(specialize(kernel)))
+        return signalPassFailure();
+  }
+
+  /// The row-slice source of `copy`, or an error on the copy.
+  FailureOr<CopySource> sourceOf(CopyToSharedOp copy) {
+    auto view = copy.getSource().getDefiningOp<memref::SubViewOp>();
+    auto arg = view ? dyn_cast<BlockArgument>(view.getSource()) : nullptr;
+    if (!arg || !isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
+      return copy.emitError()
+             << "a TMA copy reads a subview of a kernel argument";
+    auto type = cast<MemRefType>(arg.getType());
+    int64_t rank = type.getRank();
+    std::optional<int64_t> limit = getConstantIntValue(copy.getLimit());
+    ArrayRef<int64_t> sizes = view.getStaticSizes();
+    bool unitOuter =
+        llvm::all_of(sizes.drop_back(2), [](int64_t s) { return s == 1; });
+    bool wholeRows = sizes[rank - 2] == type.getDimSize(rank - 2) &&
+                     sizes[rank - 1] == type.getDimSize(rank - 1) &&
+                     view.getStaticOffsets()[rank - 2] == 0 &&
+                     view.getStaticOffsets()[rank - 1] == 0;
+    if (!type.getLayout().isIdentity() || !unitOuter || !wholeRows ||
+        llvm::any_of(view.getStaticStrides(), [](int64_t s) { return s != 1; }))
+      return copy.emitError() << "a TMA copy reads whole rows of one matrix "
+                                 "of a dense kernel argument";
+    if (limit != type.getDimSize(rank - 2))
+      return copy.emitError()
+             << "a TMA copy zero-fills past the tensor's end, so its limit "
+                "must be the row count "
+             << type.getDimSize(rank - 2);
+    CopySource source{arg, {}};
+    SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
+    for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
+      if (auto value = dyn_cast<Value>(offset)) {
+        source.outer.push_back(value);
+        continue;
+      }
+      OpBuilder b(view);
+      source.outer.push_back(arith::ConstantIndexOp::create(
+          b, view.getLoc(), *getConstantIntValue(offset)));
+    }
+    return source;
+  }
+
+  FailureOr<KernelCopies> collect(gpu::GPUFuncOp kernel) {
+    KernelCopies copies;
+    Block &body = kernel.front();
+    WalkResult walk = kernel.walk([&](CopyToSharedOp copy) {
+      Operation *parent = copy->getParentOp();
+      if (copy->getBlock() == &body) {
+        copies.once.push_back(copy);
+        return WalkResult::advance();
+      }
+      auto loop = dyn_cast<scf::ForOp>(parent);
+      if (!loop || loop->getBlock() != &body) {
+        copy.emitError() << "fagpu-warp-specialize takes copies at the "
+                            "kernel's top level or in its top-level loops";
+        return WalkResult::interrupt();
+      }
+      if (copies.loops.empty() || copies.loops.back() != loop)
+        copies.loops.push_back(loop);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    for (auto [i, loop] : llvm::enumerate(copies.loops)) {
+      SmallVector<AllocSharedOp> tiles;
+      for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>()) {
+        auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
+        if (!alloc || alloc->getBlock() != &body)
+          return copy.emitError() << "the tile must be allocated at the "
+                                     "kernel's top level";
+        tiles.push_back(alloc);
+      }
+      if (i == 0)
+        copies.looped = tiles;
+      else if (tiles != copies.looped)
+        return loop.emitError() << "every KV loop must copy the same tiles "
+                                   "in the same order";
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+      if (!step || *step != 1 ||
+          loop.getNumResults() != loop.getInitArgs().size())
+        return loop.emitError() << "fagpu-warp-specialize takes loops of "
+                                   "step 1";
+    }
+    return copies;
+  }
+
+  LogicalResult specialize(gpu::GPUFuncOp kernel) {
+    FailureOr<KernelCopies> found = collect(kernel);
+    if (failed(found))
+      return failure();
+    KernelCopies &copies = *found;
+    if (copies.once.empty() && copies.loops.empty())
+      return success();
+    auto blockAttr = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block");
+    if (!blockAttr || blockAttr.size() != 3 || blockAttr[0] % 128 != 0 ||
+        blockAttr[1] != 1 || blockAttr[2] != 1)
+      return kernel.emitError() << "fagpu-warp-specialize needs fa.block = "
+                                   "[128 * warpgroups, 1, 1]";
+    int64_t consumerGroups = blockAttr[0] / 128;
+    MLIRContext *ctx = kernel.getContext();
+    Block &body = kernel.front();
+    Location loc = kernel.getLoc();
+
+    // Stages: as many as fit, up to the option.
+    int64_t ringBytes = 0;
+    for (AllocSharedOp tile : copies.looped)
+      ringBytes += tile.getType().getStageStride();
+    int64_t base = placeSharedTiles(kernel) + 8 * 64; // + the barriers
+    int64_t depth = copies.loops.empty() ? 1 : stages.getValue();
+    while (depth > 2 && base + (depth - 1) * ringBytes > maxSharedBytes)
+      --depth;
+    if (!copies.loops.empty() &&
+        (depth < 2 || base + (depth - 1) * ringBytes > maxSharedBytes))
+      return kernel.emitError()
+             << "fagpu-warp-specialize: rings of 2 stages need "
+             << base + ringBytes << " bytes of shared memory, over "
+             << maxSharedBytes.getValue();
+
+    // Tensor maps: one parameter per (argument, box rows).
+    DenseMap<std::pair<Value, int64_t>, Value> maps;
+    auto mapOf = [&](CopySource &source, SharedTileType tile) -> Value {
+      Value &map = maps[{source.arg, tile.getRows()}];
+      if (map)
+        return map;
+      auto type =
+          TensorMapType::get(ctx, cast<MemRefType>(source.arg.getType()),
+                             tile.getRows(), 128 / tile.getElementBytes());
+      unsigned index = kernel.getNumArguments();
+      if (failed(kernel.insertArgument(
+              index, type,
+              DictionaryAttr::get(
+                  ctx, {NamedAttribute(
+                           StringAttr::get(ctx, "fagpu.tensor_map_of"),
+                           IntegerAttr::get(IntegerType::get(ctx, 64),
+                                            source.arg.getArgNumber()))}),
+              loc)))
+        return nullptr;
+      map = kernel.getArgument(index);
+      return map;
+    };
+    SmallVector<CopySource> onceSources, loopSources;
+    for (CopyToSharedOp copy : copies.once) {
+      FailureOr<CopySource> source = sourceOf(copy);
+      if (failed(source))
+        return failure();
+      onceSources.push_back(*source);
+    }
+    if (!copies.loops.empty())
+      for (CopyToSharedOp copy :
+           copies.loops.front().getBody()->getOps<CopyToSharedOp>()) {
+        FailureOr<CopySource> source = sourceOf(copy);
+        if (failed(source))
+          return failure();
+        loopSources.push_back(*source);
+      }
+
+    // Barriers: [once copies][full: tile c, stage s][empty: stage s].
+    int64_t numOnce = copies.once.size(), numTiles = copies.looped.size();
+    int64_t numBarriers = numOnce + (numTiles + 1) * depth;
+    if (copies.loops.empty())
+      numBarriers = numOnce;
+    SmallVector<int64_t> arrivals(numBarriers, 1);
+    for (int64_t s = 0; s < depth && !copies.loops.empty(); ++s)
+      arrivals[numOnce + numTiles * depth + s] = 4 * consumerGroups;
+
+    // Ops the producer needs from before the loops stay before the split.
+    SetVector<Operation *> shared;
+    BackwardSliceOptions topLevel;
+    topLevel.filter = [&](Operation *op) { return op->getBlock() == &body; };
+    auto share = [&](Value v) {
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body) {
+        (void)getBackwardSlice(def, &shared, topLevel);
+        shared.insert(def);
+      }
+    };
+    for (CopyToSharedOp copy : copies.once)
+      share(copy.getRow());
+    for (CopySource &s : llvm::concat<CopySource>(onceSources, loopSources))
+      for (Value v : s.outer)
+        share(v);
+    for (scf::ForOp loop : copies.loops) {
+      share(loop.getLowerBound());
+      share(loop.getUpperBound());
+      share(loop.getStep());
+      for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>()) {
+        SetVector<Operation *> inLoop;
+        BackwardSliceOptions options;
+        options.filter = [&](Operation *op) {
+          return loop->isProperAncestor(op);
+        };
+        Value row = copy.getRow();
+        if (Operation *def = row.getDefiningOp(); def && loop->isAncestor(def))
+          (void)getBackwardSlice(def, &inLoop, options), inLoop.insert(def);
+        for (Operation *op : inLoop)
+          for (Value v : op->getOperands())
+            if (!loop->isAncestor(v.getParentBlock()->getParentOp()))
+              share(v);
+        if (!loop->isAncestor(row.getParentBlock()->getParentOp()))
+          share(row);
+      }
+    }
+    for (Operation *op : shared)
+      if (!isMemoryEffectFree(op))
+        return op->emitError() << "fagpu-warp-specialize: the loads depend "
+                                  "on an op with side effects";
+
+    // Rings, barriers and the split, at the end of the kernel.
+    IRRewriter b(ctx);
+    b.setInsertionPoint(body.getTerminator());
+    SmallVector<Value> rings;
+    for (AllocSharedOp tile : copies.looped) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(tile);
+      rings.push_back(AllocSharedOp::create(b, tile.getLoc(),
+                                            tile.getType().getRingType(depth)));
+    }
+    Value barriers =
+        AllocBarriersOp::create(b, loc, BarriersType::get(ctx, numBarriers));
+    InitBarriersOp::create(b, loc, barriers, arrivals);
+    auto split = WarpSpecializeOp::create(
+        b, loc, /*producer_warpgroups=*/1, producerRegisters.getValue(),
+        consumerGroups, consumerRegisters.getValue());
+    Block *producer = b.createBlock(&split.getProducer());
+    Block *consumers = b.createBlock(&split.getConsumers());
+
+    // Everything else runs on the consumers, in its order.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::make_range(body.begin(), Block::iterator(split)))) {
+      if (shared.contains(&op) ||
+          isa<AllocSharedOp, AllocBarriersOp, InitBarriersOp>(op))
+        continue;
+      op.moveBefore(consumers, consumers->end());
+    }
+
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto fullIndex = [&](int64_t tile, Value stage) {
+      return arith::AddIOp::create(b, loc, c(numOnce + tile * depth), stage);
+    };
+    auto emptyIndex = [&](Value stage) {
+      return arith::AddIOp::create(b, loc, c(numOnce + numTiles * depth),
+                                   stage);
+    };
+    auto coordsOf = [](CopySource &source, Value row) {
+      SmallVector<Value> coords(source.outer);
+      coords.push_back(row);
+      return coords;
+    };
+
+    // Producer: the once copies, then the loops' loads.
+    b.setInsertionPointToStart(producer);
+    for (auto [i, copy] : llvm::enumerate(copies.once)) {
+      SharedTileType tile = copy.getDest().getType();
+      ArriveExpectBytesOp::create(b, loc, barriers, c(i),
+                                  tile.getRows() * tile.getRowBytes());
+      TmaLoadOp::create(b, loc, mapOf(onceSources[i], tile),
+                        coordsOf(onceSources[i], copy.getRow()), copy.getDest(),
+                        barriers, c(i));
+    }
+    Value count = c(0);
+    for (scf::ForOp loop : copies.loops) {
+      auto produce = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                                        loop.getUpperBound(), loop.getStep(),
+                                        ValueRange{count});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(produce.getBody());
+      Value it = produce.getRegionIterArg(0);
+      Value stage = arith::RemUIOp::create(b, loc, it, c(depth));
+      Value round = arith::DivUIOp::create(b, loc, it, c(depth));
+      // A fresh barrier's "previous" phase counts as complete: the first
+      // round does not wait.
+      WaitBarrierOp::create(b, loc, barriers, emptyIndex(stage),
+                            arith::AddIOp::create(b, loc, round, c(1)));
+      SmallVector<CopyToSharedOp> loopCopies(
+          loop.getBody()->getOps<CopyToSharedOp>());
+      SetVector<Operation *> slice;
+      BackwardSliceOptions options;
+      options.filter = [&](Operation *op) {
+        return loop->isProperAncestor(op);
+      };
+      for (CopyToSharedOp copy : loopCopies)
+        if (Operation *def = copy.getRow().getDefiningOp();
+            def && loop->isAncestor(def))
+          (void)getBackwardSlice(def, &slice, options), slice.insert(def);
+      IRMapping map;
+      map.map(loop.getInductionVar(), produce.getInductionVar());
+      for (Operation *op : topologicalSort(slice))
+        b.clone(*op, map);
+      for (auto [t, copy] : llvm::enumerate(loopCopies)) {
+        SharedTileType tile = copy.getDest().getType();
+        Value full = fullIndex(t, stage);
+        ArriveExpectBytesOp::create(b, loc, barriers, full,
+                                    tile.getRows() * tile.getRowBytes());
+        Value dest = StageOp::create(b, loc, tile, rings[t], stage);
+        TmaLoadOp::create(
+            b, loc, mapOf(loopSources[t], tile),
+            coordsOf(loopSources[t], map.lookupOrDefault(copy.getRow())), dest,
+            barriers, full);
+      }
+      scf::YieldOp::create(b, loc,
+                           ValueRange{arith::AddIOp::create(b, loc, it, c(1))});
+      count = produce.getResult(0);
+    }
+
+    // Consumers: wait for the once copies where they were.
+    for (auto [i, copy] : llvm::enumerate(copies.once)) {
+      b.setInsertionPoint(copy);
+      WaitBarrierOp::create(b, loc, barriers, c(i), c(0));
+      copy.erase();
+    }
+    // Each loop carries the ring counter on from the previous one.
+    b.setInsertionPoint(consumers, consumers->begin());
+    count = c(0);
+    for (scf::ForOp &loop : copies.loops) {
+      b.setInsertionPoint(loop);
+      Value init = count;
+      FailureOr<LoopLikeOpInterface> grown = loop.replaceWithAdditionalYields(
+          b, ValueRange{init}, /*replaceInitOperandUsesInLoop=*/false,
+          [&](OpBuilder &yb, Location yl, ArrayRef<BlockArgument> args) {
+            return SmallVector<Value>{arith::AddIOp::create(
+                yb, yl, args[0], arith::ConstantIndexOp::create(yb, yl, 1))};
+          });
+      if (failed(grown))
+        return loop.emitError() << "cannot carry the ring counter";
+      loop = cast<scf::ForOp>(grown->getOperation());
+      consume(b, loop, rings, barriers, depth, fullIndex, emptyIndex);
+      count = loop.getResults().back();
+    }
+
+    for (AllocSharedOp tile : copies.looped) {
+      if (!tile->use_empty())
+        return tile.emitError() << "a ring tile is used outside its loops";
+      tile.erase();
+    }
+    int64_t threads = split.getBlockThreads();
+    kernel->setAttr("fa.block", DenseI64ArrayAttr::get(ctx, {threads, 1, 1}));
+    kernel.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+    if (kernel->hasAttr("fa.shared_bytes"))
+      kernel->setAttr("fa.shared_bytes",
+                      IntegerAttr::get(IntegerType::get(ctx, 64),
+                                       placeSharedTiles(kernel)));
+    return success();
+  }
+
+  /// The consumer side of one KV loop: wait for each tile just before its
+  /// first use, release the stage after the last use of any ring tile.
+  void consume(IRRewriter &b, scf::ForOp loop, ArrayRef<Value> rings,
+               Value barriers, int64_t depth,
+               function_ref<Value(int64_t, Value)> fullIndex,
+               function_ref<Value(Value)> emptyIndex) {
+    Location loc = loop.getLoc();
+    Block *block = loop.getBody();
+    Value it = loop.getRegionIterArgs().back();
+    b.setInsertionPointToStart(block);
+    Value stage = arith::RemUIOp::create(
+        b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
+    Value round = arith::DivUIOp::create(
+        b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
+    SmallVector<CopyToSharedOp> loopCopies(block->getOps<CopyToSharedOp>());
+    Operation *lastUse = nullptr;
+    for (auto [t, copy] : llvm::enumerate(loopCopies)) {
+      Value tile = copy.getDest();
+      // The first op of the body (after the copy) that uses the tile.
+      Operation *firstUse = nullptr;
+      for (Operation &op : *block) {
+        bool uses = false;
+        op.walk([&](Operation *nested) {
+          uses |= llvm::is_contained(nested->getOperands(), tile);
+        });
+        if (!uses || &op == copy.getOperation())
+          continue;
+        if (!firstUse)
+          firstUse = &op;
+        if (!lastUse || lastUse->isBeforeInBlock(&op))
+          lastUse = &op;
+      }
+      b.setInsertionPoint(firstUse ? firstUse : block->getTerminator());
+      WaitBarrierOp::create(b, loc, barriers, fullIndex(t, stage), round);
+      Value view =
+          StageOp::create(b, loc, copy.getDest().getType(), rings[t], stage);
+      tile.replaceUsesWithIf(view, [&](OpOperand &use) {
+        return loop->isAncestor(use.getOwner());
+      });
+      copy.erase();
+    }
+    b.setInsertionPointAfter(lastUse ? lastUse : &block->front());
+    ArriveBarrierOp::create(b, loc, barriers, emptyIndex(stage));
+  }
+};
+
+} // namespace

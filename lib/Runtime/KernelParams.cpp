@@ -1,0 +1,127 @@
+//===- KernelParams.cpp - The parameter values of one launch --------------===//
+
+#include "fa/Runtime/KernelParams.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fa::rt {
+
+// cuda.h declares CUtensorMap alignas(64) (CUDA 12) or alignas(128) (CUDA
+// 13); std::vector's allocator honours it (C++17 aligned new), which is what
+// keeps the stored maps 64-byte aligned.
+static_assert(alignof(CUtensorMap) >= 64 && sizeof(CUtensorMap) == 128,
+              "CUtensorMap must be a 64-byte aligned 128-byte struct");
+
+void KernelParams::addPointer(CUdeviceptr pointer) {
+  slots_.push_back({false, pointers_.size()});
+  pointers_.push_back(pointer);
+}
+
+void KernelParams::addTensorMap(const CUtensorMap &map) {
+  slots_.push_back({true, maps_.size()});
+  maps_.push_back(map);
+}
+
+void **KernelParams::data() {
+  // Built here rather than in add*(): adding may reallocate the value
+  // vectors and move the values.
+  addresses_.clear();
+  for (const Slot &slot : slots_)
+    addresses_.push_back(slot.isTensorMap
+                             ? static_cast<void *>(&maps_[slot.index])
+                             : static_cast<void *>(&pointers_[slot.index]));
+  return addresses_.data();
+}
+
+namespace {
+
+struct TensorShape {
+  int64_t heads, seq, dim;
+};
+
+/// The [heads, seq, dim] of attention tensor `name` (after the batch), or
+/// false for a name that is not one.
+bool attentionTensorShape(const KernelMetadata &m, std::string_view name,
+                          TensorShape &shape) {
+  const bool queryRows =
+      name == "q" || name == "dq" || name == "o" || name == "do";
+  const bool keyRows =
+      name == "k" || name == "dk" || name == "v" || name == "dv";
+  if (!queryRows && !keyRows)
+    return false;
+  const bool valueCols =
+      name == "o" || name == "do" || name == "v" || name == "dv";
+  shape.heads = queryRows ? m.headsQ : m.headsKV;
+  shape.seq = queryRows ? m.seqQ : m.seqKV;
+  shape.dim = valueCols ? m.headDimV : m.headDim;
+  return true;
+}
+
+CUtensorMapDataType tensorMapDataType(DType dtype) {
+  return dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+const CUdeviceptr *findPointer(const std::vector<NamedPointer> &pointers,
+                               std::string_view name) {
+  for (const NamedPointer &p : pointers)
+    if (name == p.name)
+      return &p.pointer;
+  return nullptr;
+}
+
+/// The encoded descriptor of `map` for the call's `pointers`.
+StatusOr<CUtensorMap> encodeParam(const KernelMetadata &m,
+                                  const TensorMapParam &map,
+                                  const std::vector<NamedPointer> &pointers,
+                                  TensorMapEncodeFn encode) {
+  const CUdeviceptr *base = findPointer(pointers, map.tensor);
+  if (!base)
+    return Status::error("this call has no tensor '" + map.tensor + "'");
+  if (!encode)
+    return Status::error("no tensor map encoder (cuTensorMapEncodeTiled)");
+  StatusOr<TensorMapSpec> spec = tensorMapSpec(m, map, *base);
+  if (!spec.ok())
+    return spec.status();
+  return encodeTensorMap(*spec, encode);
+}
+
+} // namespace
+
+StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &m,
+                                      const TensorMapParam &map,
+                                      CUdeviceptr base) {
+  TensorShape shape;
+  if (!attentionTensorShape(m, map.tensor, shape))
+    return Status::error("'" + map.tensor + "' is not an attention tensor");
+  return attentionTileMap(tensorMapDataType(m.dtype), base, uint64_t(m.batch),
+                          uint64_t(shape.heads), uint64_t(shape.seq),
+                          uint64_t(shape.dim), map.rows, map.cols);
+}
+
+StatusOr<KernelParams>
+buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
+                  const std::vector<NamedPointer> &pointers,
+                  TensorMapEncodeFn encode) {
+  KernelParams params;
+  for (const std::string &name : launch.args) {
+    if (const CUdeviceptr *pointer = findPointer(pointers, name)) {
+      params.addPointer(*pointer);
+      continue;
+    }
+    const TensorMapParam *map = m.findTensorMap(name);
+    if (!map)
+      return Status::error("unknown parameter '" + name + "' of kernel '" +
+                           launch.entry + "'");
+    StatusOr<CUtensorMap> encoded = encodeParam(m, *map, pointers, encode);
+    if (!encoded.ok())
+      return encoded.status().withContext(
+          "parameter '" + name + "' (tensor map " + map->toString() + ")");
+    params.addTensorMap(*encoded);
+  }
+  return params;
+}
+
+} // namespace fa::rt
