@@ -512,16 +512,16 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
-    // Two warpgroups (one block per SM): three stages where they fit, one
-    // barrier per KV block (hd128 N = 8k: 327 -> 338 TFLOP/s). One
-    // warpgroup: two, which leave room for three blocks per SM (hd64: three
-    // stages read 239 against 279; docs/perf/README.md).
     // A TMA producer warpgroup feeding the compute warpgroups through
-    // two-stage mbarrier rings (FlashAttention 3's split).
+    // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
+    // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
     fagpu::WarpSpecializeOptions split;
     split.stages = 2;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
+    // Two compute warpgroups alternate issuing their products (ping-pong:
+    // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   toKernel.addPass(createCanonicalizerPass());

@@ -1,14 +1,14 @@
 // REQUIRES: ptxas
-// RUN: fa-compile %s --chip=sm_90 -o %t && FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: fa-compile %s --chip=sm_89 -o %t && FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: FileCheck %s --check-prefix=META < %t.meta
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.sm90a.cubin
 // RUN: fa-compile %s --chip=sm_80 -o %t.80 && %ptxas -arch=sm_80 %t.80.ptx -o %t.sm80.cubin
-// RUN: fa-compile %s --chip=sm_90 --emit=cubin -o %t.bin && test -s %t.bin.cubin && FileCheck %s --check-prefix=META < %t.bin.meta
+// RUN: fa-compile %s --chip=sm_89 --emit=cubin -o %t.bin && test -s %t.bin.cubin && FileCheck %s --check-prefix=META < %t.bin.meta
 
 // The portable tensor-core kernel: cp.async staging, ldmatrix fragments,
 // mma.sync m16n8k16, quad shuffles; PTX assembles for sm_80 and sm_90a.
 
-// PTX: .target sm_90
+// PTX: .target sm_89
 // PTX: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
 // PTX: .visible .entry gqa_causal(
 // PTX: cp.async.cg.shared.global
@@ -22,7 +22,7 @@
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // META: kind = forward
-// META-NEXT: chip = sm_90
+// META-NEXT: chip = sm_89
 // META-NEXT: dtype = bf16
 // META-NEXT: batch = 2
 // META-NEXT: heads_q = 8

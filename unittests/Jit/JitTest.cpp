@@ -95,7 +95,8 @@ TEST_F(JitTest, MissThenHitCompilesOnce) {
   const KernelMetadata &m = first->metadata;
   EXPECT_EQ(m.kind, KernelKind::Forward);
   EXPECT_EQ(m.entry, "fa_fwd");
-  EXPECT_EQ(m.chip, "sm_90");
+  // sm_90 gets the warp-specialized WGMMA forward, built for sm_90a.
+  EXPECT_EQ(m.chip, "sm_90a");
   EXPECT_EQ(m.headsQ, 4);
   EXPECT_EQ(m.headsKV, 2);
   EXPECT_EQ(m.seqQ, 100);
@@ -240,7 +241,8 @@ TEST_F(JitTest, BackwardCompilesToPTXWithoutADriverAndIsCachedApart) {
   EXPECT_EQ(m.entry, "fa_fwd");
   EXPECT_EQ(m.pre.entry, "fa_fwd_pre");
   EXPECT_EQ(m.post.entry, "fa_fwd_post");
-  EXPECT_EQ(m.pre.args, (std::vector<std::string>{"o", "do", "delta", "dq_acc"}));
+  EXPECT_EQ(m.pre.args,
+            (std::vector<std::string>{"o", "do", "delta", "dq_acc"}));
   EXPECT_EQ(m.post.args, (std::vector<std::string>{"dq_acc", "dq"}));
   for (const LaunchSpec &l : m.launches())
     EXPECT_TRUE(contains(bwd->image, ".entry " + l.entry + "(")) << l.entry;

@@ -177,13 +177,55 @@ struct LowerArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
   }
 };
 
+struct LowerWarpgroupId : OpConversionPattern<WarpgroupIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WarpgroupIdOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    rewriter.replaceOpWithNewOp<arith::DivUIOp>(
+        op, emitGroupThreadId(rewriter, loc), indexConst(rewriter, loc, 128));
+    return success();
+  }
+};
+
+struct LowerNamedBarrierSync : OpConversionPattern<NamedBarrierSyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NamedBarrierSyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::BarrierOp::create(
+        rewriter, loc, TypeRange{}, i32Of(rewriter, loc, adaptor.getId()),
+        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32),
+        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerNamedBarrierArrive : OpConversionPattern<NamedBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NamedBarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::BarrierArriveOp::create(
+        rewriter, loc, i32Of(rewriter, loc, adaptor.getId()),
+        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fagpu::populateBarriersToNVVMPatterns(TileTypeConverter &converter,
                                                  RewritePatternSet &patterns) {
   patterns.add<LowerInitBarriers, LowerArriveExpectBytes, LowerTmaLoad,
-               LowerWaitBarrier, LowerArriveBarrier>(converter,
-                                                     patterns.getContext());
+               LowerWaitBarrier, LowerArriveBarrier, LowerWarpgroupId,
+               LowerNamedBarrierSync, LowerNamedBarrierArrive>(
+      converter, patterns.getContext());
 }
 
 void mlir::fagpu::lowerWarpSpecialize(Operation *root) {

@@ -217,9 +217,37 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
       llvm::append_range(results, unpackStruct(rewriter, loc, d, regsPerRep));
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    if (!op.getAsync())
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
     auto type = cast<VectorType>(getTypeConverter()->convertType(accType));
     rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
+    return success();
+  }
+};
+
+/// Waits for the warpgroup's products, then passes each accumulator
+/// register through an empty volatile asm: what reads the registers is
+/// ordered after the wait, as the PTX ISA requires of async wgmma results.
+struct LowerMmaWait : OpConversionPattern<MmaWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getPending());
+    for (Value &reg : regs)
+      reg = LLVM::InlineAsmOp::create(
+                rewriter, loc, reg.getType(), ValueRange{reg}, "", "=f,0",
+                /*has_side_effects=*/true, /*is_align_stack=*/false,
+                LLVM::tailcallkind::TailCallKind::None,
+                LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                          LLVM::AsmDialect::AD_ATT),
+                ArrayAttr())
+                .getResult(0);
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       cast<VectorType>(adaptor.getPending().getType()), regs));
     return success();
   }
 };
@@ -228,5 +256,5 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
 
 void mlir::fagpu::populateMmaToWGMMAPatterns(TileTypeConverter &converter,
                                              RewritePatternSet &patterns) {
-  patterns.add<LowerMmaToWGMMA>(converter, patterns.getContext());
+  patterns.add<LowerMmaToWGMMA, LowerMmaWait>(converter, patterns.getContext());
 }

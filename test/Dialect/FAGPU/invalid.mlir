@@ -196,3 +196,332 @@ func.func @copy_into_ring(%src: memref<64x64xbf16>, %row: index, %ring: !fagpu.s
   fagpu.async_copy_to_shared %src[%row] limit %row into %ring : memref<64x64xbf16>, !fagpu.smem<2x64x64xbf16, swizzle = 128>
   return
 }
+
+// -----
+
+// expected-error @+1 {{an array of at least one mbarrier, got 0}}
+func.func @no_barriers(%b: !fagpu.barriers<0>) { return }
+
+// -----
+
+// expected-error @+1 {{a tensor map describes a dense 2-D to 5-D memref of static shape, got 'memref<?x64xbf16>'}}
+func.func @map_dynamic(%m: !fagpu.tensor_map<memref<?x64xbf16>, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{a tensor map describes a dense 2-D to 5-D memref of static shape, got 'memref<64x64xbf16, strided<[128, 1]>>'}}
+func.func @map_strided(%m: !fagpu.tensor_map<memref<64x64xbf16, strided<[128, 1]>>, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{a tensor map describes a dense 2-D to 5-D memref of static shape, got 'memref<64xbf16>'}}
+func.func @map_rank1(%m: !fagpu.tensor_map<memref<64xbf16>, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{a tensor map describes a dense 2-D to 5-D memref of static shape, got 'memref<1x1x1x1x64x64xbf16>'}}
+func.func @map_rank6(%m: !fagpu.tensor_map<memref<1x1x1x1x64x64xbf16>, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{a tensor map holds whole-byte scalars, got 'i4'}}
+func.func @map_element(%m: !fagpu.tensor_map<memref<64x256xi4>, box = [64, 256]>) { return }
+
+// -----
+
+// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 64x32 'bf16'}}
+func.func @map_box_bytes(%m: !fagpu.tensor_map<memref<64x64xbf16>, box = [64, 32]>) { return }
+
+// -----
+
+// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 0x64 'bf16'}}
+func.func @map_box_empty(%m: !fagpu.tensor_map<memref<64x64xbf16>, box = [0, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 512x64 'bf16'}}
+func.func @map_box_rows(%m: !fagpu.tensor_map<memref<1024x64xbf16>, box = [512, 64]>) { return }
+
+// -----
+
+func.func @init_count(%b: !fagpu.barriers<3>) {
+  // expected-error @+1 {{has 2 arrival counts for 3 barriers}}
+  fagpu.init_barriers %b arrivals = [1, 8] : !fagpu.barriers<3>
+  return
+}
+
+// -----
+
+func.func @init_zero(%b: !fagpu.barriers<2>) {
+  // expected-error @+1 {{arrival counts must be in [1, 2^20), got 0}}
+  fagpu.init_barriers %b arrivals = [1, 0] : !fagpu.barriers<2>
+  return
+}
+
+// -----
+
+func.func @init_huge(%b: !fagpu.barriers<1>) {
+  // expected-error @+1 {{arrival counts must be in [1, 2^20), got 1048576}}
+  fagpu.init_barriers %b arrivals = [1048576] : !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @expect_zero(%b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{attribute 'bytes' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  fagpu.arrive_expect_bytes %b[%i], 0 : !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_coords(%m: !fagpu.tensor_map<memref<2x4x256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<128x64xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{takes 3 coordinates (all but the column) for a rank-4 tensor, got 2}}
+  fagpu.tma_load %m[%i, %i] into %t, %b[%i] : !fagpu.tensor_map<memref<2x4x256x64xbf16>, box = [128, 64]>, !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_ring(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<2x128x64xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{loads into one stage of a ring (fagpu.stage)}}
+  fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<2x128x64xbf16, swizzle = 128>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_element(%m: !fagpu.tensor_map<memref<256x64xf16>, box = [128, 64]>, %t: !fagpu.smem<128x64xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{tile element type 'bf16' differs from the tensor's 'f16'}}
+  fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xf16>, box = [128, 64]>, !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_swizzle(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<128x64xbf16, swizzle = 64>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{needs a tile with the 128-byte swizzle the map writes, got swizzle = 64}}
+  fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<128x64xbf16, swizzle = 64>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_box_rows(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{tile 64x64 is not a row of 128x64 boxes}}
+  fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+// The box check's other half (columns not a multiple of the box's) cannot
+// fire: with the element type and the 128-byte swizzle checked first, a
+// tile's rows and a box are both whole multiples of 128 bytes.
+
+func.func @tma_columns(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<128x128xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
+  // expected-error @+1 {{tile has 128 columns, the tensor's rows 64}}
+  fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<128x128xbf16, swizzle = 128>, !fagpu.barriers<1>
+  return
+}
+
+// -----
+
+func.func @split_pool() {
+  // expected-error @+1 {{registers of all warpgroups (68608) exceed the SM's 65536}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 256) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_multiple() {
+  // expected-error @+1 {{register counts must be multiples of 8}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 28) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_multiple_consumers() {
+  // expected-error @+1 {{register counts must be multiples of 8}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 236) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_barrier_producer() {
+  // expected-error @+1 {{regions synchronise through mbarriers only}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    gpu.barrier
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_barrier_nested(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{regions synchronise through mbarriers only}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.barrier
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @split_registers() {
+  // expected-error @+1 {{attribute 'producer_registers' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 24 whose maximum value is 256}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 16) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_warpgroups() {
+  // expected-error @+1 {{attribute 'consumer_warpgroups' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 0, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+func.func @async_mma_sync(%a: tensor<64x16xbf16, #fagpu.mma_sync_a<warps = 4>>, %b: !fagpu.smem<16x64xbf16, swizzle = 0>, %c: tensor<64x64xf32, #acc>) {
+  // expected-error @+1 {{only WGMMA products can be asynchronous}}
+  %r = fagpu.mma %a, %b, %c async : tensor<64x16xbf16, #fagpu.mma_sync_a<warps = 4>>, !fagpu.smem<16x64xbf16, swizzle = 0>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @async_read(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) -> tensor<64x64xf32, #acc> {
+  // expected-error @+1 {{an asynchronous product is read only through fagpu.mma_wait}}
+  %r = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  %w = fagpu.mma_wait %r : tensor<64x64xf32, #acc>
+  %s = arith.addf %r, %w : tensor<64x64xf32, #acc>
+  return %s : tensor<64x64xf32, #acc>
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @wait_sync_mma(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  // expected-error @+1 {{waits for the result of an `fagpu.mma async`}}
+  %w = fagpu.mma_wait %r : tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @wait_argument(%c: tensor<64x64xf32, #acc>) {
+  // expected-error @+1 {{waits for the result of an `fagpu.mma async`}}
+  %w = fagpu.mma_wait %c : tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+func.func @sync_threads(%id: index) {
+  // expected-error @+1 {{counts whole warps: threads must be a multiple of 32, got 100}}
+  fagpu.named_barrier_sync %id, threads = 100
+  return
+}
+
+// -----
+
+func.func @arrive_threads(%id: index) {
+  // expected-error @+1 {{counts whole warps: threads must be a multiple of 32, got 48}}
+  fagpu.named_barrier_arrive %id, threads = 48
+  return
+}
+
+// -----
+
+func.func @sync_few(%id: index) {
+  // expected-error @+1 {{attribute 'threads' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 32}}
+  fagpu.named_barrier_sync %id, threads = 0
+  return
+}
+
+// -----
+
+func.func @arrive_few(%id: index) {
+  // expected-error @+1 {{attribute 'threads' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 32}}
+  fagpu.named_barrier_arrive %id, threads = 16
+  return
+}
+
+// -----
+
+func.func @split_sync_copy(%src: memref<64x64xbf16>, %row: index) {
+  %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // expected-error @+1 {{regions synchronise through mbarriers only: a block-wide barrier (gpu.barrier, or the one of a synchronous copy, copy wait or barrier initialisation) would deadlock}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    fagpu.copy_to_shared %src[%row] limit %row into %t : memref<64x64xbf16>, !fagpu.smem<64x64xbf16, swizzle = 128>
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_copy_wait(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{regions synchronise through mbarriers only}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
+    scf.for %i = %c0 to %n step %c1 {
+      fagpu.wait_shared_copies pending = 0
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @split_init_barriers(%b: !fagpu.barriers<2>) {
+  // expected-error @+1 {{regions synchronise through mbarriers only}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
+    fagpu.init_barriers %b arrivals = [1, 8] : !fagpu.barriers<2>
+  }
+  return
+}

@@ -53,3 +53,79 @@ func.func @mma_sync_layouts(%acc: tensor<64x64xf32, #fagpu.mma_sync_acc<warps = 
                             %s: !fagpu.smem<32x64xbf16, swizzle = 0>) {
   return
 }
+
+// mbarriers, TMA and the warp-specialized split: every new type and op, with
+// the producer region waiting for an empty stage, announcing its bytes and
+// loading, the consumers waiting for the bytes and releasing the stage.
+
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK-SAME: (%[[MAP:[a-z0-9]+]]: !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>,
+// CHECK-SAME: %[[BATCH:[a-z0-9]+]]: index, %[[HEAD:[a-z0-9]+]]: index, %[[ROW:[a-z0-9]+]]: index, %[[S:[a-z0-9]+]]: index,
+// CHECK-SAME: %[[FULL:[a-z0-9]+]]: index, %[[EMPTY:[a-z0-9]+]]: index, %[[PHASE:[a-z0-9]+]]: index, %[[NEXT:[a-z0-9]+]]: index,
+// CHECK: %[[RING:.*]] = fagpu.alloc_shared : !fagpu.smem<2x64x128xbf16, swizzle = 128>
+// CHECK: %[[B:.*]] = fagpu.alloc_barriers : !fagpu.barriers<4>
+// CHECK: fagpu.init_barriers %[[B]] arrivals = [1, 1, 8, 8] : !fagpu.barriers<4>
+// CHECK: fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+// CHECK-NEXT: fagpu.wait_barrier %[[B]][%[[EMPTY]]] phase %[[NEXT]] : !fagpu.barriers<4>
+// CHECK-NEXT: fagpu.arrive_expect_bytes %[[B]][%[[FULL]]], 16384 : !fagpu.barriers<4>
+// CHECK-NEXT: %[[T:.*]] = fagpu.stage %[[RING]][%[[S]]] : !fagpu.smem<2x64x128xbf16, swizzle = 128> -> !fagpu.smem<64x128xbf16, swizzle = 128>
+// CHECK-NEXT: fagpu.tma_load %[[MAP]][%[[BATCH]], %[[HEAD]], %[[ROW]]] into %[[T]], %[[B]][%[[FULL]]] : !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>, !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.barriers<4>
+// CHECK-NEXT: } consumers(warpgroups = 2, registers = 240) {
+// CHECK-NEXT: fagpu.wait_barrier %[[B]][%[[FULL]]] phase %[[PHASE]] : !fagpu.barriers<4>
+// CHECK: fagpu.mma
+// CHECK-NEXT: fagpu.arrive_barrier %[[B]][%[[EMPTY]]] : !fagpu.barriers<4>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @warp_specialized(%kmap: !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>,
+                            %b: index, %h: index, %row: index, %s: index,
+                            %full: index, %empty: index, %phase: index, %next: index,
+                            %q: !fagpu.smem<128x128xbf16, swizzle = 128>) {
+  %ring = fagpu.alloc_shared : !fagpu.smem<2x64x128xbf16, swizzle = 128>
+  %bars = fagpu.alloc_barriers : !fagpu.barriers<4>
+  fagpu.init_barriers %bars arrivals = [1, 1, 8, 8] : !fagpu.barriers<4>
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    fagpu.wait_barrier %bars[%empty] phase %next : !fagpu.barriers<4>
+    fagpu.arrive_expect_bytes %bars[%full], 16384 : !fagpu.barriers<4>
+    %t = fagpu.stage %ring[%s] : !fagpu.smem<2x64x128xbf16, swizzle = 128> -> !fagpu.smem<64x128xbf16, swizzle = 128>
+    fagpu.tma_load %kmap[%b, %h, %row] into %t, %bars[%full] : !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>, !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.barriers<4>
+  } consumers(warpgroups = 2, registers = 240) {
+    fagpu.wait_barrier %bars[%full] phase %phase : !fagpu.barriers<4>
+    %k = fagpu.stage %ring[%s] : !fagpu.smem<2x64x128xbf16, swizzle = 128> -> !fagpu.smem<64x128xbf16, swizzle = 128>
+    %z = arith.constant dense<0.0> : tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>
+    %r = fagpu.mma %q, %k, %z transpose_b : !fagpu.smem<128x128xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>> -> tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>
+    fagpu.arrive_barrier %bars[%empty] : !fagpu.barriers<4>
+  }
+  return
+}
+
+// A tensor map over other ranks and element types (2-D f32: 32-column
+// boxes; 5-D f16).
+// CHECK-LABEL: func.func @tensor_maps
+// CHECK-SAME: !fagpu.tensor_map<memref<1024x32xf32>, box = [256, 32]>
+// CHECK-SAME: !fagpu.tensor_map<memref<2x3x4x64x64xf16>, box = [1, 64]>
+// CHECK-SAME: !fagpu.barriers<1>
+func.func @tensor_maps(%a: !fagpu.tensor_map<memref<1024x32xf32>, box = [256, 32]>,
+                       %b: !fagpu.tensor_map<memref<2x3x4x64x64xf16>, box = [1, 64]>,
+                       %c: !fagpu.barriers<1>) {
+  return
+}
+
+// Ping-pong: the warpgroup's index, named barriers (sync and arrive), an
+// asynchronous WGMMA product read only through fagpu.mma_wait.
+// CHECK-LABEL: func.func @pingpong
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: !fagpu.smem<64x64xbf16, swizzle = 128>, %[[K:[a-z0-9]+]]: !fagpu.smem<64x64xbf16, swizzle = 128>, %[[ACC:[a-z0-9]+]]: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>)
+// CHECK: %[[WG:.*]] = fagpu.warpgroup_id
+// CHECK-NEXT: fagpu.named_barrier_sync %[[WG]], threads = 256
+// CHECK-NEXT: %[[P:.*]] = fagpu.mma %[[Q]], %[[K]], %[[ACC]] transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+// CHECK-NEXT: fagpu.named_barrier_arrive %[[WG]], threads = 32
+// CHECK-NEXT: %[[R:.*]] = fagpu.mma_wait %[[P]] : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+// CHECK-NEXT: return %[[R]]
+func.func @pingpong(%q: !fagpu.smem<64x64xbf16, swizzle = 128>, %k: !fagpu.smem<64x64xbf16, swizzle = 128>,
+                    %acc: tensor<64x64xf32, #acc>) -> tensor<64x64xf32, #acc> {
+  %wg = fagpu.warpgroup_id
+  fagpu.named_barrier_sync %wg, threads = 256
+  %p = fagpu.mma %q, %k, %acc transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  fagpu.named_barrier_arrive %wg, threads = 32
+  %r = fagpu.mma_wait %p : tensor<64x64xf32, #acc>
+  return %r : tensor<64x64xf32, #acc>
+}

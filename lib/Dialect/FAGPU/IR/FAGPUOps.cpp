@@ -92,6 +92,13 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc "
                             "or #fagpu.mma_sync_acc, got "
                          << accLayout;
+  if (getAsync() && !wgmma)
+    return emitOpError() << "only WGMMA products can be asynchronous";
+  if (getAsync() && llvm::any_of(getResult().getUsers(), [](Operation *user) {
+        return !isa<MmaWaitOp>(user);
+      }))
+    return emitOpError() << "an asynchronous product is read only through "
+                            "fagpu.mma_wait";
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32, got " << acc.getElementType();
   int64_t m = acc.getDimSize(0), n = acc.getDimSize(1);
@@ -330,13 +337,18 @@ LogicalResult TmaLoadOp::verify() {
 
 LogicalResult WarpSpecializeOp::verify() {
   for (Region *region : getRegions()) {
+    // These synchronise the whole block (a barrier in their lowering).
     WalkResult found = region->walk([](Operation *op) {
-      return isa<gpu::BarrierOp>(op) ? WalkResult::interrupt()
-                                     : WalkResult::advance();
+      return isa<gpu::BarrierOp, CopyToSharedOp, WaitSharedCopiesOp,
+                 InitBarriersOp>(op)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     });
     if (found.wasInterrupted())
       return emitOpError() << "regions synchronise through mbarriers only: "
-                              "a block-wide gpu.barrier would deadlock";
+                              "a block-wide barrier (gpu.barrier, or the one "
+                              "of a synchronous copy, copy wait or barrier "
+                              "initialisation) would deadlock";
   }
   int64_t pool = getProducerWarpgroups() * getProducerRegisters() +
                  getConsumerWarpgroups() * getConsumerRegisters();
@@ -345,5 +357,29 @@ LogicalResult WarpSpecializeOp::verify() {
                          << ") exceed the SM's 65536";
   if (getProducerRegisters() % 8 || getConsumerRegisters() % 8)
     return emitOpError() << "register counts must be multiples of 8";
+  return success();
+}
+
+/// Named barriers count whole warps.
+static LogicalResult verifyNamedBarrier(Operation *op, int64_t threads) {
+  if (threads % 32 != 0)
+    return op->emitOpError() << "counts whole warps: threads must be a "
+                                "multiple of 32, got "
+                             << threads;
+  return success();
+}
+
+LogicalResult NamedBarrierSyncOp::verify() {
+  return verifyNamedBarrier(*this, getThreads());
+}
+
+LogicalResult NamedBarrierArriveOp::verify() {
+  return verifyNamedBarrier(*this, getThreads());
+}
+
+LogicalResult MmaWaitOp::verify() {
+  auto mma = getPending().getDefiningOp<MmaOp>();
+  if (!mma || !mma.getAsync())
+    return emitOpError() << "waits for the result of an `fagpu.mma async`";
   return success();
 }

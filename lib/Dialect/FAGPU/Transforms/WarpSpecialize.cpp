@@ -50,6 +50,12 @@ struct WarpSpecializePass
   using WarpSpecializeBase::WarpSpecializeBase;
 
   void runOnOperation() override {
+    if (stages < 2) {
+      getOperation().emitError() << "fagpu-warp-specialize needs at least 2 "
+                                    "stages, got "
+                                 << stages.getValue();
+      return signalPassFailure();
+    }
     SmallVector<gpu::GPUFuncOp> kernels(
         getOperation().getOps<gpu::GPUFuncOp>());
     for (gpu::GPUFuncOp kernel : kernels)
@@ -127,6 +133,10 @@ struct WarpSpecializePass
                                      "kernel's top level";
         tiles.push_back(alloc);
       }
+      if (llvm::SmallPtrSet<Operation *, 4>(tiles.begin(), tiles.end())
+              .size() != tiles.size())
+        return loop.emitError() << "each copy of a KV loop needs a tile of "
+                                   "its own (one ring per tile)";
       if (i == 0)
         copies.looped = tiles;
       else if (tiles != copies.looped)
@@ -162,15 +172,21 @@ struct WarpSpecializePass
     int64_t ringBytes = 0;
     for (AllocSharedOp tile : copies.looped)
       ringBytes += tile.getType().getStageStride();
-    int64_t base = placeSharedTiles(kernel) + 8 * 64; // + the barriers
+    // Shared bytes with `depth` stages: tiles, rings and the barriers
+    // ([once copies][full: tile x stage][empty: stage], 8 bytes each).
+    int64_t tileBytes = placeSharedTiles(kernel);
+    int64_t numOnceCopies = copies.once.size();
+    auto bytesWith = [&](int64_t depth) {
+      return tileBytes + (depth - 1) * ringBytes +
+             8 * (numOnceCopies + (copies.looped.size() + 1) * depth);
+    };
     int64_t depth = copies.loops.empty() ? 1 : stages.getValue();
-    while (depth > 2 && base + (depth - 1) * ringBytes > maxSharedBytes)
+    while (depth > 2 && bytesWith(depth) > maxSharedBytes)
       --depth;
-    if (!copies.loops.empty() &&
-        (depth < 2 || base + (depth - 1) * ringBytes > maxSharedBytes))
+    if (!copies.loops.empty() && bytesWith(depth) > maxSharedBytes)
       return kernel.emitError()
              << "fagpu-warp-specialize: rings of 2 stages need "
-             << base + ringBytes << " bytes of shared memory, over "
+             << bytesWith(depth) << " bytes of shared memory, over "
              << maxSharedBytes.getValue();
 
     // Tensor maps: one parameter per (argument, box rows).
@@ -248,6 +264,17 @@ struct WarpSpecializePass
         Value row = copy.getRow();
         if (Operation *def = row.getDefiningOp(); def && loop->isAncestor(def))
           (void)getBackwardSlice(def, &inLoop, options), inLoop.insert(def);
+        // The producer recomputes the row from the induction variable; a
+        // value the loop carries exists on the consumers' side only.
+        auto carried = [&](Value v) {
+          return llvm::is_contained(loop.getRegionIterArgs(), v);
+        };
+        if (carried(row) || llvm::any_of(inLoop, [&](Operation *op) {
+              return llvm::any_of(op->getOperands(), carried);
+            }))
+          return copy.emitError() << "fagpu-warp-specialize needs copy rows "
+                                     "computed from the induction variable, "
+                                     "not from values the loop carries";
         for (Operation *op : inLoop)
           for (Value v : op->getOperands())
             if (!loop->isAncestor(v.getParentBlock()->getParentOp()))

@@ -114,15 +114,36 @@ def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
     `#fagpu.mma_sync_acc` (mma.sync.m16n8k16). `a` is [M, K], from shared
     memory or from registers in the family's A layout; `b` is a shared tile,
     [K, N], or [N, K] with `transpose_b` (K contiguous, as K is for QKᵀ).
+
+    With `async` (WGMMA only) the product is issued and the op returns at
+    once: its result may only be read through `fagpu.mma_wait`, so that
+    the executing warps can do other work (hand the tensor cores to another
+    warpgroup) while it runs.
   }];
   let arguments = (ins AnyType:$a, FAGPU_SharedTile:$b,
-                       FAGPU_RegisterTile:$acc, UnitAttr:$transpose_b);
+                       FAGPU_RegisterTile:$acc, UnitAttr:$transpose_b,
+                       UnitAttr:$async);
   let results = (outs FAGPU_RegisterTile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
+    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? (`async` $async^)?
+    attr-dict `:`
     qualified(type($a)) `,` qualified(type($b)) `,` type($acc) `->`
     type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_MmaWaitOp : FAGPU_Op<"mma_wait",
+    [AllTypesMatch<["pending", "result"]>]> {
+  let summary = "Wait for the warpgroup's asynchronous products";
+  let description = [{
+    Waits until every `fagpu.mma async` the executing warpgroup issued has
+    completed and returns `pending` (the result of one of them), now safe
+    to read.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$pending);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = "$pending attr-dict `:` type($pending)";
   let hasVerifier = 1;
 }
 
@@ -327,6 +348,37 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
       return 128 * (getProducerWarpgroups() + getConsumerWarpgroups());
     }
   }];
+}
+
+def FAGPU_WarpgroupIdOp : FAGPU_Op<"warpgroup_id", [Pure]> {
+  let summary = "The executing warpgroup's index in its group";
+  let description = [{
+    0, 1, ... counted from the first warpgroup of the enclosing
+    `fagpu.warp_specialize` region (of the block outside one).
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def FAGPU_NamedBarrierSyncOp : FAGPU_Op<"named_barrier_sync"> {
+  let summary = "Wait at a hardware named barrier";
+  let description = [{
+    The executing warps wait at barrier `id` (1 to 15; 0 is the block's)
+    until `threads` threads have arrived or synced on it.
+  }];
+  let arguments = (ins Index:$id, ConfinedAttr<I64Attr, [IntMinValue<32>]>:$threads);
+  let assemblyFormat = "$id `,` `threads` `=` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+def FAGPU_NamedBarrierArriveOp : FAGPU_Op<"named_barrier_arrive"> {
+  let summary = "Arrive at a hardware named barrier without waiting";
+  let description = [{
+    The executing warps count toward barrier `id`'s `threads` and go on.
+  }];
+  let arguments = (ins Index:$id, ConfinedAttr<I64Attr, [IntMinValue<32>]>:$threads);
+  let assemblyFormat = "$id `,` `threads` `=` $threads attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // FA_DIALECT_FAGPU_IR_FAGPUOPS_TD

@@ -85,4 +85,23 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
                            "::mlir::gpu::GPUDialect"];
 }
 
+def PingPong : Pass<"fagpu-pingpong", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Compute warpgroups take turns on the tensor cores";
+  let description = [{
+    FlashAttention 3's ping-pong schedule. In the consumer region of a
+    `fagpu.warp_specialize` with W >= 2 warpgroups, every `fagpu.mma` in a
+    loop becomes a turn: warpgroup w waits at named barrier 1 + w, issues
+    its product, then hands the turn to warpgroup (w + 1) % W by arriving at
+    that one's barrier (two warpgroups, 256 threads, per barrier). The
+    products of the warpgroups thus alternate, and each warpgroup's softmax
+    runs while the next one's product occupies the tensor cores. The last
+    warpgroup gives warpgroup 0 its first turn before the loops; warpgroup
+    0 takes back the last turn after them, so every barrier phase
+    completes.
+  }];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,94 @@
+//===- PingPong.cpp - Warpgroups take turns on the tensor cores -----------===//
+//
+// Two compute warpgroups that run the same loop contend for the tensor
+// cores and, left alone, drift into issuing their products together and
+// then computing their softmax together, leaving the tensor cores idle.
+// Ordering each product as a turn passed around the warpgroups through
+// named barriers overlaps one warpgroup's softmax with the others' products
+// (FlashAttention 3, section 3.1). Passes.td has the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace fagpu {
+#define GEN_PASS_DEF_PINGPONG
+#include "fa/Dialect/FAGPU/Transforms/Passes.h.inc"
+} // namespace fagpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+/// A named barrier joins the warpgroup that waits and the one that arrives.
+constexpr int64_t kTurnThreads = 256;
+
+struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
+  void runOnOperation() override {
+    getOperation().walk([](WarpSpecializeOp split) {
+      if (split.getConsumerWarpgroups() >= 2)
+        takeTurns(split);
+    });
+  }
+
+  static void takeTurns(WarpSpecializeOp split) {
+    Block &consumers = split.getConsumers().front();
+    SmallVector<MmaOp> products;
+    Operation *lastLoop = nullptr;
+    consumers.walk([&](MmaOp mma) {
+      if (!mma->getParentOfType<scf::ForOp>())
+        return;
+      products.push_back(mma);
+      Operation *top = consumers.findAncestorOpInBlock(*mma);
+      if (!lastLoop || lastLoop->isBeforeInBlock(top))
+        lastLoop = top;
+    });
+    if (products.empty())
+      return;
+    int64_t groups = split.getConsumerWarpgroups();
+    Location loc = split.getLoc();
+    OpBuilder b = OpBuilder::atBlockBegin(&consumers);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    // Barrier 0 is the block's; warpgroup w's turn is barrier 1 + w.
+    Value group = WarpgroupIdOp::create(b, loc, b.getIndexType());
+    Value mine = arith::AddIOp::create(b, loc, group, c(1));
+    Value next = arith::AddIOp::create(
+        b, loc,
+        arith::RemUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, group, c(1)), c(groups)),
+        c(1));
+    auto onGroup = [&](int64_t which, auto body) {
+      Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                       c(which));
+      auto branch = scf::IfOp::create(b, loc, is);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      body();
+    };
+    onGroup(groups - 1,
+            [&] { NamedBarrierArriveOp::create(b, loc, c(1), kTurnThreads); });
+    // A turn is the issue of a product: it runs asynchronously while the
+    // next warpgroup issues its own, and is waited for after the hand-off.
+    for (MmaOp mma : products) {
+      b.setInsertionPoint(mma);
+      NamedBarrierSyncOp::create(b, loc, mine, kTurnThreads);
+      mma.setAsync(true);
+      b.setInsertionPointAfter(mma);
+      NamedBarrierArriveOp::create(b, loc, next, kTurnThreads);
+      Value ready = MmaWaitOp::create(b, loc, mma.getType(), mma.getResult());
+      mma.getResult().replaceAllUsesExcept(ready, ready.getDefiningOp());
+    }
+    b.setInsertionPointAfter(lastLoop);
+    onGroup(0, [&] { NamedBarrierSyncOp::create(b, loc, c(1), kTurnThreads); });
+  }
+};
+
+} // namespace
