@@ -516,7 +516,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
     fagpu::WarpSpecializeOptions split;
-    split.stages = 2;
+    split.stages = effective.kvStages ? effective.kvStages : 2;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
     // Two compute warpgroups alternate issuing their products (ping-pong:

@@ -1,6 +1,7 @@
 //===- fa-compile.cpp - Attention -> PTX / cubin, ahead of time -----------===//
 //
-//   fa-compile [input.mlir] [--backward] [--dtype=bf16] [--batch=N] [--heads-q=N]
+//   fa-compile [input.mlir] [--backward] [--dtype=bf16] [--batch=N]
+//   [--heads-q=N]
 //              [--heads-kv=N] [--seq-q=N] [--seq-kv=N] [--head-dim=N]
 //              [--head-dim-v=N] [--causal] [--window=L,R] [--softcap=X]
 //              [--scale=X] [--block-q=N] [--block-kv=N] [--rows-per-warp=N]
@@ -39,8 +40,8 @@ cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"), cl::init("bf16"),
                            cl::cat(category));
 cl::opt<int64_t> batch("batch", cl::init(1), cl::cat(category));
 cl::opt<int64_t> headsQ("heads-q", cl::init(1), cl::cat(category));
-cl::opt<int64_t> headsKV("heads-kv", cl::desc("default: heads-q"),
-                         cl::init(0), cl::cat(category));
+cl::opt<int64_t> headsKV("heads-kv", cl::desc("default: heads-q"), cl::init(0),
+                         cl::cat(category));
 cl::opt<int64_t> seqQ("seq-q", cl::init(128), cl::cat(category));
 cl::opt<int64_t> seqKV("seq-kv", cl::desc("default: seq-q"), cl::init(0),
                        cl::cat(category));
@@ -52,8 +53,8 @@ cl::opt<std::string> window("window", cl::desc("L,R (-1 = unbounded)"),
                             cl::init(""), cl::cat(category));
 cl::opt<double> softcap("softcap", cl::desc("0 = none"), cl::init(0.0),
                         cl::cat(category));
-cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
-                      cl::init(0.0), cl::cat(category));
+cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"), cl::init(0.0),
+                      cl::cat(category));
 cl::opt<bool> backward("backward",
                        cl::desc("compile the backward (fa.attention_grad) of "
                                 "a config; an input file's op decides"),
@@ -67,8 +68,12 @@ cl::opt<int64_t> blockKV("block-kv",
                                   "or 64)"),
                          cl::init(0), cl::cat(category));
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
-                            cl::desc("16 or 32; 0 = automatic"), cl::init(0),
-                            cl::cat(category));
+                             cl::desc("16 or 32; 0 = automatic"), cl::init(0),
+                             cl::cat(category));
+cl::opt<int64_t> kvStages("kv-stages",
+                          cl::desc("K/V buffers of the WGMMA forward's TMA "
+                                   "rings; 0 = 2"),
+                          cl::init(0), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -145,10 +150,11 @@ int main(int argc, char **argv) {
   config.blockQ = blockQ;
   config.blockKV = blockKV;
   config.rowsPerWarp = rowsPerWarp;
+  config.kvStages = kvStages;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
-                 : backward    ? std::string("fa_bwd")
-                               : std::string("fa_fwd");
+                 : backward     ? std::string("fa_bwd")
+                                : std::string("fa_fwd");
 
   Expected<CompiledKernel> kernel = [&]() -> Expected<CompiledKernel> {
     if (inputFile.empty())
@@ -163,10 +169,10 @@ int main(int argc, char **argv) {
   if (!kernel)
     return fail(toString(kernel.takeError()));
 
-  const char *extension = emit == EmitKind::MLIR    ? ".mlir"
-                          : emit == EmitKind::LLVM  ? ".ll"
-                          : emit == EmitKind::PTX   ? ".ptx"
-                                                    : ".cubin";
+  const char *extension = emit == EmitKind::MLIR   ? ".mlir"
+                          : emit == EmitKind::LLVM ? ".ll"
+                          : emit == EmitKind::PTX  ? ".ptx"
+                                                   : ".cubin";
   if (!writeFile(outputPrefix + extension, kernel->payload))
     return 1;
   if ((emit == EmitKind::PTX || emit == EmitKind::Cubin) &&

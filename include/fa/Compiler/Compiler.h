@@ -37,6 +37,9 @@ struct AttentionConfig {
   /// 0 picks the measured defaults (defaultBlocks()).
   int64_t blockQ = 0, blockKV = 0;
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
+  /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 2, fewer if
+  /// they do not fit shared memory).
+  int64_t kvStages = 0;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
@@ -60,8 +63,8 @@ struct AttentionConfig {
   std::string targetChip() const {
     return usesWgmmaForward() ? "sm_90a" : chip;
   }
-  /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (64 x
-  /// 128 at head dim 64, 128 x 64 above 128); forward 128 x 64; backward 64 x
+  /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
+  /// 64 above head dim 128); forward 128 x 64; backward 64 x
   /// 128 (FA2's, double-buffered), and above head dim 128 a 32-row Q block
   /// (fewer live registers beside the dK/dV accumulators; measured in
   /// docs/perf/README.md) where the dQ tiles still split over the warps.

@@ -94,6 +94,18 @@ struct ElementwiseOnTiles : ConversionPattern {
         convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
     if (failed(converted))
       return failure();
+    // Tile math may contract a multiply and an add into one FMA (the
+    // softmax's x * scale - max is one FFMA per element, as in FA2/FA3).
+    if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(*converted)) {
+      arith::FastMathFlagsAttr flags = fastMath.getFastMathFlagsAttr();
+      (*converted)
+          ->setAttr(
+              fastMath.getFastMathAttrName(),
+              arith::FastMathFlagsAttr::get(
+                  rewriter.getContext(),
+                  (flags ? flags.getValue() : arith::FastMathFlags::none) |
+                      arith::FastMathFlags::contract));
+    }
     rewriter.replaceOp(op, (*converted)->getResults());
     return success();
   }

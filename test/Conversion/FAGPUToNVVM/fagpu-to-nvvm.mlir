@@ -9,7 +9,7 @@ gpu.module @m {
   // CHECK-LABEL: gpu.func @elementwise
   // CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : vector<8xf32>
   // CHECK: %[[S:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
-  // CHECK: arith.mulf %[[S]], %[[C]] : vector<8xf32>
+  // CHECK: arith.mulf %[[S]], %[[C]] fastmath<contract> : vector<8xf32>
   // CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
   // CHECK-NOT: tensor<
   gpu.func @elementwise(%x: f32) kernel {

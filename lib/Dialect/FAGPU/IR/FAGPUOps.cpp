@@ -3,7 +3,9 @@
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::fagpu;
@@ -382,4 +384,43 @@ LogicalResult MmaWaitOp::verify() {
   if (!mma || !mma.getAsync())
     return emitOpError() << "waits for the result of an `fagpu.mma async`";
   return success();
+}
+
+namespace {
+/// reduce(x * c) = reduce(x) * c for a positive constant c: the product by
+/// the softmax scale moves from every element to one per row (max and sum
+/// commute with it), and the elementwise product is left to its other
+/// users, where it can become part of an FMA.
+struct ScaleAfterReduceRows : OpRewritePattern<ReduceRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceRowsOp op,
+                                PatternRewriter &rewriter) const override {
+    auto product = op.getSource().getDefiningOp<arith::MulFOp>();
+    if (!product)
+      return failure();
+    for (unsigned side : {0u, 1u}) {
+      DenseElementsAttr scale;
+      if (!matchPattern(product->getOperand(side), m_Constant(&scale)) ||
+          !scale.isSplat())
+        continue;
+      APFloat c = scale.getSplatValue<APFloat>();
+      if (c.isNegative() || c.isZero() || !c.isFinite())
+        continue;
+      auto rowsType = cast<RankedTensorType>(op.getType());
+      Value reduced =
+          ReduceRowsOp::create(rewriter, op.getLoc(), op.getType(),
+                               op.getKind(), product->getOperand(1 - side));
+      Value rowScale = arith::ConstantOp::create(
+          rewriter, op.getLoc(), rowsType, DenseElementsAttr::get(rowsType, c));
+      rewriter.replaceOpWithNewOp<arith::MulFOp>(op, reduced, rowScale);
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+void ReduceRowsOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                               MLIRContext *context) {
+  patterns.add<ScaleAfterReduceRows>(context);
 }

@@ -162,6 +162,7 @@ def FAGPU_ReduceRowsOp : FAGPU_Op<"reduce_rows", [Pure]> {
     $kind $source attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def FAGPU_ExpandRowsOp : FAGPU_Op<"expand_rows", [Pure]> {
