@@ -516,9 +516,14 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
     fagpu::WarpSpecializeOptions split;
-    split.stages = effective.kvStages ? effective.kvStages : 2;
+    // Three stages where they fit (fewer otherwise, hd256): the overlap
+    // below holds two per iteration.
+    split.stages = effective.kvStages ? effective.kvStages : 3;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
+    // The softmax of block j under P·V of block j - 1 (FA3's
+    // intra-warpgroup overlap).
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());

@@ -70,10 +70,11 @@ cl::opt<int64_t> blockKV("block-kv",
 cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                              cl::desc("16 or 32; 0 = automatic"), cl::init(0),
                              cl::cat(category));
-cl::opt<int64_t> kvStages("kv-stages",
-                          cl::desc("K/V buffers of the WGMMA forward's TMA "
-                                   "rings; 0 = 2"),
-                          cl::init(0), cl::cat(category));
+cl::opt<int64_t>
+    kvStages("kv-stages",
+             cl::desc("K/V buffers of the WGMMA forward's TMA "
+                      "rings; 0 = 3 (fewer where they do not fit)"),
+             cl::init(0), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),

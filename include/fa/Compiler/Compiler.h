@@ -37,7 +37,7 @@ struct AttentionConfig {
   /// 0 picks the measured defaults (defaultBlocks()).
   int64_t blockQ = 0, blockKV = 0;
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
-  /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 2, fewer if
+  /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 3, fewer if
   /// they do not fit shared memory).
   int64_t kvStages = 0;
   std::string chip = "sm_90";

@@ -234,7 +234,7 @@ struct LowerMmaWait : OpConversionPattern<MmaWaitOp> {
   matchAndRewrite(MmaWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, op.getInFlight());
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getPending());
     for (Value &reg : regs)
       reg = LLVM::InlineAsmOp::create(

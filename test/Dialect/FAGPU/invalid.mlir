@@ -525,3 +525,25 @@ func.func @split_init_barriers(%b: !fagpu.barriers<2>) {
   }
   return
 }
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @in_flight_without_later_product(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  %r = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  // expected-error @+1 {{leaves 1 later products in flight, but 0 were issued after it}}
+  %w = fagpu.mma_wait %r in_flight = 1 : tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @in_flight_across_blocks(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>, %cond: i1) {
+  %r = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  scf.if %cond {
+    // expected-error @+1 {{in_flight needs the product in this block}}
+    %w = fagpu.mma_wait %r in_flight = 1 : tensor<64x64xf32, #acc>
+  }
+  return
+}

@@ -129,3 +129,16 @@ func.func @pingpong(%q: !fagpu.smem<64x64xbf16, swizzle = 128>, %k: !fagpu.smem<
   %r = fagpu.mma_wait %p : tensor<64x64xf32, #acc>
   return %r : tensor<64x64xf32, #acc>
 }
+
+// CHECK-LABEL: func.func @wait_leaving_one_in_flight
+// CHECK: %[[S:.*]] = fagpu.mma {{.*}} async
+// CHECK: fagpu.mma {{.*}} async
+// CHECK: fagpu.mma_wait %[[S]] in_flight = 1 :
+#acc_in_flight = #fagpu.wgmma_acc<warps = 4>
+func.func @wait_leaving_one_in_flight(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc_in_flight>) -> (tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>) {
+  %s = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc_in_flight> -> tensor<64x64xf32, #acc_in_flight>
+  %t = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc_in_flight> -> tensor<64x64xf32, #acc_in_flight>
+  %ws = fagpu.mma_wait %s in_flight = 1 : tensor<64x64xf32, #acc_in_flight>
+  %wt = fagpu.mma_wait %t : tensor<64x64xf32, #acc_in_flight>
+  return %ws, %wt : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
+}

@@ -1,4 +1,5 @@
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize, fagpu-pingpong), canonicalize, cse)' | FileCheck %s --implicit-check-not=fagpu.named_barrier --implicit-check-not=fagpu.mma --implicit-check-not=fagpu.warpgroup_id
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=3}, fagpu-overlap-softmax, fagpu-pingpong), canonicalize, cse)' | FileCheck %s --check-prefix=OVERLAP
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=64 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize, fagpu-pingpong), canonicalize, cse)' | FileCheck %s --check-prefix=ONE
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=64 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize), canonicalize, cse)' > %t.split
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=64 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize, fagpu-pingpong), canonicalize, cse)' > %t.pingpong
@@ -108,3 +109,13 @@ func.func @causal_gqa(%q: tensor<1x4x300x64xbf16>, %k: tensor<1x2x400x64xbf16>,
       -> tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
   return %o, %lse : tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
 }
+
+// After fagpu-overlap-softmax, QKᵀ of block j and P·V of block j - 1 are
+// adjacent asynchronous products: one turn holds both, and the waits the
+// overlap placed stay (S_j with P·V in flight, then P·V).
+// OVERLAP-LABEL: gpu.func @causal_gqa
+// OVERLAP: fagpu.named_barrier_sync %[[MINE:.*]], threads = 256
+// OVERLAP: %[[PV:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} async : tensor<128x128xbf16
+// OVERLAP-NEXT: fagpu.named_barrier_arrive %[[NEXT:.*]], threads = 256
+// OVERLAP-NEXT: fagpu.mma_wait %{{.*}} in_flight = 1
+// OVERLAP: fagpu.mma_wait %[[PV]] :

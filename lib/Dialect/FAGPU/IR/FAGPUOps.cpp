@@ -383,6 +383,21 @@ LogicalResult MmaWaitOp::verify() {
   auto mma = getPending().getDefiningOp<MmaOp>();
   if (!mma || !mma.getAsync())
     return emitOpError() << "waits for the result of an `fagpu.mma async`";
+  if (getInFlight() > 0) {
+    // Later products left running must have been issued after `pending`'s
+    // and before the wait, in this block.
+    if (mma->getBlock() != (*this)->getBlock())
+      return emitOpError() << "in_flight needs the product in this block";
+    int64_t later = 0;
+    for (Operation *op = mma->getNextNode(); op && op != *this;
+         op = op->getNextNode())
+      if (auto other = dyn_cast<MmaOp>(op); other && other.getAsync())
+        ++later;
+    if (later < getInFlight())
+      return emitOpError() << "leaves " << getInFlight()
+                           << " later products in flight, but " << later
+                           << " were issued after it";
+  }
   return success();
 }
 

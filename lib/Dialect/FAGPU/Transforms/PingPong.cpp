@@ -40,10 +40,8 @@ struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
   static void takeTurns(WarpSpecializeOp split) {
     Block &consumers = split.getConsumers().front();
     SmallVector<MmaOp> products;
-    Operation *lastLoop = nullptr;
+    Operation *lastLoop = nullptr; // the last top-level op with a product
     consumers.walk([&](MmaOp mma) {
-      if (!mma->getParentOfType<scf::ForOp>())
-        return;
       products.push_back(mma);
       Operation *top = consumers.findAncestorOpInBlock(*mma);
       if (!lastLoop || lastLoop->isBeforeInBlock(top))
@@ -75,16 +73,27 @@ struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
     };
     onGroup(groups - 1,
             [&] { NamedBarrierArriveOp::create(b, loc, c(1), kTurnThreads); });
-    // A turn is the issue of a product: it runs asynchronously while the
-    // next warpgroup issues its own, and is waited for after the hand-off.
-    for (MmaOp mma : products) {
-      b.setInsertionPoint(mma);
+    // A turn is the issue of a product, or of adjacent asynchronous ones
+    // (QKᵀ of block j with P·V of block j - 1): they run while the next
+    // warpgroup issues its own. A product that was synchronous becomes
+    // asynchronous, waited for after the hand-off.
+    for (size_t i = 0; i < products.size();) {
+      MmaOp first = products[i], last = first;
+      while (last.getAsync() && i + 1 < products.size() &&
+             last->getNextNode() == products[i + 1].getOperation() &&
+             products[i + 1].getAsync())
+        last = products[++i];
+      ++i;
+      b.setInsertionPoint(first);
       NamedBarrierSyncOp::create(b, loc, mine, kTurnThreads);
-      mma.setAsync(true);
-      b.setInsertionPointAfter(mma);
+      b.setInsertionPointAfter(last);
       NamedBarrierArriveOp::create(b, loc, next, kTurnThreads);
-      Value ready = MmaWaitOp::create(b, loc, mma.getType(), mma.getResult());
-      mma.getResult().replaceAllUsesExcept(ready, ready.getDefiningOp());
+      if (first.getAsync())
+        continue;
+      first.setAsync(true);
+      Value ready = MmaWaitOp::create(b, loc, first.getType(),
+                                      first.getResult(), uint64_t(0));
+      first.getResult().replaceAllUsesExcept(ready, ready.getDefiningOp());
     }
     b.setInsertionPointAfter(lastLoop);
     onGroup(0, [&] { NamedBarrierSyncOp::create(b, loc, c(1), kTurnThreads); });

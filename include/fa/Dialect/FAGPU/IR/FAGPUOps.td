@@ -137,13 +137,20 @@ def FAGPU_MmaWaitOp : FAGPU_Op<"mma_wait",
     [AllTypesMatch<["pending", "result"]>]> {
   let summary = "Wait for the warpgroup's asynchronous products";
   let description = [{
-    Waits until every `fagpu.mma async` the executing warpgroup issued has
-    completed and returns `pending` (the result of one of them), now safe
-    to read.
+    Waits until the `fagpu.mma async` that produced `pending` has completed
+    and returns its result, now safe to read. Products complete in the
+    order they were issued; `in_flight` (default 0) is how many products
+    the warpgroup issued after this one that may still be running when the
+    wait returns (the product of the next block, issued before this one's
+    softmax, keeps the tensor cores busy meanwhile).
   }];
-  let arguments = (ins FAGPU_RegisterTile:$pending);
+  let arguments = (ins FAGPU_RegisterTile:$pending,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<0>]>, "0">:$in_flight);
   let results = (outs FAGPU_RegisterTile:$result);
-  let assemblyFormat = "$pending attr-dict `:` type($pending)";
+  let assemblyFormat = [{
+    $pending (`in_flight` `=` $in_flight^)? attr-dict `:` type($pending)
+  }];
   let hasVerifier = 1;
 }
 

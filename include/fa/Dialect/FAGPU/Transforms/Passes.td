@@ -92,12 +92,41 @@ def PingPong : Pass<"fagpu-pingpong", "::mlir::gpu::GPUModuleOp"> {
     `fagpu.warp_specialize` with W >= 2 warpgroups, every `fagpu.mma` in a
     loop becomes a turn: warpgroup w waits at named barrier 1 + w, issues
     its product, then hands the turn to warpgroup (w + 1) % W by arriving at
-    that one's barrier (two warpgroups, 256 threads, per barrier). The
-    products of the warpgroups thus alternate, and each warpgroup's softmax
+    that one's barrier (two warpgroups, 256 threads, per barrier); adjacent
+    asynchronous products (fagpu-overlap-softmax's QKᵀ and P·V) make one
+    turn. The products of the warpgroups thus alternate, and each warpgroup's softmax
     runs while the next one's product occupies the tensor cores. The last
     warpgroup gives warpgroup 0 its first turn before the loops; warpgroup
     0 takes back the last turn after them, so every barrier phase
     completes.
+  }];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Compute the softmax of block j while P·V of block j - 1 "
+                "runs (software-pipelined KV loops)";
+  let description = [{
+    FlashAttention 3's intra-warpgroup overlap. For each KV loop in the
+    consumer region of a `fagpu.warp_specialize` whose body computes
+    S = QKᵀ (accumulator from outside the loop), a softmax, and then
+    O' = P·V + rescale(O) from a V ring stage (wait, stage, product, empty
+    arrival) with O' yielded, the loop becomes:
+
+    - under `lb < ub` (an empty loop stays empty): iteration lb's QKᵀ,
+      softmax and rescale;
+    - a loop over lb + 1 .. ub that carries P_{j-1} and the rescaled
+      accumulator: it waits for V_{j-1}, issues QKᵀ of block j and P·V of
+      block j - 1 back to back (`fagpu.mma async`), waits for S_j alone
+      (`in_flight = 1`), computes the softmax while P·V runs, then waits
+      for P·V, releases V_{j-1}'s stage and rescales;
+    - after it, the last block's P·V and release.
+
+    Loops of any other shape are left alone, and so are loops whose V ring
+    has fewer than three stages: an iteration holds two (V_{j-1} and K_j),
+    so with two the producer could not load ahead.
   }];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",

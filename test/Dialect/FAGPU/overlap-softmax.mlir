@@ -1,0 +1,62 @@
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=3}, fagpu-overlap-softmax), canonicalize, cse)' | FileCheck %s
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=2}), canonicalize, cse)' > %t.two
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=2}, fagpu-overlap-softmax), canonicalize, cse)' > %t.two-overlap
+// RUN: diff %t.two %t.two-overlap
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=3}, fagpu-overlap-softmax))' | grep -c "in_flight = 1" | FileCheck %s --check-prefix=COUNT
+
+// The causal GQA forward (three KV loops) after fagpu-overlap-softmax with
+// three-stage rings. Each loop becomes, under lb < ub: iteration lb's QKᵀ
+// (synchronous), softmax and rescale; a loop over lb + 1 .. ub carrying the
+// rescaled accumulator and P of the previous block, where QKᵀ of block j and
+// P·V of block j - 1 are issued back to back after both tiles' waits, S_j is
+// waited for with P·V left in flight, the softmax runs, then P·V is waited
+// for, its stage released and the accumulator rescaled; after it, the last
+// block's P·V (synchronous) and release. With two stages (second RUN) the
+// pass leaves the loops alone: an iteration would hold both stages.
+
+// CHECK-LABEL: gpu.func @causal_gqa
+// CHECK: fagpu.warp_specialize
+// CHECK: } consumers(warpgroups = 2, registers = 240) {
+// CHECK: %[[NONEMPTY:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : index
+// CHECK: scf.if %[[NONEMPTY]] -> (tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>, tensor<128xf32, {{.*}}>, tensor<128xf32, {{.*}}>, index) {
+//      Prologue: block lb.
+// CHECK:   fagpu.wait_barrier
+// CHECK:   %[[S0:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : {{.*}} -> tensor<128x128xf32
+// CHECK-NOT: fagpu.mma
+// CHECK:   %[[P0:.*]] = fagpu.convert_layout {{.*}} -> tensor<128x128xbf16, #fagpu.wgmma_a<warps = 8>>
+// CHECK:   %[[LOOP:.*]]:5 = scf.for %[[J:.*]] = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[OACC:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[IT:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[P0]])
+// CHECK:     %[[ITPREV:.*]] = arith.subi %[[IT]], %c1
+//      The waits for K_j and for V_{j-1}, then both issues.
+// CHECK:     fagpu.wait_barrier
+// CHECK:     fagpu.wait_barrier
+// CHECK-NOT: fagpu.mma_wait
+// CHECK:     %[[S:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b async
+// CHECK-NEXT: %[[PV:.*]] = fagpu.mma %[[PPREV]], %{{.*}}, %[[OACC]] async
+// CHECK-NEXT: %[[SREADY:.*]] = fagpu.mma_wait %[[S]] in_flight = 1
+//      The softmax of block j, while P·V of block j - 1 runs.
+// CHECK:     fagpu.reduce_rows max
+// CHECK:     fagpu.reduce_rows sum
+// CHECK:     %[[P:.*]] = fagpu.convert_layout {{.*}} -> tensor<128x128xbf16, #fagpu.wgmma_a<warps = 8>>
+// CHECK:     %[[O:.*]] = fagpu.mma_wait %[[PV]] :
+// CHECK:     fagpu.arrive_barrier
+// CHECK:     %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[O]]
+// CHECK:     scf.yield %[[SCALED]], %{{.*}}, %{{.*}}, %{{.*}}, %[[P]]
+//      Epilogue: the last block's P·V.
+// CHECK:   fagpu.wait_barrier
+// CHECK:   %[[LAST:.*]] = fagpu.mma %[[LOOP]]#4, %{{.*}}, %[[LOOP]]#0 :
+// CHECK:   fagpu.arrive_barrier
+// CHECK:   scf.yield %[[LAST]], %[[LOOP]]#1, %[[LOOP]]#2, %[[LOOP]]#3
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+// CHECK: fagpu.store_tile
+//      The second and third loops get the same shape: three overlapped
+//      waits in all.
+// COUNT: 3
+func.func @causal_gqa(%q: tensor<1x4x300x64xbf16>, %k: tensor<1x2x400x64xbf16>,
+                      %v: tensor<1x2x400x64xbf16>)
+    -> (tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal
+      : tensor<1x4x300x64xbf16>, tensor<1x2x400x64xbf16>, tensor<1x2x400x64xbf16>
+      -> tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
+  return %o, %lse : tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
+}
