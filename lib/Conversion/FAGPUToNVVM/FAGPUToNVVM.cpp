@@ -429,6 +429,29 @@ struct LowerStage : OpConversionPattern<StageOp> {
   }
 };
 
+/// Whether a 2-D tile of `layout` can be stored two adjacent columns at a
+/// time: register bit 0 steps one column, every other basis an even number
+/// of columns, 16-bit elements and rows an even number of elements apart.
+static bool storesPairs(const TileLayout &layout, RankedTensorType type,
+                        MemRefType dest) {
+  if (type.getRank() != 2 ||
+      type.getElementType().getIntOrFloatBitWidth() != 16)
+    return false;
+  ArrayRef<TileCoord> regs = layout.registerBases();
+  if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
+    return false;
+  auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
+  if (!llvm::all_of(regs.drop_front(), even) ||
+      !llvm::all_of(layout.laneBases(), even) ||
+      !llvm::all_of(layout.warpBasesRef(), even))
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(dest.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1 && !ShapedType::isDynamic(strides[0]) &&
+         strides[0] % 2 == 0;
+}
+
 struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -444,7 +467,13 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     Value rowBase =
         arith::AddIOp::create(rewriter, loc, adaptor.getRow(), threadRow);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
-    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
+    // Registers 2i and 2i + 1 side by side in a row, at an even column for
+    // every thread, go out as one 2-element store (the runtime's tensors
+    // are 16-byte aligned with even row strides).
+    bool paired = storesPairs(layout, type, op.getDest().getType());
+    Type element = type.getElementType();
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);
       Value row = arith::AddIOp::create(
           rewriter, loc, rowBase,
@@ -460,6 +489,14 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
         indices.push_back(arith::AddIOp::create(
             rewriter, loc, threadCol,
             arith::ConstantIndexOp::create(rewriter, loc, c.col)));
+      if (paired) {
+        Value pair = packVector(rewriter, loc, VectorType::get({2}, element),
+                                {regs[reg], regs[reg + 1]});
+        vector::StoreOp::create(rewriter, loc, pair, adaptor.getDest(), indices,
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(2 * elementBytes));
+        continue;
+      }
       memref::StoreOp::create(rewriter, loc, regs[reg], adaptor.getDest(),
                               indices);
     }

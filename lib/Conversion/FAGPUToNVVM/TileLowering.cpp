@@ -51,7 +51,8 @@ ThreadGroup ThreadGroup::enclosing(OpBuilder &b) {
     int64_t producerThreads = 128 * split.getProducerWarpgroups();
     if (region == &split.getProducer())
       return {0, producerThreads};
-    return {producerThreads, 128 * split.getConsumerWarpgroups()};
+    return {producerThreads,
+            static_cast<int64_t>(128 * split.getConsumerWarpgroups())};
   }
   return {};
 }

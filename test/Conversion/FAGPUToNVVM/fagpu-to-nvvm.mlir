@@ -174,6 +174,34 @@ gpu.module @m {
 
 // -----
 
+// A bf16 tile in the WGMMA accumulator layout: each thread holds column
+// pairs (2c, 2c + 1), so 64 x 64 / 128 threads = 32 registers go out as 16
+// two-element stores, 4-byte aligned; an f32 tile or an odd row stride
+// keeps one store per element.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @store_pairs
+  // CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<256x64xbf16>, vector<2xbf16>
+  // CHECK-NOT: memref.store
+  // CHECK: gpu.return
+  gpu.func @store_pairs(%x: bf16, %dst: memref<256x64xbf16>, %row: index, %n: index) kernel {
+    %s = tensor.splat %x : tensor<64x64xbf16, #acc>
+    fagpu.store_tile %s, %dst[%row] limit %n : tensor<64x64xbf16, #acc>, memref<256x64xbf16>
+    gpu.return
+  }
+  // CHECK-LABEL: gpu.func @store_odd_stride
+  // CHECK-NOT: vector.store
+  // CHECK-COUNT-32: memref.store
+  gpu.func @store_odd_stride(%x: bf16, %dst: memref<256x64xbf16, strided<[65, 1]>>, %row: index, %n: index) kernel {
+    %s = tensor.splat %x : tensor<64x64xbf16, #acc>
+    fagpu.store_tile %s, %dst[%row] limit %n : tensor<64x64xbf16, #acc>, memref<256x64xbf16, strided<[65, 1]>>
+    gpu.return
+  }
+}
+
+// -----
+
 // Asynchronous copies: one cp.async of 16 bytes per chunk (0 source bytes,
 // zero fill, past the limit), committed as a group; the wait is followed by
 // the async-proxy fence and a barrier. A stage of a ring is its base plus a

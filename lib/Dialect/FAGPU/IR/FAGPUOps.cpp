@@ -393,7 +393,7 @@ LogicalResult MmaWaitOp::verify() {
          op = op->getNextNode())
       if (auto other = dyn_cast<MmaOp>(op); other && other.getAsync())
         ++later;
-    if (later < getInFlight())
+    if (later < static_cast<int64_t>(getInFlight()))
       return emitOpError() << "leaves " << getInFlight()
                            << " later products in flight, but " << later
                            << " were issued after it";

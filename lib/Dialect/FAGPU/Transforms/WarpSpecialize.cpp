@@ -178,7 +178,8 @@ struct WarpSpecializePass
     int64_t numOnceCopies = copies.once.size();
     auto bytesWith = [&](int64_t depth) {
       return tileBytes + (depth - 1) * ringBytes +
-             8 * (numOnceCopies + (copies.looped.size() + 1) * depth);
+             8 * (numOnceCopies +
+                  (static_cast<int64_t>(copies.looped.size()) + 1) * depth);
     };
     int64_t depth = copies.loops.empty() ? 1 : stages.getValue();
     while (depth > 2 && bytesWith(depth) > maxSharedBytes)
