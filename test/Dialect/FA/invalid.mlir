@@ -141,6 +141,14 @@ func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tenso
 // -----
 
 func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{window bounds must be at most 2147483647 (a wider side is unbounded: use -1), got [9223372036854775807, 0]}}
+  %o, %lse = fa.attention %q, %k, %v window [9223372036854775807, 0]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
   // expected-error @+1 {{window [-1, -1] is unbounded on both sides; drop the window}}
   %o, %lse = fa.attention %q, %k, %v window [-1, -1]  : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x4x128x64xbf16>, tensor<1x4x128xf32>
   return

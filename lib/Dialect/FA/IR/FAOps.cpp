@@ -15,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fa;
@@ -44,9 +45,9 @@ public:
       const Binding &prev = it->second;
       if (!ShapedType::isDynamic(size) && size != prev.size)
         return op->emitOpError()
-               << operand << " dim " << index << " (" << name << ") is "
-               << size << ", expected " << prev.size << " to match "
-               << prev.operand << " dim " << prev.dim;
+               << operand << " dim " << index << " (" << name << ") is " << size
+               << ", expected " << prev.size << " to match " << prev.operand
+               << " dim " << prev.dim;
     }
     return success();
   }
@@ -100,12 +101,11 @@ LogicalResult verifySameElementType(Operation *op, ArrayRef<Value> values,
 }
 
 /// Checks scale, softcap and window, and how the window combines with causal.
-template <typename OpTy>
-LogicalResult verifyScoreAttrs(OpTy op) {
+template <typename OpTy> LogicalResult verifyScoreAttrs(OpTy op) {
   if (std::optional<double> scale = asDouble(op.getScale()))
     if (!(*scale > 0.0) || !std::isfinite(*scale))
-      return op.emitOpError() << "scale must be a positive finite number, got "
-                              << *scale;
+      return op.emitOpError()
+             << "scale must be a positive finite number, got " << *scale;
   if (std::optional<double> cap = asDouble(op.getSoftcap()))
     if (!(*cap > 0.0) || !std::isfinite(*cap))
       return op.emitOpError()
@@ -121,6 +121,15 @@ LogicalResult verifyScoreAttrs(OpTy op) {
     return op.emitOpError() << "window bounds must be >= 0, or -1 for "
                                "unbounded, got ["
                             << left << ", " << right << "]";
+  // Masks compute i + (N_k - N_q) -/+ window in 64-bit index arithmetic;
+  // bounded sides keep that exact (a side wider than any sequence is
+  // unbounded anyway: -1).
+  constexpr int64_t kMaxWindowSide = std::numeric_limits<int32_t>::max();
+  if (left > kMaxWindowSide || right > kMaxWindowSide)
+    return op.emitOpError()
+           << "window bounds must be at most " << kMaxWindowSide
+           << " (a wider side is unbounded: use -1), got [" << left << ", "
+           << right << "]";
   if (left == -1 && right == -1)
     return op.emitOpError()
            << "window [-1, -1] is unbounded on both sides; drop the window";
@@ -149,8 +158,8 @@ double AttentionOp::getEffectiveScale() {
 
 LogicalResult AttentionOp::verify() {
   ShapeBinder shapes(*this);
-  if (failed(shapes.bind("query", getQuery().getType(),
-                         {"B", "Hq", "Nq", "D"})) ||
+  if (failed(
+          shapes.bind("query", getQuery().getType(), {"B", "Hq", "Nq", "D"})) ||
       failed(shapes.bind("key", getKey().getType(), {"B", "Hkv", "Nk", "D"})) ||
       failed(shapes.bind("value", getValue().getType(),
                          {"B", "Hkv", "Nk", "Dv"})) ||
@@ -199,8 +208,8 @@ double AttentionGradOp::getEffectiveScale() {
 
 LogicalResult AttentionGradOp::verify() {
   ShapeBinder shapes(*this);
-  if (failed(shapes.bind("query", getQuery().getType(),
-                         {"B", "Hq", "Nq", "D"})) ||
+  if (failed(
+          shapes.bind("query", getQuery().getType(), {"B", "Hq", "Nq", "D"})) ||
       failed(shapes.bind("key", getKey().getType(), {"B", "Hkv", "Nk", "D"})) ||
       failed(shapes.bind("value", getValue().getType(),
                          {"B", "Hkv", "Nk", "Dv"})) ||
