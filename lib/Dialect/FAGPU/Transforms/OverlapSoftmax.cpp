@@ -131,9 +131,8 @@ struct OverlapSoftmaxPass
         pipeline(loop, *parts);
   }
 
-  /// Clones the V side (wait, stage, P·V, and for `withRelease` the empty
-  /// arrival) for ring counter `counter`, P `p` and accumulator `acc`;
-  /// returns the product.
+  /// Clones the V side (the stage's wait and view, P·V) for ring counter
+  /// `counter`, P `p` and accumulator `acc`; returns the product.
   static MmaOp cloneValueSide(OpBuilder &b, LoopParts &parts, Value counter,
                               Value p, Value acc, bool async) {
     IRMapping map;
@@ -149,6 +148,7 @@ struct OverlapSoftmaxPass
     return product;
   }
 
+  /// Clones the empty-barrier arrival that releases `counter`'s stage.
   static void cloneRelease(OpBuilder &b, LoopParts &parts, Value counter) {
     IRMapping map;
     map.map(parts.counter, counter);
@@ -177,6 +177,7 @@ struct OverlapSoftmaxPass
     }
   }
 
+  /// Clones the rescale of accumulator `acc`; returns P·V's accumulator.
   static Value cloneRescale(OpBuilder &b, LoopParts &parts, Value acc,
                             IRMapping &map) {
     map.map(parts.product->getParentOfType<scf::ForOp>().getRegionIterArg(
