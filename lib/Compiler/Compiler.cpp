@@ -257,7 +257,7 @@ std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
     for (unsigned i = args.size(); i < kernel.getNumArguments(); ++i) {
       auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
       auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
-      if (!map || !of)
+      if (!map || !of || of.getInt() < 0 || of.getInt() >= 5)
         continue;
       std::string tensor = args[of.getInt()];
       args.push_back("tmap_" + tensor);

@@ -89,14 +89,20 @@ struct WarpSpecializePass
              << "a TMA copy zero-fills past the tensor's end, so its limit "
                 "must be the row count "
              << type.getDimSize(rank - 2);
+    // The producer computes the coordinates too: the (batch, head) offsets
+    // must be known before the loops. Constants go to the kernel's entry.
     CopySource source{arg, {}};
+    Block &entry = arg.getOwner()->getParentOp()->getRegion(0).front();
     SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
     for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
       if (auto value = dyn_cast<Value>(offset)) {
+        if (value.getParentBlock() != &entry)
+          return copy.emitError() << "a TMA copy needs its matrix's offsets "
+                                     "computed before the loops";
         source.outer.push_back(value);
         continue;
       }
-      OpBuilder b(view);
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
       source.outer.push_back(arith::ConstantIndexOp::create(
           b, view.getLoc(), *getConstantIntValue(offset)));
     }
@@ -192,7 +198,7 @@ struct WarpSpecializePass
 
     // Tensor maps: one parameter per (argument, box rows).
     DenseMap<std::pair<Value, int64_t>, Value> maps;
-    auto mapOf = [&](CopySource &source, SharedTileType tile) -> Value {
+    auto mapOf = [&](const CopySource &source, SharedTileType tile) -> Value {
       Value &map = maps[{source.arg, tile.getRows()}];
       if (map)
         return map;
@@ -212,21 +218,27 @@ struct WarpSpecializePass
       map = kernel.getArgument(index);
       return map;
     };
-    SmallVector<CopySource> onceSources, loopSources;
-    for (CopyToSharedOp copy : copies.once) {
-      FailureOr<CopySource> source = sourceOf(copy);
-      if (failed(source))
-        return failure();
-      onceSources.push_back(*source);
-    }
-    if (!copies.loops.empty())
-      for (CopyToSharedOp copy :
-           copies.loops.front().getBody()->getOps<CopyToSharedOp>()) {
+    // Sources of the copies before the loops, then of each loop's copies.
+    auto sourcesOf = [&](auto &&copyOps) -> FailureOr<SmallVector<CopySource>> {
+      SmallVector<CopySource> sources;
+      for (CopyToSharedOp copy : copyOps) {
         FailureOr<CopySource> source = sourceOf(copy);
         if (failed(source))
           return failure();
-        loopSources.push_back(*source);
+        sources.push_back(*source);
       }
+      return sources;
+    };
+    FailureOr<SmallVector<CopySource>> onceSources = sourcesOf(copies.once);
+    if (failed(onceSources))
+      return failure();
+    SmallVector<SmallVector<CopySource>> loopSources;
+    for (scf::ForOp loop : copies.loops) {
+      auto sources = sourcesOf(loop.getBody()->getOps<CopyToSharedOp>());
+      if (failed(sources))
+        return failure();
+      loopSources.push_back(*sources);
+    }
 
     // Barriers: [once copies][full: tile c, stage s][empty: stage s].
     int64_t numOnce = copies.once.size(), numTiles = copies.looped.size();
@@ -249,9 +261,13 @@ struct WarpSpecializePass
     };
     for (CopyToSharedOp copy : copies.once)
       share(copy.getRow());
-    for (CopySource &s : llvm::concat<CopySource>(onceSources, loopSources))
+    for (CopySource &s : *onceSources)
       for (Value v : s.outer)
         share(v);
+    for (SmallVector<CopySource> &sources : loopSources)
+      for (CopySource &s : sources)
+        for (Value v : s.outer)
+          share(v);
     for (scf::ForOp loop : copies.loops) {
       share(loop.getLowerBound());
       share(loop.getUpperBound());
@@ -327,7 +343,7 @@ struct WarpSpecializePass
       return arith::AddIOp::create(b, loc, c(numOnce + numTiles * depth),
                                    stage);
     };
-    auto coordsOf = [](CopySource &source, Value row) {
+    auto coordsOf = [](const CopySource &source, Value row) {
       SmallVector<Value> coords(source.outer);
       coords.push_back(row);
       return coords;
@@ -339,12 +355,14 @@ struct WarpSpecializePass
       SharedTileType tile = copy.getDest().getType();
       ArriveExpectBytesOp::create(b, loc, barriers, c(i),
                                   tile.getRows() * tile.getRowBytes());
-      TmaLoadOp::create(b, loc, mapOf(onceSources[i], tile),
-                        coordsOf(onceSources[i], copy.getRow()), copy.getDest(),
-                        barriers, c(i));
+      TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
+                        coordsOf((*onceSources)[i], copy.getRow()),
+                        copy.getDest(), barriers, c(i));
     }
     Value count = c(0);
-    for (scf::ForOp loop : copies.loops) {
+    for (auto [index, forOp] : llvm::enumerate(copies.loops)) {
+      scf::ForOp loop = forOp; // captured below: not a structured binding
+      ArrayRef<CopySource> sources = loopSources[index];
       auto produce = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
                                         loop.getUpperBound(), loop.getStep(),
                                         ValueRange{count});
@@ -379,8 +397,8 @@ struct WarpSpecializePass
                                     tile.getRows() * tile.getRowBytes());
         Value dest = StageOp::create(b, loc, tile, rings[t], stage);
         TmaLoadOp::create(
-            b, loc, mapOf(loopSources[t], tile),
-            coordsOf(loopSources[t], map.lookupOrDefault(copy.getRow())), dest,
+            b, loc, mapOf(sources[t], tile),
+            coordsOf(sources[t], map.lookupOrDefault(copy.getRow())), dest,
             barriers, full);
       }
       scf::YieldOp::create(b, loc,
