@@ -122,13 +122,13 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
 std::string AttentionConfig::key() const {
   return llvm::formatv(
       "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
-      "t{13}x{14}r{18}k{20}:{15}{16}:{17}",
+      "t{13}x{14}r{18}k{20}p{21}:{15}{16}:{17}",
       dtype, batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV,
       scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
       window ? window->first : -2, window ? window->second : -2,
       softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
       effectiveBlockQ(), effectiveBlockKV(), chip, features, entry, rowsPerWarp,
-      backward ? "bwd" : "fwd", kvStages);
+      backward ? "bwd" : "fwd", kvStages, persistentBlocks);
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

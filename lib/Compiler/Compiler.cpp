@@ -512,6 +512,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
+    // Blocks that loop over the tiles, on request: correct, but with its
+    // static tile order slower on the H200 than a block per tile (causal
+    // hd128 16k 392 against 581 TFLOP/s, non-causal 8k 553 against 611).
+    if (effective.persistentBlocks) {
+      fagpu::PersistentGridOptions grid;
+      grid.blocks = effective.persistentBlocks;
+      toKernel.addNestedPass<gpu::GPUModuleOp>(
+          fagpu::createPersistentGrid(grid));
+    }
     // A TMA producer warpgroup feeding the compute warpgroups through
     // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
@@ -522,8 +531,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
     // The softmax of block j under P·V of block j - 1 (FA3's
-    // intra-warpgroup overlap).
-    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
+    // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128
+    // registers a thread) it measured 0.87-0.89x cuDNN against 0.88-0.91x
+    // without it.
+    if (std::max(effective.headDim, effective.headDimV) <= 128)
+      toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());

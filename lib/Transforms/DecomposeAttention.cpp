@@ -299,29 +299,36 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
 }
 
 /// O = acc / sum and LSE = (max + log2 sum) ln 2, with empty rows giving
-/// O = 0 and LSE = -inf.
+/// O = 0 and LSE = -inf. O is acc times each row's reciprocal: one division
+/// per row, not per element (64 div.rn.f32 per thread in the WGMMA
+/// kernel's epilogue otherwise).
 SmallVector<Value> decomposeNormalize(OpBuilder &b, NormalizeOp op) {
   Location loc = op.getLoc();
   TileBuilder tb(b, loc);
   auto outType = op.getOutput().getType();
   Value outInit = tensor::EmptyOp::create(b, loc, outType.getShape(),
                                           outType.getElementType());
-  Value out = tb.generic(
-      {op.getSum(), op.getAcc()}, {outInit},
+  Value inverse = tb.generic(
+      {op.getSum()}, {tb.empty(TileBuilder::shapeOf(op.getSum()))},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+        Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
         Value isEmpty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                               args[0], zero);
-        Value safeSum = arith::SelectOp::create(
-            nb, nl, isEmpty,
-            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1)), args[0]);
-        Value o = arith::DivFOp::create(nb, nl, args[1], safeSum);
-        o = arith::SelectOp::create(nb, nl, isEmpty, zero, o);
-        Type elt = outType.getElementType();
-        if (!elt.isF32())
-          o = arith::TruncFOp::create(nb, nl, elt, o);
-        linalg::YieldOp::create(nb, nl, o);
+        Value inv = arith::DivFOp::create(nb, nl, one, args[0]);
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::SelectOp::create(nb, nl, isEmpty, zero, inv).getResult());
       })[0];
+  Value out = tb.generic({inverse, op.getAcc()}, {outInit},
+                         [&](OpBuilder &nb, Location nl, ValueRange args) {
+                           Value o =
+                               arith::MulFOp::create(nb, nl, args[1], args[0]);
+                           Type elt = outType.getElementType();
+                           if (!elt.isF32())
+                             o = arith::TruncFOp::create(nb, nl, elt, o);
+                           linalg::YieldOp::create(nb, nl, o);
+                         })[0];
   Value lse = tb.generic(
       {op.getMax(), op.getSum()}, {tb.empty(TileBuilder::shapeOf(op.getMax()))},
       [&](OpBuilder &nb, Location nl, ValueRange args) {

@@ -9,7 +9,8 @@
 # reference (scripts/gpu/check.sh, poisoned outputs) with compute-sanitizer
 # memcheck, racecheck and synccheck on one kernel; the SASS instructions; the
 # timing beside torch's SDPA backends (scripts/gpu/bench.py), sm_90a and the
-# mma.sync sm_90 kernels of the same shapes. Logs and JSON go to $OUT.
+# mma.sync sm_90 kernels of the same shapes (FA_BENCH_DIRS names other
+# .gpu-carry directories to time instead). Logs and JSON go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-.}
@@ -26,7 +27,7 @@ if [ -f .gpu-carry/k90a/d128.cubin ]; then
   cuobjdump --dump-sass .gpu-carry/k90a/d128.cubin |
     grep -oE "HGMMA[.A-Z0-9x]*|HMMA[.A-Z0-9]*|UTMALDG[.A-Z0-9]*" | sort | uniq -c
 fi
-for dir in b90a b90; do
+for dir in ${FA_BENCH_DIRS:-b90a b90}; do
   [ -d .gpu-carry/$dir ] || continue
   echo "== bench .gpu-carry/$dir"
   PYTHONUNBUFFERED=1 python3 scripts/gpu/bench.py .gpu-carry/$dir \

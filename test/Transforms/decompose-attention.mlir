@@ -59,13 +59,17 @@ func.func @online_step_unmasked_softcap(%q: tensor<16x16xf32>, %acc: tensor<16x1
 
 // -----
 
-// O = acc / l (0 for an empty row) cast to the output type; LSE in natural
-// log, -inf for an empty row.
+// O = acc times each row's 1 / l (0 for an empty row: one division per
+// row), cast to the output type; LSE in natural log, -inf for an empty row.
 
 // CHECK-LABEL: func @normalize_tile
-// CHECK: linalg.generic {{.*}} ins(%arg2, %arg0 : tensor<32xf32>, tensor<32x16xf32>) outs(%{{.*}} : tensor<32x16xbf16>)
-// CHECK:   arith.cmpf oeq
-// CHECK:   arith.divf
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<32xf32>) outs(%{{.*}} : tensor<32xf32>)
+// CHECK:   %[[EMPTY:.*]] = arith.cmpf oeq
+// CHECK:   %[[R:.*]] = arith.divf %cst{{.*}}, %in
+// CHECK:   arith.select %[[EMPTY]], %{{.*}}, %[[R]]
+// CHECK: linalg.generic {{.*}} ins(%[[INV]], %arg0 : tensor<32xf32>, tensor<32x16xf32>) outs(%{{.*}} : tensor<32x16xbf16>)
+// CHECK-NOT: arith.divf
+// CHECK:   arith.mulf
 // CHECK:   arith.truncf %{{.*}} : f32 to bf16
 // CHECK: linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<32xf32>, tensor<32xf32>)
 // CHECK:   math.log2

@@ -75,6 +75,12 @@ cl::opt<int64_t>
              cl::desc("K/V buffers of the WGMMA forward's TMA "
                       "rings; 0 = 3 (fewer where they do not fit)"),
              cl::init(0), cl::cat(category));
+cl::opt<int64_t> persistentBlocks(
+    "persistent-blocks",
+    cl::desc("blocks of the WGMMA forward's persistent grid, which loop "
+             "over the tiles (132: one per SM of an H100/H200 SXM); 0 = a "
+             "block per tile"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -152,6 +158,7 @@ int main(int argc, char **argv) {
   config.blockKV = blockKV;
   config.rowsPerWarp = rowsPerWarp;
   config.kvStages = kvStages;
+  config.persistentBlocks = persistentBlocks;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

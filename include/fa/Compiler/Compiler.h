@@ -40,6 +40,10 @@ struct AttentionConfig {
   /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 3, fewer if
   /// they do not fit shared memory).
   int64_t kvStages = 0;
+  /// Blocks of the WGMMA forward's persistent grid (fagpu-persistent-grid)
+  /// that loop over the tiles; 0 = a block per tile (the default: the
+  /// static tile order measured slower on the H200, docs/perf/README.md).
+  int64_t persistentBlocks = 0;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

@@ -329,10 +329,24 @@ func.func @tma_columns(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64
 // -----
 
 func.func @split_pool() {
-  // expected-error @+1 {{registers of all warpgroups (68608) exceed the SM's 65536}}
+  // expected-error @+1 {{registers of all warpgroups (68608) exceed the 64512 the block is launched with (168 per thread for 384 threads)}}
   fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
     %p = arith.constant 0 : index
   } consumers(warpgroups = 2, registers = 256) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// Under the SM's 65536 but over the launch's 168 x 384: the compute
+// warpgroups' setmaxnreg.inc would never be granted.
+func.func @split_pool_launch() {
+  // expected-error @+1 {{registers of all warpgroups (65536) exceed the 64512 the block is launched with (168 per thread for 384 threads)}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 32) {
+    %p = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
     %c = arith.constant 0 : index
   }
   return

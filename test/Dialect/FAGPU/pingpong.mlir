@@ -40,6 +40,9 @@
 // CHECK-NEXT:   %[[S1:.*]] = fagpu.mma %{{.*}}, %[[K1]], %{{.*}} transpose_b async : {{.*}} -> tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
 // CHECK-NEXT:   fagpu.named_barrier_arrive %[[NEXT]], threads = 256
 // CHECK-NEXT:   %[[SW1:.*]] = fagpu.mma_wait %[[S1]] : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
+// K's stage is released once the wait says QKᵀ has read it.
+// CHECK-NEXT:   arith.addi
+// CHECK-NEXT:   fagpu.arrive_barrier
 // CHECK-NEXT:   arith.mulf %[[SW1]], %{{.*}} : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
 // CHECK:        fagpu.wait_barrier
 // CHECK-NEXT:   %[[V1:.*]] = fagpu.stage
@@ -59,6 +62,8 @@
 // CHECK-NEXT:   %[[S2:.*]] = fagpu.mma %{{.*}} transpose_b async
 // CHECK-NEXT:   fagpu.named_barrier_arrive %[[NEXT]], threads = 256
 // CHECK-NEXT:   %[[SW2:.*]] = fagpu.mma_wait %[[S2]]
+// CHECK-NEXT:   arith.addi
+// CHECK-NEXT:   fagpu.arrive_barrier
 // CHECK-NEXT:   arith.mulf %[[SW2]]
 // CHECK:        fagpu.named_barrier_sync %[[MINE]], threads = 256
 // CHECK-NEXT:   %[[O2:.*]] = fagpu.mma %{{.*}} async : tensor<128x128xbf16, #fagpu.wgmma_a<warps = 8>>
@@ -73,6 +78,8 @@
 // CHECK-NEXT:   %[[S3:.*]] = fagpu.mma %{{.*}} transpose_b async
 // CHECK-NEXT:   fagpu.named_barrier_arrive %[[NEXT]], threads = 256
 // CHECK-NEXT:   %[[SW3:.*]] = fagpu.mma_wait %[[S3]]
+// CHECK-NEXT:   arith.addi
+// CHECK-NEXT:   fagpu.arrive_barrier
 // CHECK-NEXT:   arith.mulf %[[SW3]]
 // CHECK:        fagpu.named_barrier_sync %[[MINE]], threads = 256
 // CHECK-NEXT:   %[[O3:.*]] = fagpu.mma %{{.*}} async : tensor<128x128xbf16, #fagpu.wgmma_a<warps = 8>>

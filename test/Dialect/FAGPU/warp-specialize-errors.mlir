@@ -94,7 +94,7 @@ gpu.module @m {
     %v = memref.subview %k[0, 0, 0] [1, 256, 64] [1, 1, 1] : memref<2x256x64xbf16> to memref<256x64xbf16, strided<[64, 1]>>
     %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
     scf.if %p {
-      // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level or in its top-level loops}}
+      // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level (its tile loop's body in a persistent kernel) or in the loops there}}
       fagpu.copy_to_shared %v[%c0] limit %c256 into %t : memref<256x64xbf16, strided<[64, 1]>>, !fagpu.smem<64x64xbf16, swizzle = 128>
     }
     gpu.return
@@ -113,7 +113,7 @@ gpu.module @m {
     %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
     scf.for %i = %c0 to %n step %c1 {
       scf.for %j = %c0 to %n step %c1 {
-        // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level or in its top-level loops}}
+        // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level (its tile loop's body in a persistent kernel) or in the loops there}}
         fagpu.copy_to_shared %v[%j] limit %c256 into %t : memref<256x64xbf16, strided<[64, 1]>>, !fagpu.smem<64x64xbf16, swizzle = 128>
       }
     }

@@ -65,11 +65,6 @@ std::optional<LoopParts> analyze(scf::ForOp loop) {
   p.valueStage = p.product.getB().getDefiningOp<StageOp>();
   if (!p.valueStage || p.valueStage->getBlock() != loop.getBody())
     return std::nullopt;
-  // Iteration j holds two stages (V_{j-1}, K_j): with fewer than three the
-  // producer cannot load ahead, and the loop would wait on every copy
-  // (hd128, two stages: 549 -> 522 TFLOP/s; three: 590).
-  if (p.valueStage.getRing().getType().getStages() < 3)
-    return std::nullopt;
   // The wait for V's stage: the last one before the view; its release: the
   // first arrival after P·V (fagpu-warp-specialize puts them there).
   for (Operation *op = p.valueStage->getPrevNode(); op && !p.waitV;
@@ -79,6 +74,16 @@ std::optional<LoopParts> analyze(scf::ForOp loop) {
        op = op->getNextNode())
     p.release = dyn_cast<ArriveBarrierOp>(op);
   if (!p.waitV || !p.release || p.waitV->isBeforeInBlock(p.scores))
+    return std::nullopt;
+  // Iteration j holds V_{j-1} and K_j. K_j must be released once S_j is in
+  // (an arrival between QKᵀ and V's wait) for two stages to keep the
+  // producer a block ahead; with one release per stage after P·V the loop
+  // would wait on every copy (hd128, two stages: 549 -> 522 TFLOP/s).
+  bool keysReleased = false;
+  for (Operation *op = p.scores->getNextNode(); op != p.waitV;
+       op = op->getNextNode())
+    keysReleased |= isa<ArriveBarrierOp>(op);
+  if (!keysReleased)
     return std::nullopt;
   // The rescale: everything between O's iter_arg and P·V's accumulator.
   ForwardSliceOptions forward;

@@ -63,8 +63,9 @@ struct WarpSpecializePass
         return signalPassFailure();
   }
 
-  /// The row-slice source of `copy`, or an error on the copy.
-  FailureOr<CopySource> sourceOf(CopyToSharedOp copy) {
+  /// The row-slice source of `copy`, or an error on the copy. `body` is the
+  /// block of the copies made once per tile.
+  FailureOr<CopySource> sourceOf(CopyToSharedOp copy, Block &body) {
     auto view = copy.getSource().getDefiningOp<memref::SubViewOp>();
     auto arg = view ? dyn_cast<BlockArgument>(view.getSource()) : nullptr;
     if (!arg || !isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
@@ -96,7 +97,8 @@ struct WarpSpecializePass
     SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
     for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
       if (auto value = dyn_cast<Value>(offset)) {
-        if (value.getParentBlock() != &entry)
+        if (value.getParentBlock() != &entry &&
+            value.getParentBlock() != &body)
           return copy.emitError() << "a TMA copy needs its matrix's offsets "
                                      "computed before the loops";
         source.outer.push_back(value);
@@ -109,9 +111,9 @@ struct WarpSpecializePass
     return source;
   }
 
-  FailureOr<KernelCopies> collect(gpu::GPUFuncOp kernel) {
+  FailureOr<KernelCopies> collect(gpu::GPUFuncOp kernel, Block &body) {
     KernelCopies copies;
-    Block &body = kernel.front();
+    Block &entry = kernel.front();
     WalkResult walk = kernel.walk([&](CopyToSharedOp copy) {
       Operation *parent = copy->getParentOp();
       if (copy->getBlock() == &body) {
@@ -121,7 +123,8 @@ struct WarpSpecializePass
       auto loop = dyn_cast<scf::ForOp>(parent);
       if (!loop || loop->getBlock() != &body) {
         copy.emitError() << "fagpu-warp-specialize takes copies at the "
-                            "kernel's top level or in its top-level loops";
+                            "kernel's top level (its tile loop's body in a "
+                            "persistent kernel) or in the loops there";
         return WalkResult::interrupt();
       }
       if (copies.loops.empty() || copies.loops.back() != loop)
@@ -134,7 +137,7 @@ struct WarpSpecializePass
       SmallVector<AllocSharedOp> tiles;
       for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>()) {
         auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
-        if (!alloc || alloc->getBlock() != &body)
+        if (!alloc || alloc->getBlock() != &entry)
           return copy.emitError() << "the tile must be allocated at the "
                                      "kernel's top level";
         tiles.push_back(alloc);
@@ -158,7 +161,15 @@ struct WarpSpecializePass
   }
 
   LogicalResult specialize(gpu::GPUFuncOp kernel) {
-    FailureOr<KernelCopies> found = collect(kernel);
+    // A persistent kernel (fagpu-persistent-grid) loops over its tiles: the
+    // tile loop's body plays the kernel's body, once per tile.
+    Block &entry = kernel.front();
+    scf::ForOp tileLoop;
+    for (auto loop : entry.getOps<scf::ForOp>())
+      if (loop->hasAttr("fagpu.tiles"))
+        tileLoop = loop;
+    Block *body = tileLoop ? tileLoop.getBody() : &entry;
+    FailureOr<KernelCopies> found = collect(kernel, *body);
     if (failed(found))
       return failure();
     KernelCopies &copies = *found;
@@ -171,7 +182,6 @@ struct WarpSpecializePass
                                    "[128 * warpgroups, 1, 1]";
     int64_t consumerGroups = blockAttr[0] / 128;
     MLIRContext *ctx = kernel.getContext();
-    Block &body = kernel.front();
     Location loc = kernel.getLoc();
 
     // Stages: as many as fit, up to the option.
@@ -179,13 +189,15 @@ struct WarpSpecializePass
     for (AllocSharedOp tile : copies.looped)
       ringBytes += tile.getType().getStageStride();
     // Shared bytes with `depth` stages: tiles, rings and the barriers
-    // ([once copies][full: tile x stage][empty: stage], 8 bytes each).
+    // ([once copies][full: tile x stage][empty: tile x stage][once copies'
+    // empty, persistent kernels], 8 bytes each).
     int64_t tileBytes = placeSharedTiles(kernel);
     int64_t numOnceCopies = copies.once.size();
+    int64_t onceBarriers = numOnceCopies * (tileLoop ? 2 : 1);
     auto bytesWith = [&](int64_t depth) {
       return tileBytes + (depth - 1) * ringBytes +
-             8 * (numOnceCopies +
-                  (static_cast<int64_t>(copies.looped.size()) + 1) * depth);
+             8 * (onceBarriers +
+                  2 * static_cast<int64_t>(copies.looped.size()) * depth);
     };
     int64_t depth = copies.loops.empty() ? 1 : stages.getValue();
     while (depth > 2 && bytesWith(depth) > maxSharedBytes)
@@ -222,7 +234,7 @@ struct WarpSpecializePass
     auto sourcesOf = [&](auto &&copyOps) -> FailureOr<SmallVector<CopySource>> {
       SmallVector<CopySource> sources;
       for (CopyToSharedOp copy : copyOps) {
-        FailureOr<CopySource> source = sourceOf(copy);
+        FailureOr<CopySource> source = sourceOf(copy, *body);
         if (failed(source))
           return failure();
         sources.push_back(*source);
@@ -240,21 +252,26 @@ struct WarpSpecializePass
       loopSources.push_back(*sources);
     }
 
-    // Barriers: [once copies][full: tile c, stage s][empty: stage s].
+    // Barriers: [once copies][full: tile c, stage s][empty: tile c, stage s],
+    // and in a persistent kernel [once copies' empty]: the next tile's copy
+    // waits until every consumer warp is done with the tile. Each ring tile
+    // is released after its own last use (K after QKᵀ, V after P·V), so the
+    // producer loads K_{j+1} while P·V_{j-1} still reads V.
     int64_t numOnce = copies.once.size(), numTiles = copies.looped.size();
-    int64_t numBarriers = numOnce + (numTiles + 1) * depth;
-    if (copies.loops.empty())
-      numBarriers = numOnce;
+    int64_t fullBase = numOnce, emptyBase = numOnce + numTiles * depth;
+    int64_t onceEmptyBase =
+        copies.loops.empty() ? numOnce : emptyBase + numTiles * depth;
+    int64_t numBarriers = onceEmptyBase + (tileLoop ? numOnce : 0);
     SmallVector<int64_t> arrivals(numBarriers, 1);
-    for (int64_t s = 0; s < depth && !copies.loops.empty(); ++s)
-      arrivals[numOnce + numTiles * depth + s] = 4 * consumerGroups;
+    for (int64_t i = emptyBase; i < numBarriers; ++i)
+      arrivals[i] = 4 * consumerGroups;
 
     // Ops the producer needs from before the loops stay before the split.
     SetVector<Operation *> shared;
     BackwardSliceOptions topLevel;
-    topLevel.filter = [&](Operation *op) { return op->getBlock() == &body; };
+    topLevel.filter = [&](Operation *op) { return op->getBlock() == body; };
     auto share = [&](Value v) {
-      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body) {
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == body) {
         (void)getBackwardSlice(def, &shared, topLevel);
         shared.insert(def);
       }
@@ -307,7 +324,7 @@ struct WarpSpecializePass
 
     // Rings, barriers and the split, at the end of the kernel.
     IRRewriter b(ctx);
-    b.setInsertionPoint(body.getTerminator());
+    b.setInsertionPoint(entry.getTerminator());
     SmallVector<Value> rings;
     for (AllocSharedOp tile : copies.looped) {
       OpBuilder::InsertionGuard guard(b);
@@ -324,11 +341,13 @@ struct WarpSpecializePass
     Block *producer = b.createBlock(&split.getProducer());
     Block *consumers = b.createBlock(&split.getConsumers());
 
-    // Everything else runs on the consumers, in its order.
+    // Everything else runs on the consumers, in its order; in a persistent
+    // kernel that is the tile loop (the producer gets its own).
     for (Operation &op : llvm::make_early_inc_range(
-             llvm::make_range(body.begin(), Block::iterator(split)))) {
+             llvm::make_range(entry.begin(), Block::iterator(split)))) {
       if (shared.contains(&op) ||
-          isa<AllocSharedOp, AllocBarriersOp, InitBarriersOp>(op))
+          isa<AllocSharedOp, AllocBarriersOp, InitBarriersOp>(op) ||
+          (tileLoop && &op != tileLoop.getOperation()))
         continue;
       op.moveBefore(consumers, consumers->end());
     }
@@ -337,35 +356,59 @@ struct WarpSpecializePass
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     auto fullIndex = [&](int64_t tile, Value stage) {
-      return arith::AddIOp::create(b, loc, c(numOnce + tile * depth), stage);
+      return arith::AddIOp::create(b, loc, c(fullBase + tile * depth), stage);
     };
-    auto emptyIndex = [&](Value stage) {
-      return arith::AddIOp::create(b, loc, c(numOnce + numTiles * depth),
-                                   stage);
+    auto emptyIndex = [&](int64_t tile, Value stage) {
+      return arith::AddIOp::create(b, loc, c(emptyBase + tile * depth), stage);
     };
-    auto coordsOf = [](const CopySource &source, Value row) {
-      SmallVector<Value> coords(source.outer);
-      coords.push_back(row);
+    // The producer's copies of values computed per tile (none unless
+    // persistent: the shared ops stay before the split).
+    IRMapping tileMap;
+    auto coordsOf = [&](const CopySource &source, Value row,
+                        const IRMapping &map) {
+      SmallVector<Value> coords;
+      for (Value v : source.outer)
+        coords.push_back(map.lookupOrDefault(v));
+      coords.push_back(map.lookupOrDefault(row));
       return coords;
     };
 
-    // Producer: the once copies, then the loops' loads.
+    // Producer: the once copies, then the loops' loads; in a persistent
+    // kernel, for each tile of its own tile loop, which carries the ring
+    // counter and the tile round (the once barriers' phase).
     b.setInsertionPointToStart(producer);
+    Value count = c(0), tileRound;
+    scf::ForOp produceTiles;
+    if (tileLoop) {
+      produceTiles = scf::ForOp::create(
+          b, tileLoop.getLoc(), tileLoop.getLowerBound(),
+          tileLoop.getUpperBound(), tileLoop.getStep(), ValueRange{count, count});
+      b.setInsertionPointToStart(produceTiles.getBody());
+      tileMap.map(tileLoop.getInductionVar(), produceTiles.getInductionVar());
+      for (Operation &op : *body)
+        if (shared.contains(&op))
+          b.clone(op, tileMap);
+      count = produceTiles.getRegionIterArg(0);
+      tileRound = produceTiles.getRegionIterArg(1);
+    }
     for (auto [i, copy] : llvm::enumerate(copies.once)) {
       SharedTileType tile = copy.getDest().getType();
+      if (tileLoop) // a fresh barrier's previous phase counts as complete
+        WaitBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i),
+                              arith::AddIOp::create(b, loc, tileRound, c(1)));
       ArriveExpectBytesOp::create(b, loc, barriers, c(i),
                                   tile.getRows() * tile.getRowBytes());
       TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
-                        coordsOf((*onceSources)[i], copy.getRow()),
+                        coordsOf((*onceSources)[i], copy.getRow(), tileMap),
                         copy.getDest(), barriers, c(i));
     }
-    Value count = c(0);
     for (auto [index, forOp] : llvm::enumerate(copies.loops)) {
       scf::ForOp loop = forOp; // captured below: not a structured binding
       ArrayRef<CopySource> sources = loopSources[index];
-      auto produce = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
-                                        loop.getUpperBound(), loop.getStep(),
-                                        ValueRange{count});
+      auto produce = scf::ForOp::create(
+          b, loop.getLoc(), tileMap.lookupOrDefault(loop.getLowerBound()),
+          tileMap.lookupOrDefault(loop.getUpperBound()),
+          tileMap.lookupOrDefault(loop.getStep()), ValueRange{count});
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(produce.getBody());
       Value it = produce.getRegionIterArg(0);
@@ -373,8 +416,7 @@ struct WarpSpecializePass
       Value round = arith::DivUIOp::create(b, loc, it, c(depth));
       // A fresh barrier's "previous" phase counts as complete: the first
       // round does not wait.
-      WaitBarrierOp::create(b, loc, barriers, emptyIndex(stage),
-                            arith::AddIOp::create(b, loc, round, c(1)));
+      Value previous = arith::AddIOp::create(b, loc, round, c(1));
       SmallVector<CopyToSharedOp> loopCopies(
           loop.getBody()->getOps<CopyToSharedOp>());
       SetVector<Operation *> slice;
@@ -386,35 +428,75 @@ struct WarpSpecializePass
         if (Operation *def = copy.getRow().getDefiningOp();
             def && loop->isAncestor(def))
           (void)getBackwardSlice(def, &slice, options), slice.insert(def);
-      IRMapping map;
+      IRMapping map = tileMap;
       map.map(loop.getInductionVar(), produce.getInductionVar());
       for (Operation *op : topologicalSort(slice))
         b.clone(*op, map);
       for (auto [t, copy] : llvm::enumerate(loopCopies)) {
         SharedTileType tile = copy.getDest().getType();
+        WaitBarrierOp::create(b, loc, barriers, emptyIndex(t, stage), previous);
         Value full = fullIndex(t, stage);
         ArriveExpectBytesOp::create(b, loc, barriers, full,
                                     tile.getRows() * tile.getRowBytes());
         Value dest = StageOp::create(b, loc, tile, rings[t], stage);
-        TmaLoadOp::create(
-            b, loc, mapOf(sources[t], tile),
-            coordsOf(sources[t], map.lookupOrDefault(copy.getRow())), dest,
-            barriers, full);
+        TmaLoadOp::create(b, loc, mapOf(sources[t], tile),
+                          coordsOf(sources[t], copy.getRow(), map), dest,
+                          barriers, full);
       }
       scf::YieldOp::create(b, loc,
                            ValueRange{arith::AddIOp::create(b, loc, it, c(1))});
       count = produce.getResult(0);
     }
+    if (tileLoop)
+      scf::YieldOp::create(
+          b, loc, ValueRange{count, arith::AddIOp::create(b, loc, tileRound, c(1))});
 
-    // Consumers: wait for the once copies where they were.
+    // Consumers: in a persistent kernel the tile loop carries the ring
+    // counter and the round too (the counter's yield is set below).
+    b.setInsertionPoint(consumers, consumers->begin());
+    count = c(0);
+    tileRound = count;
+    if (tileLoop) {
+      b.setInsertionPoint(tileLoop);
+      FailureOr<LoopLikeOpInterface> grown =
+          tileLoop.replaceWithAdditionalYields(
+              b, ValueRange{count, count},
+              /*replaceInitOperandUsesInLoop=*/false,
+              [&](OpBuilder &yb, Location yl, ArrayRef<BlockArgument> args) {
+                return SmallVector<Value>{
+                    args[0], arith::AddIOp::create(
+                                 yb, yl, args[1],
+                                 arith::ConstantIndexOp::create(yb, yl, 1))};
+              });
+      if (failed(grown))
+        return tileLoop.emitError() << "cannot carry the ring counter";
+      tileLoop = cast<scf::ForOp>(grown->getOperation());
+      body = tileLoop.getBody();
+      count = tileLoop.getRegionIterArgs().drop_back().back();
+      tileRound = tileLoop.getRegionIterArgs().back();
+    }
+    // Wait for the once copies where they were; in a persistent kernel,
+    // release each tile after its last use in the tile's body.
     for (auto [i, copy] : llvm::enumerate(copies.once)) {
+      Operation *lastUse = nullptr;
+      for (Operation &op : *body) {
+        bool uses = false;
+        op.walk([&](Operation *nested) {
+          uses |= llvm::is_contained(nested->getOperands(), copy.getDest());
+        });
+        if (uses && &op != copy.getOperation())
+          lastUse = &op;
+      }
+      OpBuilder::InsertionGuard guard(b);
+      if (tileLoop && lastUse) {
+        b.setInsertionPointAfter(lastUse);
+        ArriveBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i));
+      }
       b.setInsertionPoint(copy);
-      WaitBarrierOp::create(b, loc, barriers, c(i), c(0));
+      WaitBarrierOp::create(b, loc, barriers, c(i), tileRound);
       copy.erase();
     }
     // Each loop carries the ring counter on from the previous one.
-    b.setInsertionPoint(consumers, consumers->begin());
-    count = c(0);
     for (scf::ForOp &loop : copies.loops) {
       b.setInsertionPoint(loop);
       Value init = count;
@@ -430,6 +512,9 @@ struct WarpSpecializePass
       consume(b, loop, rings, barriers, depth, fullIndex, emptyIndex);
       count = loop.getResults().back();
     }
+    if (tileLoop)
+      tileLoop.getBody()->getTerminator()->setOperand(
+          tileLoop.getNumRegionIterArgs() - 2, count);
 
     for (AllocSharedOp tile : copies.looped) {
       if (!tile->use_empty())
@@ -448,11 +533,11 @@ struct WarpSpecializePass
   }
 
   /// The consumer side of one KV loop: wait for each tile just before its
-  /// first use, release the stage after the last use of any ring tile.
+  /// first use, release its stage after its last use.
   void consume(IRRewriter &b, scf::ForOp loop, ArrayRef<Value> rings,
                Value barriers, int64_t depth,
                function_ref<Value(int64_t, Value)> fullIndex,
-               function_ref<Value(Value)> emptyIndex) {
+               function_ref<Value(int64_t, Value)> emptyIndex) {
     Location loc = loop.getLoc();
     Block *block = loop.getBody();
     Value it = loop.getRegionIterArgs().back();
@@ -462,11 +547,10 @@ struct WarpSpecializePass
     Value round = arith::DivUIOp::create(
         b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
     SmallVector<CopyToSharedOp> loopCopies(block->getOps<CopyToSharedOp>());
-    Operation *lastUse = nullptr;
     for (auto [t, copy] : llvm::enumerate(loopCopies)) {
       Value tile = copy.getDest();
-      // The first op of the body (after the copy) that uses the tile.
-      Operation *firstUse = nullptr;
+      // The first and last ops of the body (but the copy) using the tile.
+      Operation *firstUse = nullptr, *lastUse = nullptr;
       for (Operation &op : *block) {
         bool uses = false;
         op.walk([&](Operation *nested) {
@@ -487,9 +571,9 @@ struct WarpSpecializePass
         return loop->isAncestor(use.getOwner());
       });
       copy.erase();
+      b.setInsertionPointAfter(lastUse ? lastUse : view.getDefiningOp());
+      ArriveBarrierOp::create(b, loc, barriers, emptyIndex(t, stage));
     }
-    b.setInsertionPointAfter(lastUse ? lastUse : &block->front());
-    ArriveBarrierOp::create(b, loc, barriers, emptyIndex(stage));
   }
 };
 

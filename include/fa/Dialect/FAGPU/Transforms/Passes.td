@@ -39,6 +39,35 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
                            "::mlir::gpu::GPUDialect"];
 }
 
+def PersistentGrid : Pass<"fagpu-persistent-grid",
+                           "::mlir::gpu::GPUModuleOp"> {
+  let summary = "A fixed grid of blocks that loop over the kernel's tiles";
+  let description = [{
+    Each kernel whose grid (`fa.grid = [X, Y, Z]`) has a block per tile
+    becomes a persistent kernel: `blocks` blocks (at most X * Y * Z), each
+    looping over tiles `t = block_id.x, block_id.x + grid_dim.x, ...`
+    (an `scf.for` marked `fagpu.tiles`) with the kernel's body, after its
+    shared allocations and constants, as the loop's body. The block ids the
+    body read become `t` split into (X - 1 - t % X, t / X % Y, t / (X * Y)):
+    consecutive tiles share a (batch, head) and so their K/V in L2, and
+    the last Q blocks, which a causal mask makes the longest, come first.
+
+    A block thus pays its launch, barrier set-up and pipeline fill once,
+    and fagpu-warp-specialize can load the next tile while the compute
+    warpgroups finish the current one (FlashAttention 3's persistent
+    scheduler, static). The grid does not change what is computed: any
+    number of launched blocks gives the same result.
+  }];
+  let options = [
+    Option<"blocks", "blocks", "int64_t", "132",
+           "Blocks of the persistent grid (one per SM: 132 on an H100 or "
+           "H200 SXM)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect"];
+}
+
 def WarpSpecialize : Pass<"fagpu-warp-specialize",
                            "::mlir::gpu::GPUModuleOp"> {
   let summary = "A TMA producer warpgroup feeding the compute warpgroups "

@@ -1,0 +1,122 @@
+//===- PersistentGrid.cpp - Blocks that loop over the kernel's tiles ------===//
+//
+// With a block per tile, every tile pays the block's launch, its barrier
+// set-up and the fill of its copy pipeline, and nothing overlaps a tile's
+// epilogue: at N = 512 (four KV blocks per tile) that is a third of the
+// time. A fixed grid whose blocks loop over the tiles pays it once per SM
+// and lets the producer load tile t + 1 while the compute warpgroups finish
+// tile t. Passes.td has the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir {
+namespace fagpu {
+#define GEN_PASS_DEF_PERSISTENTGRID
+#include "fa/Dialect/FAGPU/Transforms/Passes.h.inc"
+} // namespace fagpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+struct PersistentGridPass
+    : fagpu::impl::PersistentGridBase<PersistentGridPass> {
+  using PersistentGridBase::PersistentGridBase;
+
+  void runOnOperation() override {
+    if (blocks < 1) {
+      getOperation().emitError()
+          << "fagpu-persistent-grid needs at least one block, got "
+          << blocks.getValue();
+      return signalPassFailure();
+    }
+    for (gpu::GPUFuncOp kernel : getOperation().getOps<gpu::GPUFuncOp>())
+      if (kernel.isKernel() && failed(loopOverTiles(kernel)))
+        return signalPassFailure();
+  }
+
+  LogicalResult loopOverTiles(gpu::GPUFuncOp kernel) {
+    auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid");
+    if (!grid || grid.size() != 3 ||
+        llvm::any_of(grid.asArrayRef(), [](int64_t n) { return n < 1; }))
+      return kernel.emitError()
+             << "fagpu-persistent-grid needs fa.grid = [X, Y, Z] (the block "
+                "per tile)";
+    if (kernel.getBody().getBlocks().size() != 1)
+      return kernel.emitError()
+             << "fagpu-persistent-grid takes kernels of one block";
+    Block &entry = kernel.front();
+    SmallVector<gpu::BlockIdOp> ids;
+    WalkResult walk = kernel.walk([&](Operation *op) {
+      if (isa<gpu::GridDimOp>(op) ||
+          (isa<scf::ForOp>(op) && op->hasAttr("fagpu.tiles"))) {
+        op->emitError() << "fagpu-persistent-grid: the kernel already "
+                           "depends on its grid size";
+        return WalkResult::interrupt();
+      }
+      if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+        if (op->getBlock() != &entry) {
+          op->emitError() << "fagpu-persistent-grid needs the block ids "
+                             "read at the kernel's entry";
+          return WalkResult::interrupt();
+        }
+        ids.push_back(id);
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // The loop's body: everything but the shared allocations and constants,
+    // which stay at the entry for every tile.
+    SmallVector<Operation *> perTile;
+    for (Operation &op : entry.without_terminator())
+      if (!isa<AllocSharedOp, AllocBarriersOp>(op) &&
+          !op.hasTrait<OpTrait::ConstantLike>())
+        perTile.push_back(&op);
+    if (perTile.empty())
+      return success();
+
+    int64_t x = grid[0], y = grid[1], z = grid[2];
+    int64_t tiles = x * y * z;
+    Location loc = kernel.getLoc();
+    OpBuilder b = OpBuilder::atBlockTerminator(&entry);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value numTiles = c(tiles), cx = c(x), lastX = c(x - 1), cy = c(y);
+    Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    auto loop = scf::ForOp::create(b, loc, first, numTiles, stride);
+    loop->setAttr("fagpu.tiles", b.getUnitAttr());
+    for (Operation *op : perTile)
+      op->moveBefore(loop.getBody()->getTerminator());
+
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Value column = arith::RemUIOp::create(b, loc, t, cx);
+    Value byX = arith::DivUIOp::create(b, loc, t, cx);
+    Value tile[3] = {arith::SubIOp::create(b, loc, lastX, column),
+                     arith::RemUIOp::create(b, loc, byX, cy),
+                     arith::DivUIOp::create(b, loc, byX, cy)};
+    for (gpu::BlockIdOp id : ids) {
+      id.replaceAllUsesWith(tile[static_cast<unsigned>(id.getDimension())]);
+      id.erase();
+    }
+    kernel->setAttr("fa.grid",
+                    b.getDenseI64ArrayAttr(
+                        {std::min<int64_t>(tiles, blocks.getValue()), 1, 1}));
+    return success();
+  }
+};
+
+} // namespace
