@@ -106,7 +106,11 @@ FA_CAPI_EXPORT faStatus faValidateConfig(const faConfig *config,
                                          faDirection direction);
 
 /** A context owns the kernel cache. `cache_dir` NULL or "": the default
- *  ($FLASHMLIR_CACHE_DIR, else ~/.cache/flashmlir). */
+ *  ($FLASHMLIR_CACHE_DIR, else ~/.cache/flashmlir), created with mode 0700.
+ *  A directory that cannot be created, that another user owns or that its
+ *  group or others can write is not used (kernels are then cached in memory
+ *  only; $FLASHMLIR_CACHE_TRUST_DIR=1 uses it anyway): the call succeeds and
+ *  faContextGetLastWarning() names the path and the reason. */
 FA_CAPI_EXPORT faStatus faContextCreate(const char *cache_dir,
                                         faContext *out);
 FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
@@ -116,8 +120,10 @@ FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);
 FA_CAPI_EXPORT const char *faContextGetLastError(faContext context);
 /** The non-fatal problem of the last faCompile() / faPrecompile() on
  *  `context` (before any, of faContextCreate()), "" if none: e.g. the cache
- *  directory cannot be created or written, so kernels stay in memory only,
- *  or a corrupt entry was rebuilt. The call itself succeeded. */
+ *  directory is unusable or not private, so kernels stay in memory only, or
+ *  a cache entry was unusable (damaged, another key's, or with metadata that
+ *  does not match the config) and was rebuilt: the message says which file
+ *  and why. The call itself succeeded. */
 FA_CAPI_EXPORT const char *faContextGetLastWarning(faContext context);
 
 /** JIT: compiles (or loads from the cache) the kernel of `config` and loads

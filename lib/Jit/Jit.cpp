@@ -4,9 +4,10 @@
 
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstdlib>
+#include <cmath>
+#include <sstream>
 
 using namespace fa;
 using namespace fa::rt;
@@ -15,58 +16,13 @@ using mlir::fa::AttentionConfig;
 
 namespace {
 
-constexpr const char kMagic[] = "FLASHMLIR-JIT 1\n";
-
 std::atomic<uint64_t> invocations{0};
 
-std::string encode(ImageFormat format, const std::string &metadata,
-                   const std::string &image) {
-  std::string s = kMagic;
-  s += std::string("format ") + jit::toString(format) + "\n";
-  s += "metadata-bytes " + std::to_string(metadata.size()) + "\n\n";
-  s += metadata;
-  s += image;
-  return s;
-}
-
-/// Decodes an entry; returns "" or what is wrong with it.
-std::string decode(const std::string &bytes, jit::JitArtifact &out) {
-  size_t pos = sizeof kMagic - 1;
-  if (bytes.compare(0, pos, kMagic) != 0)
-    return "bad magic";
-  auto line = [&](const char *label, std::string &value) {
-    std::string prefix = std::string(label) + " ";
-    size_t nl = bytes.find('\n', pos);
-    if (nl == std::string::npos || bytes.compare(pos, prefix.size(), prefix))
-      return false;
-    value = bytes.substr(pos + prefix.size(), nl - pos - prefix.size());
-    pos = nl + 1;
-    return true;
-  };
-  std::string format, size;
-  if (!line("format", format) || !line("metadata-bytes", size) ||
-      pos >= bytes.size() || bytes[pos++] != '\n')
-    return "bad header";
-  if (format != "ptx" && format != "cubin")
-    return "unknown format '" + format + "'";
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long n = std::strtoull(size.c_str(), &end, 10);
-  if (size.empty() || errno || *end || n > bytes.size() - pos)
-    return "bad metadata size";
-  out.format = format == "ptx" ? ImageFormat::PTX : ImageFormat::Cubin;
-  out.metadataText = bytes.substr(pos, n);
-  out.image = bytes.substr(pos + n);
-  if (out.image.empty())
-    return "empty image";
-  Status s = parseKernelMetadata(out.metadataText, out.metadata);
-  return s.ok() ? "" : "bad metadata: " + s.message();
-}
-
 /// Compiles `config` to PTX (and, for Cubin, assembles it with the driver,
-/// or with ptxas when `offline`) into an entry.
+/// or with ptxas when `offline`) into a cache entry: the metadata text and
+/// the image.
 Status compileEntry(const AttentionConfig &config, ImageFormat format,
-                    bool offline, Driver &driver, std::string &entry) {
+                    bool offline, Driver &driver, CacheEntry &entry) {
   ++invocations;
   bool ptxasCubin = format == ImageFormat::Cubin && offline;
   llvm::Expected<mlir::fa::CompiledKernel> compiled =
@@ -79,14 +35,59 @@ Status compileEntry(const AttentionConfig &config, ImageFormat format,
   FA_RT_RETURN_IF_ERROR(
       parseKernelMetadata(compiled->metadata, metadata)
           .withContext("the compiler's metadata for " + config.key()));
-  std::string image = std::move(compiled->payload);
+  entry.metadata = std::move(compiled->metadata);
+  entry.payload = std::move(compiled->payload);
   if (format == ImageFormat::Cubin && !ptxasCubin) {
     std::string cubin;
-    FA_RT_RETURN_IF_ERROR(compilePTXToCubin(image, cubin, driver));
-    image = std::move(cubin);
+    FA_RT_RETURN_IF_ERROR(compilePTXToCubin(entry.payload, cubin, driver));
+    entry.payload = std::move(cubin);
   }
-  entry = encode(format, compiled->metadata, image);
   return Status::success();
+}
+
+/// Why a cache entry cannot serve `config` (the target chip set) in
+/// `format`, "" if it can: its metadata must parse and describe the
+/// request, and its image must be of the format and define every kernel
+/// the metadata launches.
+std::string entryMismatch(const CacheEntry &entry,
+                          const AttentionConfig &config, ImageFormat format) {
+  KernelMetadata metadata;
+  Status parsed = parseKernelMetadata(entry.metadata, metadata);
+  if (!parsed.ok())
+    return "bad metadata: " + parsed.message();
+  if (std::string why = metadataMismatch(metadata, config); !why.empty())
+    return why;
+  const bool isCubin = entry.payload.compare(0, 4,
+                                             "\x7f"
+                                             "ELF") == 0;
+  if (format == ImageFormat::Cubin && !isCubin)
+    return "the image is not a cubin (no ELF header)";
+  if (format == ImageFormat::PTX && (isCubin || entry.payload.empty()))
+    return "the image is not PTX";
+  for (const LaunchSpec &launch : metadata.launches()) {
+    // PTX declares `.entry name(`; a cubin's string tables hold the name
+    // NUL-terminated.
+    std::string symbol = format == ImageFormat::PTX
+                             ? ".entry " + launch.entry + "("
+                             : launch.entry + std::string(1, '\0');
+    if (entry.payload.find(symbol) == std::string::npos)
+      return "the image has no kernel '" + launch.entry + "'";
+  }
+  return "";
+}
+
+/// "<field> is <found>, the request has <wanted>".
+template <typename T>
+std::string differs(const char *field, const T &found, const T &wanted) {
+  std::ostringstream os;
+  os.precision(17);
+  os << field << " is " << found << ", the request has " << wanted;
+  return os.str();
+}
+
+/// Equal up to the last bits of a decimal round trip.
+bool sameValue(double a, double b) {
+  return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
 }
 
 } // namespace
@@ -103,6 +104,61 @@ CacheKey jit::forwardCacheKey(const AttentionConfig &config,
   c.chip = chip;
   return CacheKey{c.key() + ";format=" + toString(format),
                   mlir::fa::compilerVersion(), chip};
+}
+
+std::string jit::metadataMismatch(const KernelMetadata &m,
+                                  const AttentionConfig &config) {
+  KernelKind kind =
+      config.backward ? KernelKind::Backward : KernelKind::Forward;
+  if (m.kind != kind)
+    return differs<std::string>("kind", toString(m.kind), toString(kind));
+  if (m.entry != config.entry)
+    return differs("entry", m.entry, config.entry);
+  if (kind == KernelKind::Backward) {
+    if (m.pre.entry != config.entry + "_pre")
+      return differs("pre_entry", m.pre.entry, config.entry + "_pre");
+    if (m.post.entry != config.entry + "_post")
+      return differs("post_entry", m.post.entry, config.entry + "_post");
+  }
+  // Either the chip asked for or the one the compiler builds it for
+  // (sm_90a for the WGMMA forward).
+  if (m.chip != config.chip && m.chip != config.targetChip())
+    return differs("chip", m.chip, config.targetChip());
+  if (toString(m.dtype) != config.dtype)
+    return differs<std::string>("dtype", toString(m.dtype), config.dtype);
+  const std::pair<const char *, std::pair<int64_t, int64_t>> sizes[] = {
+      {"batch", {m.batch, config.batch}},
+      {"heads_q", {m.headsQ, config.headsQ}},
+      {"heads_kv", {m.headsKV, config.headsKV}},
+      {"seq_q", {m.seqQ, config.seqQ}},
+      {"seq_kv", {m.seqKV, config.seqKV}},
+      {"head_dim", {m.headDim, config.headDim}},
+      {"head_dim_v", {m.headDimV, config.headDimV}},
+      {"block_q", {m.blockQ, config.effectiveBlockQ()}},
+      {"block_kv", {m.blockKV, config.effectiveBlockKV()}},
+  };
+  for (const auto &[field, values] : sizes)
+    if (values.first != values.second)
+      return differs(field, values.first, values.second);
+  if (config.rowsPerWarp != 0 && m.rowsPerWarp != config.rowsPerWarp)
+    return differs("rows_per_warp", m.rowsPerWarp, config.rowsPerWarp);
+  double scale = config.scale.value_or(1.0 / std::sqrt(double(config.headDim)));
+  if (!sameValue(m.scale, scale))
+    return differs("scale", m.scale, scale);
+  if (m.causal != config.causal)
+    return differs("causal", int(m.causal), int(config.causal));
+  std::pair<int64_t, int64_t> window =
+      config.window.value_or(std::make_pair(int64_t(-1), int64_t(-1)));
+  if (m.windowLeft != window.first)
+    return differs("window_left", m.windowLeft, window.first);
+  if (m.windowRight != window.second)
+    return differs("window_right", m.windowRight, window.second);
+  if (!sameValue(m.softcap, config.softcap.value_or(0.0)))
+    return differs("softcap", m.softcap, config.softcap.value_or(0.0));
+  if (m.compiler != mlir::fa::compilerVersion())
+    return differs<std::string>("compiler", m.compiler,
+                                mlir::fa::compilerVersion());
+  return "";
 }
 
 namespace {
@@ -133,41 +189,33 @@ StatusOr<JitArtifact> buildKernel(const AttentionConfig &config,
     return Status::error("JIT: " + llvm::toString(std::move(error)));
   AttentionConfig target = config;
   target.chip = chip;
+  // What an entry's metadata must say: this direction.
+  target.backward = kind == KernelKind::Backward;
 
   JitArtifact artifact;
+  artifact.format = options.format;
   artifact.key = forwardCacheKey(config, chip, options.format);
   // The driver assembles for its own device, whatever the PTX targets.
   if (options.format == ImageFormat::Cubin && !offline)
     artifact.key.chip = driver.device().chip();
-  std::string bytes;
-  auto build = [&](std::string &entry) {
+  auto build = [&](CacheEntry &entry) {
     artifact.compiled = true;
     return compileEntry(target, options.format, offline, driver, entry);
   };
-  auto check = [&]() -> std::string {
-    std::string problem = decode(bytes, artifact);
-    if (problem.empty() && (artifact.format != options.format ||
-                            artifact.metadata.entry != config.entry ||
-                            artifact.metadata.kind != kind))
-      problem = "entry does not match the config";
-    return problem;
+  // Every entry found is checked against the request before use: one that
+  // describes another problem (forged, or a bug) is rebuilt, with a
+  // warning, never launched.
+  auto validate = [&](const CacheEntry &entry) {
+    return entryMismatch(entry, target, options.format);
   };
-  FA_RT_RETURN_IF_ERROR(cache.getOrBuild(artifact.key, build, bytes,
-                                         &artifact.outcome, &artifact.warning));
-  std::string problem = check();
-  if (!problem.empty() && !artifact.compiled) {
-    // The file passed the cache's checksum but is not a JIT entry we can use
-    // (another version, a bug): rebuild and overwrite it.
-    FA_RT_RETURN_IF_ERROR(build(bytes).withContext("rebuilding cache entry"));
-    Status stored = cache.store(artifact.key, bytes);
-    artifact.outcome = CacheOutcome::RebuiltCorrupt;
-    artifact.warning = "cache entry '" + cache.entryPath(artifact.key) +
-                       "' was unusable (" + problem + "); rebuilt" +
-                       (stored.ok() ? "" : "; " + stored.message());
-    problem = check();
-  }
-  if (!problem.empty())
-    return Status::error("JIT: the compiled entry is unusable: " + problem);
+  CacheEntry entry;
+  FA_RT_RETURN_IF_ERROR(cache.getOrBuild(artifact.key, build, entry,
+                                         &artifact.outcome, &artifact.warning,
+                                         validate));
+  artifact.metadataText = std::move(entry.metadata);
+  artifact.image = std::move(entry.payload);
+  FA_RT_RETURN_IF_ERROR(
+      parseKernelMetadata(artifact.metadataText, artifact.metadata));
   return artifact;
 }
 
@@ -247,11 +295,12 @@ StatusOr<jit::JitKernel> jit::loadPrecompiledKernel(const std::string &ptxPath,
   std::string ptx;
   FA_RT_RETURN_IF_ERROR(readFile(ptxPath, ptx));
   CacheOutcome outcome = CacheOutcome::Built;
+  std::string warning;
   StatusOr<Kernel> kernel = loadKernelCached(
       cache, ptx, metadata,
       metadata.compiler.empty() ? "fa-compile" : metadata.compiler, &outcome,
-      driver);
+      &warning, driver);
   if (!kernel.ok())
     return kernel.status();
-  return JitKernel{std::move(*kernel), outcome, false, ""};
+  return JitKernel{std::move(*kernel), outcome, false, std::move(warning)};
 }

@@ -2,9 +2,8 @@
 
 #include "fa/Runtime/Kernel.h"
 #include "fa/Runtime/KernelCache.h"
+#include "fa/Runtime/Sha256.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <vector>
 
 namespace fa::rt {
@@ -258,19 +257,33 @@ Kernel Kernel::unloaded(const KernelMetadata &metadata) {
 StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
                                   const KernelMetadata &metadata,
                                   std::string_view compilerVersion,
-                                  CacheOutcome *outcome, Driver &driver) {
+                                  CacheOutcome *outcome, std::string *warning,
+                                  Driver &driver) {
   FA_RT_RETURN_IF_ERROR(driver.ensureContext());
   FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
-  char ptxHash[32];
-  std::snprintf(ptxHash, sizeof ptxHash, "%016" PRIx64, fnv1a64(ptx));
-  CacheKey key{metadata.configString() + ";ptx_fnv1a64=" + ptxHash,
+  const std::string config = metadata.configString();
+  CacheKey key{config + ";ptx_sha256=" + Sha256::hex(ptx),
                std::string(compilerVersion), driver.device().chip()};
-  std::string cubin;
-  FA_RT_RETURN_IF_ERROR(cache.getOrBuild(
-      key,
-      [&](std::string &bytes) { return compilePTXToCubin(ptx, bytes, driver); },
-      cubin, outcome));
-  return Kernel::fromCubin(cubin.data(), cubin.size(), metadata, driver);
+  auto build = [&](CacheEntry &entry) {
+    entry.metadata = config;
+    return compilePTXToCubin(ptx, entry.payload, driver);
+  };
+  // The key already holds the config; repeating it in the entry lets the
+  // cache reject an entry whose metadata says otherwise, as for the JIT's.
+  auto validate = [&](const CacheEntry &entry) -> std::string {
+    if (entry.metadata != config)
+      return "its metadata is not the requested kernel's";
+    if (entry.payload.compare(0, 4,
+                              "\x7f"
+                              "ELF") != 0)
+      return "its image is not a cubin (no ELF header)";
+    return "";
+  };
+  CacheEntry entry;
+  FA_RT_RETURN_IF_ERROR(
+      cache.getOrBuild(key, build, entry, outcome, warning, validate));
+  return Kernel::fromCubin(entry.payload.data(), entry.payload.size(), metadata,
+                           driver);
 }
 
 } // namespace fa::rt

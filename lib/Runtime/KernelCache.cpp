@@ -2,103 +2,29 @@
 
 #include "fa/Runtime/KernelCache.h"
 
-#include <atomic>
+#include "CacheFiles.h"
+#include "fa/Runtime/Sha256.h"
+
 #include <cctype>
 #include <cerrno>
-#include <cinttypes>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <pwd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fa::rt {
 
 namespace {
 
-constexpr const char kMagic[] = "FLASHMLIR-KERNEL-CACHE 1\n";
+constexpr const char kMagic[] = "FLASHMLIR-KERNEL-CACHE 2\n";
+/// Every format's magic starts so: an entry of another version is named as
+/// such, not as garbage.
+constexpr const char kMagicPrefix[] = "FLASHMLIR-KERNEL-CACHE ";
+constexpr size_t kDigestHexDigits = 64;
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
-
-/// mkdir -p. Returns "" or the reason.
-std::string makeDirectories(const std::string &path) {
-  if (path.empty())
-    return "empty path";
-  std::string prefix;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    size_t slash = path.find('/', pos + 1);
-    prefix = path.substr(0, slash);
-    pos = slash;
-    if (prefix.empty() || prefix == "/")
-      continue;
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return "mkdir(" + prefix + "): " + std::strerror(errno);
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return path + " is not a directory";
-  return "";
-}
-
-/// Reads the cache entry at `path`; "" or why it cannot be used (`missing`
-/// set when there is no file). Only a regular file of at most
-/// kMaxEntryBytes is read: the directory is shared, and a FIFO (which blocks
-/// an open or read forever), a device, or a symbolic link to one (e.g.
-/// /dev/zero, endless) must not hang or exhaust the process.
-std::string readWholeFile(const std::string &path, std::string &out,
-                          bool &missing) {
-  missing = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
-    missing = errno == ENOENT;
-    return errno == ELOOP ? std::string("a symbolic link, not a regular file")
-                          : std::string("unreadable: ") + std::strerror(errno);
-  }
-  const std::string tooLarge =
-      "larger than " + std::to_string(KernelCache::kMaxEntryBytes) + " bytes";
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return "not a regular file";
-  }
-  if (uint64_t(st.st_size) > KernelCache::kMaxEntryBytes) {
-    ::close(fd);
-    return tooLarge;
-  }
-  out.clear();
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      std::string why = std::string("unreadable: ") + std::strerror(errno);
-      ::close(fd);
-      return why;
-    }
-    if (n == 0)
-      break;
-    out.append(buf, size_t(n));
-    // A file that grows while read is not an entry we wrote.
-    if (out.size() > KernelCache::kMaxEntryBytes) {
-      ::close(fd);
-      return tooLarge;
-    }
-  }
-  ::close(fd);
-  return "";
-}
-
-/// Parses "<label> <number>\n" at `pos`.
-bool parseHeaderLine(const std::string &data, size_t &pos, const char *label,
-                     int base, uint64_t &value) {
+/// Parses "<label> <decimal number>\n" at `pos`.
+bool parseSizeLine(const std::string &data, size_t &pos, const char *label,
+                   uint64_t &value) {
   size_t len = std::strlen(label);
   if (data.compare(pos, len, label) != 0 || pos + len >= data.size() ||
       data[pos + len] != ' ')
@@ -107,31 +33,54 @@ bool parseHeaderLine(const std::string &data, size_t &pos, const char *label,
   if (nl == std::string::npos)
     return false;
   std::string number = data.substr(pos + len + 1, nl - pos - len - 1);
-  if (number.empty() || number.size() > 20)
+  if (number.empty() || number.size() > 19)
     return false;
   for (char c : number)
-    if (!std::isxdigit(static_cast<unsigned char>(c)) ||
-        (base == 10 && !std::isdigit(static_cast<unsigned char>(c))))
+    if (!std::isdigit(static_cast<unsigned char>(c)))
       return false;
-  char *end = nullptr;
-  errno = 0;
-  value = std::strtoull(number.c_str(), &end, base);
-  if (errno != 0 || *end != '\0')
-    return false;
+  value = std::strtoull(number.c_str(), nullptr, 10);
   pos = nl + 1;
   return true;
 }
 
-} // namespace
-
-uint64_t fnv1a64Bytes(const void *data, size_t size, uint64_t hash) {
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= p[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
+/// Parses "sha256 <64 lowercase hex digits>\n" at `pos`.
+bool parseDigestLine(const std::string &data, size_t &pos,
+                     std::string &digest) {
+  const std::string label = "sha256 ";
+  if (data.compare(pos, label.size(), label) != 0)
+    return false;
+  size_t start = pos + label.size();
+  if (data.size() < start + kDigestHexDigits + 1 ||
+      data[start + kDigestHexDigits] != '\n')
+    return false;
+  digest = data.substr(start, kDigestHexDigits);
+  for (char c : digest)
+    if (!std::isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f'))
+      return false;
+  pos = start + kDigestHexDigits + 1;
+  return true;
 }
+
+/// `reason` for a warning: a reason can quote bytes of a hostile entry
+/// (metadata values), which must not reach a terminal as escape sequences
+/// or flood it. Bytes outside printable ASCII become '?'; at most 300 kept.
+std::string printable(std::string_view reason) {
+  constexpr size_t kMaxReasonBytes = 300;
+  std::string out;
+  for (char c : reason.substr(0, kMaxReasonBytes))
+    out += c >= 0x20 && c < 0x7f ? c : '?';
+  if (reason.size() > kMaxReasonBytes)
+    out += "...";
+  return out;
+}
+
+/// Whether $FLASHMLIR_CACHE_TRUST_DIR is set to something other than 0.
+bool trustDirectoryFromEnvironment() {
+  const char *value = std::getenv(KernelCache::kTrustDirectoryVariable);
+  return value && *value && std::strcmp(value, "0") != 0;
+}
+
+} // namespace
 
 std::string CacheKey::serialize() const {
   std::string s;
@@ -142,6 +91,19 @@ std::string CacheKey::serialize() const {
     s += '\n';
   }
   return s;
+}
+
+std::string entryDigest(std::string_view serializedKey,
+                        const CacheEntry &entry) {
+  Sha256 sha;
+  sha.update(kMagic);
+  for (std::string_view field :
+       {serializedKey, std::string_view(entry.metadata),
+        std::string_view(entry.payload)}) {
+    sha.updateU64(field.size());
+    sha.update(field);
+  }
+  return Sha256::toHex(sha.digest());
 }
 
 const char *toString(CacheOutcome outcome) {
@@ -172,191 +134,219 @@ std::string KernelCache::defaultDirectory() {
 }
 
 KernelCache::KernelCache(std::string directory)
-    : directory_(directory.empty() ? defaultDirectory()
-                                   : std::move(directory)) {
+    : directory_(directory.empty() ? defaultDirectory() : std::move(directory)),
+      trustDirectory_(trustDirectoryFromEnvironment()) {
   while (directory_.size() > 1 && directory_.back() == '/')
     directory_.pop_back();
-  diskProblem_ = directory_.empty() ? "no cache directory (neither "
-                                      "$FLASHMLIR_CACHE_DIR nor a home "
-                                      "directory)"
-                                    : makeDirectories(directory_);
+  if (directory_.empty()) {
+    diskProblem_ = "no cache directory (neither $FLASHMLIR_CACHE_DIR nor a "
+                   "home directory)";
+    return;
+  }
+  diskProblem_ = detail::makePrivateDirectories(directory_);
+  if (diskProblem_.empty() && !trustDirectory_) {
+    std::string why = detail::checkDirectoryIsPrivate(directory_);
+    if (!why.empty())
+      diskProblem_ = why +
+                     ": whoever can write it can plant kernels that "
+                     "this process would run, so it is not used (set " +
+                     std::string(kTrustDirectoryVariable) +
+                     "=1 to use it anyway)";
+  }
   diskEnabled_ = diskProblem_.empty();
 }
 
 std::string KernelCache::entryPath(const CacheKey &key) const {
-  // The chip is in the name for humans; the hash covers the whole key.
+  // The chip is in the name for humans; the hash covers the whole key. 128
+  // bits of SHA-256: two keys never share a file, so an entry of another
+  // key at this path was copied there.
   std::string chip;
   for (char c : key.chip)
     chip += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   return directory_ + "/" + (chip.empty() ? "any" : chip) + "-" +
-         hex64(fnv1a64(key.serialize())) + ".fakernel";
+         Sha256::hex(key.serialize()).substr(0, 32) + ".fakernel";
 }
 
 KernelCache::DiskResult KernelCache::readEntry(const std::string &path,
                                                const std::string &key,
-                                               std::string &bytes,
+                                               CacheEntry &entry,
                                                std::string &why) const {
   std::string data;
-  bool missing = false;
-  std::string problem = readWholeFile(path, data, missing);
-  if (missing)
+  switch (detail::readCacheFile(path, kMaxEntryBytes, !trustDirectory_, data,
+                                why)) {
+  case detail::FileRead::Missing:
     return DiskResult::Missing;
-  if (!problem.empty()) {
-    why = problem;
-    return DiskResult::Corrupt;
+  case detail::FileRead::Unusable:
+    return DiskResult::Unusable;
+  case detail::FileRead::Ok:
+    break;
   }
   size_t magicLen = sizeof kMagic - 1;
   if (data.compare(0, magicLen, kMagic) != 0) {
-    why = "bad magic";
-    return DiskResult::Corrupt;
+    size_t prefixLen = sizeof kMagicPrefix - 1;
+    size_t nl = data.find('\n');
+    std::string version =
+        data.compare(0, prefixLen, kMagicPrefix) == 0 && nl != std::string::npos
+            ? data.substr(prefixLen, nl - prefixLen)
+            : "";
+    bool isVersion = !version.empty() && version.size() <= 9;
+    for (char c : version)
+      isVersion = isVersion && std::isdigit(static_cast<unsigned char>(c));
+    why = isVersion ? "an entry of another cache format (" +
+                          std::string(kMagicPrefix) + version + ")"
+                    : "bad magic";
+    return DiskResult::Unusable;
   }
   size_t pos = magicLen;
-  uint64_t keyBytes = 0, payloadBytes = 0, checksum = 0;
-  if (!parseHeaderLine(data, pos, "key-bytes", 10, keyBytes) ||
-      !parseHeaderLine(data, pos, "payload-bytes", 10, payloadBytes) ||
-      !parseHeaderLine(data, pos, "fnv1a64", 16, checksum) ||
-      pos >= data.size() || data[pos] != '\n') {
+  uint64_t keyBytes = 0, metadataBytes = 0, payloadBytes = 0;
+  std::string digest;
+  if (!parseSizeLine(data, pos, "key-bytes", keyBytes) ||
+      !parseSizeLine(data, pos, "metadata-bytes", metadataBytes) ||
+      !parseSizeLine(data, pos, "payload-bytes", payloadBytes) ||
+      !parseDigestLine(data, pos, digest) || pos >= data.size() ||
+      data[pos] != '\n') {
     why = "bad header";
-    return DiskResult::Corrupt;
+    return DiskResult::Unusable;
   }
   ++pos;
-  if (keyBytes > data.size() || payloadBytes > data.size() ||
-      data.size() - pos != keyBytes + payloadBytes) {
+  // Each size is below 10^19 and the sum of three fits 64 bits.
+  uint64_t bodyBytes = keyBytes + metadataBytes + payloadBytes;
+  if (data.size() - pos != bodyBytes) {
     why = "size mismatch (truncated?): header says " +
-          std::to_string(keyBytes + payloadBytes) + " bytes, file has " +
+          std::to_string(bodyBytes) + " bytes, file has " +
           std::to_string(data.size() - pos);
-    return DiskResult::Corrupt;
+    return DiskResult::Unusable;
   }
-  uint64_t actual = fnv1a64Bytes(data.data() + pos, keyBytes + payloadBytes);
-  if (actual != checksum) {
-    why = "checksum mismatch";
-    return DiskResult::Corrupt;
+  std::string_view storedKey(data.data() + pos, keyBytes);
+  CacheEntry stored{data.substr(pos + keyBytes, metadataBytes),
+                    data.substr(pos + keyBytes + metadataBytes, payloadBytes)};
+  if (entryDigest(storedKey, stored) != digest) {
+    why = "sha256 mismatch: the entry was damaged or altered";
+    return DiskResult::Unusable;
   }
-  if (data.compare(pos, keyBytes, key) != 0)
-    return DiskResult::OtherKey;
-  bytes.assign(data, pos + keyBytes, payloadBytes);
+  if (storedKey != key) {
+    why = "it holds the entry of another key";
+    return DiskResult::Unusable;
+  }
+  entry = std::move(stored);
   return DiskResult::Hit;
 }
 
 Status KernelCache::writeEntry(const std::string &path, const std::string &key,
-                               std::string_view bytes) const {
-  std::string body = key;
-  body.append(bytes.data(), bytes.size());
+                               const CacheEntry &entry) const {
   std::string data = kMagic;
   data += "key-bytes " + std::to_string(key.size()) + "\n";
-  data += "payload-bytes " + std::to_string(bytes.size()) + "\n";
-  data += "fnv1a64 " + hex64(fnv1a64(body)) + "\n\n";
-  data += body;
-
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status::error("cannot create '" + tmp +
-                         "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::error("cannot write '" + tmp + "': " + std::strerror(err));
-    }
-    done += size_t(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::error("cannot write '" + tmp + "': " + std::strerror(err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::error("cannot rename '" + tmp + "' to '" + path +
-                         "': " + std::strerror(err));
-  }
-  return Status::success();
+  data += "metadata-bytes " + std::to_string(entry.metadata.size()) + "\n";
+  data += "payload-bytes " + std::to_string(entry.payload.size()) + "\n";
+  data += "sha256 " + entryDigest(key, entry) + "\n\n";
+  data += key;
+  data += entry.metadata;
+  data += entry.payload;
+  return detail::writeFileAtomically(path, data);
 }
 
-Status KernelCache::store(const CacheKey &key, std::string_view bytes) {
+Status KernelCache::store(const CacheKey &key, const CacheEntry &entry) {
   std::string serialized = key.serialize();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    memory_[serialized] = std::string(bytes);
+    memory_[serialized] = entry;
   }
   if (!diskEnabled_)
     return Status::error("cache directory '" + directory_ + "' is unusable (" +
                          diskProblem_ + "); entry kept in memory only");
-  return writeEntry(entryPath(key), serialized, bytes);
+  return writeEntry(entryPath(key), serialized, entry);
 }
 
 Status KernelCache::getOrBuild(const CacheKey &key, const Builder &builder,
-                               std::string &bytes, CacheOutcome *outcome,
-                               std::string *warning) {
+                               CacheEntry &entry, CacheOutcome *outcome,
+                               std::string *warning,
+                               const Validator &validator) {
   if (warning)
     warning->clear();
   std::string serialized = key.serialize();
+  CacheOutcome result = CacheOutcome::Built;
+  std::string notes;
+  auto note = [&](const std::string &text) {
+    notes += (notes.empty() ? "" : "; ") + text;
+  };
+  auto rejection = [&](const CacheEntry &found) {
+    return validator ? printable(validator(found)) : std::string();
+  };
+  auto found = [&](CacheOutcome how, const CacheEntry &hit) {
+    entry = hit;
+    if (outcome)
+      *outcome = how;
+    if (warning)
+      *warning = notes;
+    return Status::success();
+  };
+
+  CacheEntry candidate;
+  bool inMemory = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = memory_.find(serialized);
     if (it != memory_.end()) {
-      bytes = it->second;
-      ++stats_.memoryHits;
-      if (outcome)
-        *outcome = CacheOutcome::MemoryHit;
-      return Status::success();
+      candidate = it->second;
+      inMemory = true;
     }
   }
+  if (inMemory) {
+    std::string why = rejection(candidate);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (why.empty()) {
+      ++stats_.memoryHits;
+      return found(CacheOutcome::MemoryHit, candidate);
+    }
+    // Put there by store(): nothing this process built.
+    memory_.erase(serialized);
+    ++stats_.corrupt;
+    result = CacheOutcome::RebuiltCorrupt;
+    note("the in-memory entry does not match the request (" + why +
+         "): dropped");
+  }
 
-  CacheOutcome result = CacheOutcome::Built;
-  std::string notes;
   if (diskEnabled_) {
     std::string path = entryPath(key), why;
-    switch (readEntry(path, serialized, bytes, why)) {
-    case DiskResult::Hit: {
-      std::lock_guard<std::mutex> lock(mutex_);
-      memory_[serialized] = bytes;
-      ++stats_.diskHits;
-      if (outcome)
-        *outcome = CacheOutcome::DiskHit;
-      return Status::success();
+    DiskResult read = readEntry(path, serialized, candidate, why);
+    if (read == DiskResult::Hit) {
+      why = rejection(candidate);
+      if (why.empty()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        memory_[serialized] = candidate;
+        ++stats_.diskHits;
+        return found(CacheOutcome::DiskHit, candidate);
+      }
+      why = "it does not match the request: " + why;
     }
-    case DiskResult::Corrupt: {
+    if (read != DiskResult::Missing) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ++stats_.corrupt;
       }
-      notes = "corrupt cache entry '" + path + "' (" + why + ") deleted";
+      std::string text = "unusable cache entry '" + path + "' (" +
+                         printable(why) + "): deleted and rebuilt";
       if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        notes += std::string(" (unlink failed: ") + std::strerror(errno) + ")";
+        text += std::string(" (unlink failed: ") + std::strerror(errno) + ")";
+      note(text);
       result = CacheOutcome::RebuiltCorrupt;
-      break;
-    }
-    case DiskResult::Missing:
-    case DiskResult::OtherKey:
-      break;
     }
   }
 
-  std::string built;
+  CacheEntry built;
   FA_RT_RETURN_IF_ERROR(builder(built).withContext("building cache entry"));
+  if (std::string why = rejection(built); !why.empty())
+    return Status::error("building cache entry: the built entry does not "
+                         "match the request: " +
+                         why);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.builds;
   }
   Status stored = store(key, built);
   if (!stored.ok())
-    notes += (notes.empty() ? "" : "; ") + stored.message();
-  bytes = std::move(built);
-  if (outcome)
-    *outcome = result;
-  if (warning)
-    *warning = notes;
-  return Status::success();
+    note(stored.message());
+  return found(result, built);
 }
 
 void KernelCache::clearMemory() {

@@ -30,7 +30,9 @@ class FlashMLIRError(RuntimeError):
 
 class FlashMLIRWarning(UserWarning):
     """A problem that did not stop the call, e.g. a kernel cache directory
-    that cannot be written (kernels are then compiled in every process)."""
+    that cannot be written or that others can write (kernels are then
+    compiled in every process), or a cache entry that was damaged, another
+    key's or did not match the config, and was rebuilt."""
 
 
 _lib = None

@@ -2,9 +2,9 @@
 //
 // The kernel cache reads entry files that anyone with access to the cache
 // directory can have written. Whatever bytes sit at an entry's path, a
-// lookup must return either exactly what was stored for that key or a fresh
-// build (replacing a corrupt file), and leave an entry the next lookup reads
-// back unchanged.
+// lookup must return either exactly what was stored for that key (and what
+// the validator accepts) or a fresh build (replacing the file, with a
+// warning), and leave an entry the next lookup reads back unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +32,9 @@ const std::string &cacheDirectory() {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  using fa::rt::CacheEntry;
   const fa::rt::CacheKey key{"forward d128", "flashmlir-fuzz", "sm_90a"};
-  const std::string built = "built kernel bytes";
+  const CacheEntry built{"kind = forward\nseq_q = 128\n", "built kernel bytes"};
   fa::rt::KernelCache cache(cacheDirectory());
   if (!cache.diskEnabled())
     std::abort();
@@ -42,22 +43,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);
   }
-  auto builder = [&](std::string &bytes) {
-    bytes = built;
+  auto builder = [&](CacheEntry &entry) {
+    entry = built;
     return fa::rt::Status::success();
   };
-  std::string bytes;
+  // Stands for the JIT's check of the metadata against the request: any
+  // entry with other metadata is rejected, whatever its digest says.
+  auto validator = [&](const CacheEntry &entry) -> std::string {
+    return entry.metadata == built.metadata ? "" : "other metadata";
+  };
+  CacheEntry entry;
   fa::rt::CacheOutcome outcome;
-  if (!cache.getOrBuild(key, builder, bytes, &outcome).ok())
+  std::string warning;
+  if (!cache.getOrBuild(key, builder, entry, &outcome, &warning, validator)
+           .ok())
     std::abort();
-  if (outcome != fa::rt::CacheOutcome::DiskHit && bytes != built)
-    std::abort();
-  // A second cache object (no memory) reads the same bytes from disk.
+  switch (outcome) {
+  case fa::rt::CacheOutcome::DiskHit:
+    if (entry.metadata != built.metadata || !warning.empty())
+      std::abort();
+    break;
+  case fa::rt::CacheOutcome::RebuiltCorrupt:
+    if (!(entry == built) || warning.empty()) // Never a silent rebuild.
+      std::abort();
+    break;
+  default:
+    std::abort(); // The file is always there: neither missing nor memory.
+  }
+  // A second cache object (no memory) reads the same entry from disk.
   fa::rt::KernelCache again(cacheDirectory());
-  std::string reread;
+  CacheEntry reread;
   fa::rt::CacheOutcome second;
-  if (!again.getOrBuild(key, builder, reread, &second).ok() ||
-      second != fa::rt::CacheOutcome::DiskHit || reread != bytes)
+  if (!again.getOrBuild(key, builder, reread, &second, nullptr, validator)
+           .ok() ||
+      second != fa::rt::CacheOutcome::DiskHit || !(reread == entry))
     std::abort();
   return 0;
 }

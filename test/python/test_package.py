@@ -1,11 +1,38 @@
 """The flashmlir package without a GPU: loading, configs, compile errors."""
 
+import hashlib
 import os
+import struct
+import warnings
 
 import pytest
 
 import flashmlir
 from flashmlir import Config, FlashMLIRError, _capi
+
+
+# The kernel cache's entry format (include/fa/Runtime/KernelCache.h), written
+# here independently of the library to forge entries as an attacker could.
+_MAGIC = b"FLASHMLIR-KERNEL-CACHE 2\n"
+
+
+def _read_entry(path):
+    header, body = path.read_bytes().split(b"\n\n", 1)
+    lines = header.split(b"\n")
+    assert lines[0] + b"\n" == _MAGIC
+    sizes = dict(line.split(b" ") for line in lines[1:4])
+    k, m = int(sizes[b"key-bytes"]), int(sizes[b"metadata-bytes"])
+    return body[:k], body[k:k + m], body[k + m:]
+
+
+def _write_entry(path, key, metadata, payload):
+    fields = (key, metadata, payload)
+    digest = hashlib.sha256(_MAGIC + b"".join(
+        struct.pack(">Q", len(f)) + f for f in fields)).hexdigest()
+    path.write_bytes(_MAGIC + b"key-bytes %d\nmetadata-bytes %d\n"
+                     b"payload-bytes %d\nsha256 %s\n\n"
+                     % (len(key), len(metadata), len(payload),
+                        digest.encode()) + key + metadata + payload)
 
 
 def test_imports_and_finds_library():
@@ -132,11 +159,10 @@ def test_precompile_fills_the_cache_without_a_gpu(tmp_path):
     assert ctx.precompile(cfg) is True       # now a memory hit
     assert flashmlir.Context(str(tmp_path)).precompile(cfg) is True  # disk
     assert ctx.precompile(cfg, backward=True) is False
-    entries = [p for p in tmp_path.rglob("*") if p.is_file()]
-    images = [p.read_bytes() for p in entries]
-    ptx = [b for b in images if b"FLASHMLIR-JIT 1\nformat ptx\n" in b]
-    assert len(ptx) == 2, [p.name for p in entries]
-    assert all(b".target sm_90" in b for b in ptx)
+    entries = [_read_entry(p) for p in tmp_path.glob("*.fakernel")]
+    assert sorted(meta.split(b"\n", 1)[0] for _, meta, _ in entries) == \
+        [b"kind = backward", b"kind = forward"]
+    assert all(b".target sm_90" in ptx for _, _, ptx in entries)
 
 
 def test_precompile_reports_compiler_errors(tmp_path):
@@ -260,8 +286,76 @@ def test_unusable_cache_directory_is_reported(tmp_path):
                             r"in memory only"):
         assert ctx.precompile(cfg) is False
     # A memory hit writes nothing, so there is nothing to report.
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert ctx.precompile(cfg) is True
         flashmlir.Context(str(tmp_path / "fine")).precompile(cfg)
+
+
+def test_unusable_cache_entries_are_rebuilt_with_a_warning(tmp_path,
+                                                           monkeypatch):
+    monkeypatch.delenv("FLASHMLIR_CACHE_TRUST_DIR", raising=False)
+    cache = tmp_path / "cache"
+    cfg = Config(seq_q=64, chip="sm_90")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert flashmlir.Context(str(cache)).precompile(cfg) is False
+    (path,) = cache.glob("*.fakernel")
+    key, metadata, ptx = _read_entry(path)
+    assert b"seq_q = 64\n" in metadata
+
+    # Damaged: one payload byte.
+    path.write_bytes(path.read_bytes()[:-1] + b"#")
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"unusable cache entry '.*\.fakernel' \(sha256 "
+                            r"mismatch: the entry was damaged or altered\): "
+                            r"deleted and rebuilt"):
+        assert flashmlir.Context(str(cache)).precompile(cfg) is False
+
+    # Forged with a valid digest: another problem's metadata and PTX.
+    _write_entry(path, key, metadata.replace(b"seq_q = 64\n",
+                                             b"seq_q = 999\n"),
+                 ptx.replace(b"fa_fwd", b"fa_evil"))
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"it does not match the request: seq_q is 999, "
+                            r"the request has 64\): deleted and rebuilt"):
+        assert flashmlir.Context(str(cache)).precompile(cfg) is False
+
+    # Another key's entry copied over this one.
+    other = Config(seq_q=128, chip="sm_90")
+    flashmlir.Context(str(cache)).precompile(other)
+    (other_path,) = set(cache.glob("*.fakernel")) - {path}
+    other_path.replace(path)
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"it holds the entry of another key"):
+        assert flashmlir.Context(str(cache)).precompile(cfg) is False
+
+    # Each rebuild replaced the entry: found again, silently.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert flashmlir.Context(str(cache)).precompile(cfg) is True
+    assert _read_entry(path) == (key, metadata, ptx)
+
+
+def test_cache_directory_others_can_write_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLASHMLIR_CACHE_TRUST_DIR", raising=False)
+    cache = tmp_path / "cache"
+    cfg = Config(seq_q=64, chip="sm_90")
+    flashmlir.Context(str(cache)).precompile(cfg)
+    assert cache.stat().st_mode & 0o777 == 0o700
+    (entry,) = cache.glob("*.fakernel")
+    assert entry.stat().st_mode & 0o777 == 0o600
+    cache.chmod(0o777)
+    with pytest.warns(flashmlir.FlashMLIRWarning,
+                      match=r"kernel cache directory '.*cache' is unusable "
+                            r"\('.*cache' is writable by its group or by "
+                            r"others \(mode 0777\): whoever can write it can "
+                            r"plant kernels .* FLASHMLIR_CACHE_TRUST_DIR=1"):
+        ctx = flashmlir.Context(str(cache))
+    # Not read either: the kernel is compiled again, in memory only.
+    with pytest.warns(flashmlir.FlashMLIRWarning, match=r"in memory only"):
+        assert ctx.precompile(cfg) is False
+    monkeypatch.setenv("FLASHMLIR_CACHE_TRUST_DIR", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert flashmlir.Context(str(cache)).precompile(cfg) is True

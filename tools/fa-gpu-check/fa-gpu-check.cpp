@@ -282,8 +282,11 @@ int runAheadOfTime(Options &opt) {
       return Kernel::fromPTX(ptx, m);
     KernelCache cache;
     CacheOutcome outcome;
+    std::string warning;
     StatusOr<Kernel> k =
-        loadKernelCached(cache, ptx, m, "fa-gpu-check", &outcome);
+        loadKernelCached(cache, ptx, m, "fa-gpu-check", &outcome, &warning);
+    if (!warning.empty())
+      std::fprintf(stderr, "# cache warning: %s\n", warning.c_str());
     if (k.ok())
       std::fprintf(stderr, "# cache: %s (%s)\n", toString(outcome),
                    cache.directory().c_str());

@@ -6,15 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fa/Jit/Jit.h"
+#include "JitTestFixture.h"
+
 #include "fa/Reference/Reference.h"
 #include "fa/Runtime/Runtime.h"
-
-#include <gtest/gtest.h>
-
-#include <dirent.h>
-#include <ftw.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -25,58 +20,10 @@
 
 using namespace fa;
 using namespace fa::jit;
+using namespace fa::jit::test;
 using namespace fa::rt;
-using mlir::fa::AttentionConfig;
 
 namespace {
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
-
-/// A small GQA problem with Nq != Nk: compiles in about a second.
-AttentionConfig smallConfig() {
-  AttentionConfig c;
-  c.dtype = "bf16";
-  c.batch = 1;
-  c.headsQ = 4;
-  c.headsKV = 2;
-  c.seqQ = 100;
-  c.seqKV = 130;
-  c.headDim = c.headDimV = 64;
-  c.causal = true;
-  return c;
-}
-
-class JitTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fa-jit-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    nftw(
-        dir_.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) {
-          return std::remove(path);
-        },
-        16, FTW_DEPTH | FTW_PHYS);
-  }
-  int entries() const {
-    int n = 0;
-    if (DIR *d = opendir(dir_.c_str())) {
-      while (dirent *e = readdir(d))
-        n += std::string(e->d_name).find(".fakernel") != std::string::npos;
-      closedir(d);
-    }
-    return n;
-  }
-
-  std::string dir_;
-  Driver noDriver_{"/nonexistent/libcuda.so.1"};
-  const JitOptions ptxFor90_{"sm_90", ImageFormat::PTX};
-};
 
 TEST_F(JitTest, MissThenHitCompilesOnce) {
   const AttentionConfig config = smallConfig();
@@ -139,58 +86,6 @@ TEST_F(JitTest, KeySeparatesConfigsChipsAndFormats) {
   a.chip = "sm_75";
   EXPECT_EQ(ka.serialize(),
             forwardCacheKey(a, "sm_90", ImageFormat::PTX).serialize());
-}
-
-TEST_F(JitTest, CorruptEntryIsRebuilt) {
-  const AttentionConfig config = smallConfig();
-  std::string path, ptx;
-  {
-    KernelCache cache(dir_);
-    StatusOr<JitArtifact> a =
-        buildForwardKernel(config, cache, ptxFor90_, noDriver_);
-    ASSERT_TRUE(a.ok()) << a.status().message();
-    path = cache.entryPath(a->key);
-    ptx = a->image;
-  }
-  // Flip one byte of the PTX inside the file: the checksum no longer holds.
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(f.good()) << path;
-    f.seekg(-20, std::ios::end);
-    char c = 0;
-    f.get(c);
-    f.seekp(-20, std::ios::end);
-    f.put(char(c ^ 0x5a));
-  }
-  uint64_t before = compilerInvocations();
-  KernelCache cache(dir_);
-  StatusOr<JitArtifact> rebuilt =
-      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
-  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
-  EXPECT_EQ(rebuilt->outcome, CacheOutcome::RebuiltCorrupt);
-  EXPECT_TRUE(rebuilt->compiled);
-  EXPECT_EQ(compilerInvocations(), before + 1);
-  EXPECT_EQ(rebuilt->image, ptx);
-  EXPECT_TRUE(contains(rebuilt->warning, "checksum")) << rebuilt->warning;
-
-  // A file with a valid checksum whose payload is not a JIT entry.
-  ASSERT_TRUE(cache.store(rebuilt->key, "not a JIT entry").ok());
-  KernelCache fresh(dir_);
-  StatusOr<JitArtifact> again =
-      buildForwardKernel(config, fresh, ptxFor90_, noDriver_);
-  ASSERT_TRUE(again.ok()) << again.status().message();
-  EXPECT_EQ(again->outcome, CacheOutcome::RebuiltCorrupt);
-  EXPECT_TRUE(contains(again->warning, "unusable")) << again->warning;
-  EXPECT_EQ(again->image, ptx);
-  EXPECT_EQ(compilerInvocations(), before + 2);
-
-  // ... and the rewritten entry is good again.
-  KernelCache last(dir_);
-  StatusOr<JitArtifact> hit =
-      buildForwardKernel(config, last, ptxFor90_, noDriver_);
-  ASSERT_TRUE(hit.ok()) << hit.status().message();
-  EXPECT_EQ(hit->outcome, CacheOutcome::DiskHit);
-  EXPECT_EQ(compilerInvocations(), before + 2);
 }
 
 TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {

@@ -119,9 +119,9 @@ TEST(RuntimeDriver, MissingLibraryGivesAClearError) {
   EXPECT_FALSE(synchronize(nullptr, driver).ok());
   KernelCache cache(""); // Not touched: the driver check comes first.
   CacheOutcome outcome;
-  EXPECT_FALSE(
-      loadKernelCached(cache, kCopyPTX, copyMeta(), "test", &outcome, driver)
-          .ok());
+  EXPECT_FALSE(loadKernelCached(cache, kCopyPTX, copyMeta(), "test", &outcome,
+                                /*warning=*/nullptr, driver)
+                   .ok());
 }
 
 TEST(RuntimeDriver, LibraryWithoutCudaEntryPoints) {
@@ -425,6 +425,34 @@ TEST_F(RuntimeGpu, KernelCacheRoundTrip) {
         loadKernelCached(cache, kCopyPTX, copyMeta(), "test-2", &outcome);
     ASSERT_TRUE(k2.ok()) << k2.status().message();
     EXPECT_EQ(outcome, CacheOutcome::Built);
+  }
+  {
+    // An entry under this key whose metadata is another kernel's (forged
+    // with a valid digest) is rebuilt, with a warning.
+    KernelCache cache(dir);
+    const KernelMetadata meta = copyMeta();
+    CacheKey key{meta.configString() + ";ptx_sha256=" + Sha256::hex(kCopyPTX),
+                 "test-1", Driver::get().device().chip()};
+    CacheEntry entry;
+    ASSERT_TRUE(
+        cache
+            .getOrBuild(
+                key,
+                [](CacheEntry &) { return Status::error("expected a hit"); },
+                entry)
+            .ok());
+    entry.metadata += ";seq_q=999";
+    ASSERT_TRUE(cache.store(key, entry).ok());
+    KernelCache fresh(dir);
+    std::string warning;
+    StatusOr<Kernel> k =
+        loadKernelCached(fresh, kCopyPTX, meta, "test-1", &outcome, &warning);
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);
+    EXPECT_NE(warning.find("its metadata is not the requested kernel's"),
+              std::string::npos)
+        << warning;
+    runCopyKernel(*k);
   }
   nftw(
       dir.c_str(),

@@ -10,16 +10,15 @@
 // compiling. No CUDA toolkit is needed at run time: the driver assembles.
 //
 // Cache entries are keyed by (config.key(), compilerVersion(), chip) plus the
-// image format; each entry holds
-//
-//   FLASHMLIR-JIT 1\n
-//   format ptx|cubin\n
-//   metadata-bytes <M>\n
-//   \n
-//   <M bytes of .meta text><image bytes>
-//
-// inside the cache's own checksummed file. An entry that is unreadable,
-// truncated, fails its checksum or does not decode is rebuilt.
+// image format; each entry holds the kernel's `.meta` text as its metadata
+// and the PTX or cubin as its payload, bound to the key by the cache's
+// SHA-256. Before use, an entry's metadata is checked against the request
+// (metadataMismatch(): kind, kernel names, chip, dtype, shapes, scale, masks,
+// softcap, blocks, compiler) and its image against the format and the
+// kernels it must define; an entry that fails, like one that is unreadable,
+// damaged or another key's, is rebuilt and replaced, and the returned
+// `warning` says why: a rebuild is never silent, and a kernel is never
+// launched with another problem's geometry.
 //
 // Kernels fa-compile produced ahead of time (PTX + .meta) load through the
 // same cache with loadPrecompiledKernel().
@@ -78,7 +77,9 @@ struct JitArtifact {
   rt::CacheKey key;
   rt::CacheOutcome outcome = rt::CacheOutcome::Built;
   bool compiled = false; ///< The compiler ran during this call.
-  std::string warning;   ///< Non-fatal cache problem (e.g. not written).
+  /// Non-fatal cache problem: an unusable entry rebuilt (and why), an entry
+  /// not written to disk. "" if none.
+  std::string warning;
 };
 
 /// A loaded kernel (its metadata: kernel.metadata()) and how it was found.
@@ -92,6 +93,17 @@ struct JitKernel {
            outcome == rt::CacheOutcome::DiskHit;
   }
 };
+
+/// Why `metadata` does not describe the kernel that `config` (its `chip` the
+/// target chip, `backward` the direction) compiles to, "" if it does:
+/// "seq_q is 999, the request has 100". Checks what the config determines:
+/// kind, entry names (backward: also `<entry>_pre` and `<entry>_post`),
+/// chip, dtype, batch, heads, sequence lengths, head dims, blocks, rows per
+/// warp when set, scale, causal, window, softcap, and that this compiler
+/// made it. The launch geometry (grid, block, shared memory, tensor maps) is
+/// the compiler's to choose and cannot be checked without compiling again.
+std::string metadataMismatch(const rt::KernelMetadata &metadata,
+                             const mlir::fa::AttentionConfig &config);
 
 /// The cache key of `config` compiled for `chip` (config.chip is replaced by
 /// `chip`). buildForwardKernel() sets a Cubin key's chip to the device's: the
@@ -133,7 +145,7 @@ getBackwardKernel(const mlir::fa::AttentionConfig &config,
 
 /// Loads a kernel fa-compile produced ahead of time (PTX + .meta files; a
 /// forward kernel or a backward kernel set), caching the driver-assembled
-/// cubin (rt::loadKernelCached).
+/// cubin (rt::loadKernelCached; its cache warning in JitKernel::warning).
 rt::StatusOr<JitKernel>
 loadPrecompiledKernel(const std::string &ptxPath, const std::string &metaPath,
                       rt::KernelCache &cache,

@@ -103,14 +103,18 @@ private:
 };
 
 /// Loads a kernel through the kernel cache: the cubin compiled from `ptx`
-/// is cached under the key (metadata.configString() plus a hash of the PTX
-/// text, `compilerVersion`, the device's chip); on a miss the PTX is compiled
+/// is cached under the key (metadata.configString() plus the SHA-256 of the
+/// PTX text, `compilerVersion`, the device's chip), beside that config
+/// string, which a cached entry must repeat; on a miss the PTX is compiled
 /// with compilePTXToCubin(). `outcome`, if given, receives how the entry was
-/// found. A failure to write the cache is not an error.
+/// found and `warning` any non-fatal cache problem (an unusable entry that
+/// was rebuilt, an entry that could not be written): a failure to use the
+/// cache is not an error.
 StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
                                   const KernelMetadata &metadata,
                                   std::string_view compilerVersion,
                                   CacheOutcome *outcome = nullptr,
+                                  std::string *warning = nullptr,
                                   Driver &driver = Driver::get());
 
 } // namespace fa::rt
