@@ -503,14 +503,21 @@ struct ConvertTiledAttentionToFAGPUPass
          llvm::zip(forall.getRegionIterArgs(),
                    entry.getArguments().drop_front(func.getNumArguments())))
       builder.arguments[out] = memref;
-    // The forall is the grid: (batch, head, Q block) = block (z, y, x).
+    // The forall is the grid: (batch, head, Q block) = block (z, y, x), the
+    // Q blocks last-first: blocks start in the order of their ids, and under
+    // a causal mask the last Q blocks are the longest, so the short ones
+    // fill the tail.
     auto ivs = forall.getInductionVars();
     builder.map.map(
         ivs[0], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::z));
     builder.map.map(
         ivs[1], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::y));
-    builder.map.map(
-        ivs[2], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::x));
+    builder.map.map(ivs[2], arith::SubIOp::create(
+                                b, func.getLoc(),
+                                arith::ConstantIndexOp::create(
+                                    b, func.getLoc(), config->numQBlocks() - 1),
+                                gpu::BlockIdOp::create(b, func.getLoc(),
+                                                       gpu::Dimension::x)));
     for (Operation &op : func.getBody().front()) {
       if (&op == forall.getOperation())
         break;

@@ -3,13 +3,12 @@
 
 // 2 x 3 x 4 = 24 tiles on 5 blocks: the body after the allocations and
 // constants loops over t = block_id.x, + grid_dim.x, ... < 24, and the block
-// ids become (1 - t % 2, t / 2 % 3, t / 6): Q blocks last-first, then heads,
-// then batches.
+// ids become (t % 2, t / 2 % 3, t / 6): Q blocks, then heads, then
+// batches, as a block per tile's start.
 
 // CHECK-LABEL: gpu.func @tiles
 // CHECK-SAME: fa.grid = array<i64: 5, 1, 1>
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.0
-// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
@@ -17,9 +16,8 @@
 // CHECK: %[[FIRST:.*]] = gpu.block_id x
 // CHECK-NEXT: %[[STRIDE:.*]] = gpu.grid_dim x
 // CHECK-NEXT: scf.for %[[T:.*]] = %[[FIRST]] to %[[C24]] step %[[STRIDE]] {
-// CHECK-NEXT:   %[[COL:.*]] = arith.remui %[[T]], %[[C2]] : index
+// CHECK-NEXT:   %[[X:.*]] = arith.remui %[[T]], %[[C2]] : index
 // CHECK-NEXT:   %[[REST:.*]] = arith.divui %[[T]], %[[C2]] : index
-// CHECK-NEXT:   %[[X:.*]] = arith.subi %[[C1]], %[[COL]] : index
 // CHECK-NEXT:   %[[Y:.*]] = arith.remui %[[REST]], %[[C3]] : index
 // CHECK-NEXT:   %[[Z:.*]] = arith.divui %[[REST]], %[[C3]] : index
 // CHECK-NEXT:   %[[ROW:.*]] = arith.muli %[[X]], %{{.*}} : index

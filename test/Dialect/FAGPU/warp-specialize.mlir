@@ -35,11 +35,13 @@
 // CHECK-NEXT: %[[VR:.*]] = fagpu.alloc_shared : !fagpu.smem<2x128x64xbf16, swizzle = 128>
 // CHECK-NOT: fagpu.alloc_shared
 // What the loads need stays before the split, shared by both sides: the
-// block ids, Q's row, the KV head, the loop bounds.
+// block ids, Q's row (Q blocks last-first: block x takes Q block 2 - x),
+// the KV head, the loop bounds.
 // CHECK: %[[BZ:.*]] = gpu.block_id z
 // CHECK-NEXT: %[[BY:.*]] = gpu.block_id y
 // CHECK-NEXT: %[[BX:.*]] = gpu.block_id x
-// CHECK-NEXT: %[[QROW:.*]] = arith.muli %[[BX]], %[[C128]] : index
+// CHECK-NEXT: %[[QB:.*]] = arith.subi %[[C2]], %[[BX]] : index
+// CHECK-NEXT: %[[QROW:.*]] = arith.muli %[[QB]], %[[C128]] : index
 // CHECK: %[[KVH:.*]] = arith.divui %[[BY]], %[[C2]] : index
 // CHECK: %[[BARS:.*]] = fagpu.alloc_barriers : !fagpu.barriers<9>
 // CHECK-NEXT: fagpu.init_barriers %[[BARS]] arrivals = [1, 1, 1, 1, 1, 8, 8, 8, 8] : !fagpu.barriers<9>

@@ -93,7 +93,7 @@ struct PersistentGridPass
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value numTiles = c(tiles), cx = c(x), lastX = c(x - 1), cy = c(y);
+    Value numTiles = c(tiles), cx = c(x), cy = c(y);
     Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
     auto loop = scf::ForOp::create(b, loc, first, numTiles, stride);
@@ -105,8 +105,7 @@ struct PersistentGridPass
     Value t = loop.getInductionVar();
     Value column = arith::RemUIOp::create(b, loc, t, cx);
     Value byX = arith::DivUIOp::create(b, loc, t, cx);
-    Value tile[3] = {arith::SubIOp::create(b, loc, lastX, column),
-                     arith::RemUIOp::create(b, loc, byX, cy),
+    Value tile[3] = {column, arith::RemUIOp::create(b, loc, byX, cy),
                      arith::DivUIOp::create(b, loc, byX, cy)};
     for (gpu::BlockIdOp id : ids) {
       id.replaceAllUsesWith(tile[static_cast<unsigned>(id.getDimension())]);

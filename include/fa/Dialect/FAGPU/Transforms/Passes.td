@@ -48,9 +48,9 @@ def PersistentGrid : Pass<"fagpu-persistent-grid",
     looping over tiles `t = block_id.x, block_id.x + grid_dim.x, ...`
     (an `scf.for` marked `fagpu.tiles`) with the kernel's body, after its
     shared allocations and constants, as the loop's body. The block ids the
-    body read become `t` split into (X - 1 - t % X, t / X % Y, t / (X * Y)):
-    consecutive tiles share a (batch, head) and so their K/V in L2, and
-    the last Q blocks, which a causal mask makes the longest, come first.
+    body read become `t` split into (t % X, t / X % Y, t / (X * Y)), the
+    order in which a block per tile's blocks start: consecutive tiles
+    share a (batch, head) and so their K/V in L2.
 
     A block thus pays its launch, barrier set-up and pipeline fill once,
     and fagpu-warp-specialize can load the next tile while the compute
@@ -83,21 +83,30 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
       zero, as the copies' `limit` asked;
     - the tiles copied in loops become rings of `stages` buffers (fewer if
       they would not fit `max-shared-bytes`, at least 2), with one "full"
-      barrier per tile and stage and one "empty" barrier per stage;
+      and one "empty" barrier per tile and stage;
     - a `fagpu.warp_specialize` splits the block: one producer warpgroup
       (`setmaxnreg` down to `producer-registers`) walks the same KV loops
       issuing only the loads — it waits for a stage to be empty, announces
       its bytes and starts the copies — while the warpgroups that computed
       before (`setmaxnreg` up to `consumer-registers`) run the kernel's
       computation unchanged, waiting for each tile's "full" barrier just
-      before its first use and releasing the stage (one arrival per warp)
-      after its last;
+      before its first use and releasing its stage (one arrival per warp)
+      right after its last use: K after QKᵀ, V after P·V, so the producer
+      refills K's stage while P·V still reads V;
     - a counter carried through all KV loops names the stage (`it % S`) and
       the phase parity (`it / S`), so consecutive loops continue one ring.
 
     Loop bounds and copy coordinates computed before the loops stay before
     the split, shared by both sides. The kernel's block grows by the
     producer warpgroup.
+
+    In a persistent kernel (an `scf.for` marked `fagpu.tiles`, from
+    fagpu-persistent-grid) the tile loop's body plays the kernel's: each
+    side gets its own tile loop (the producer recomputes the per-tile
+    coordinates), both carry the ring counter and the tile's round, and
+    each tile copied once per tile (Q) gets an "empty" barrier too: the
+    compute warpgroups release it after its last use, and the producer
+    waits for that before loading the next tile's.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
@@ -153,9 +162,11 @@ def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
       for P·V, releases V_{j-1}'s stage and rescales;
     - after it, the last block's P·V and release.
 
-    Loops of any other shape are left alone, and so are loops whose V ring
-    has fewer than three stages: an iteration holds two (V_{j-1} and K_j),
-    so with two the producer could not load ahead.
+    Loops of any other shape are left alone, and so are loops that do not
+    release K's stage between QKᵀ and V's wait: an iteration holds V_{j-1}
+    and K_j, and with one release per stage after P·V the producer could
+    not load ahead of two stages (fagpu-warp-specialize releases each tile
+    after its own last use).
   }];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
