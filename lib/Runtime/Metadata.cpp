@@ -5,6 +5,8 @@
 #include "fa/Runtime/Limits.h"
 
 #include "Format.h"
+#include "MetadataSyntax.h"
+#include "MetadataTensorMaps.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +20,8 @@
 
 namespace fa::rt {
 
+using namespace detail;
+
 const char *toString(KernelKind kind) {
   return kind == KernelKind::Forward ? "forward" : "backward";
 }
@@ -28,14 +32,6 @@ const char *toString(DType dtype) {
 
 size_t elementSize(DType) { return 2; }
 
-namespace {
-bool contains(const std::vector<std::string> &list, std::string_view name) {
-  for (const std::string &item : list)
-    if (item == name)
-      return true;
-  return false;
-}
-} // namespace
 
 bool LaunchSpec::hasArg(std::string_view name) const {
   return contains(args, name);
@@ -78,98 +74,6 @@ std::vector<LaunchSpec> KernelMetadata::launches() const {
 
 namespace {
 
-/// Parses "sm_<digits>[suffix letters]"; returns the number or -1.
-int parseChip(std::string_view chip, bool *archSpecific = nullptr) {
-  if (chip.size() < 4 || chip.substr(0, 3) != "sm_")
-    return -1;
-  size_t i = 3;
-  int version = 0;
-  while (i < chip.size() && chip[i] >= '0' && chip[i] <= '9') {
-    version = version * 10 + (chip[i] - '0');
-    if (version > 100000)
-      return -1;
-    ++i;
-  }
-  if (i == 3 || version < 10)
-    return -1;
-  size_t suffixStart = i;
-  while (i < chip.size() && chip[i] >= 'a' && chip[i] <= 'z')
-    ++i;
-  if (i != chip.size() || i - suffixStart > 1)
-    return -1;
-  if (archSpecific)
-    *archSpecific = suffixStart != chip.size();
-  return version;
-}
-
-std::string_view trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r'))
-    ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
-    --e;
-  return s.substr(b, e - b);
-}
-
-/// Strict integer parse: optional '-', decimal digits, nothing else.
-bool parseInt(std::string_view s, int64_t &out) {
-  if (s.empty() || s.size() > 30)
-    return false;
-  std::string buf(s);
-  const char *p = buf.c_str();
-  if (*p != '-' && (*p < '0' || *p > '9'))
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(p, &end, 10);
-  if (errno != 0 || end != p + buf.size())
-    return false;
-  out = v;
-  return true;
-}
-
-/// Strict floating-point parse (decimal or exponent notation, finite).
-bool parseDouble(std::string_view s, double &out) {
-  if (s.empty() || s.size() > 64)
-    return false;
-  std::string buf(s);
-  for (char c : buf)
-    if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' ||
-          c == 'e' || c == 'E'))
-      return false;
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(buf.c_str(), &end);
-  if (errno != 0 || end != buf.c_str() + buf.size() || !std::isfinite(v))
-    return false;
-  out = v;
-  return true;
-}
-
-bool isIdentifier(std::string_view s) {
-  if (s.empty())
-    return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.'))
-      return false;
-  return !(s[0] >= '0' && s[0] <= '9');
-}
-
-std::vector<std::string_view> splitCommas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string_view::npos) {
-      parts.push_back(trim(s.substr(start)));
-      break;
-    }
-    parts.push_back(trim(s.substr(start, comma - start)));
-    start = comma + 1;
-  }
-  return parts;
-}
 
 enum class KeyType {
   Kind,
@@ -266,73 +170,6 @@ bool isBackwardParameter(std::string_view name) {
   return false;
 }
 
-/// The tensors a `tensor_maps` entry may name, in canonical order; the first
-/// kForwardMapTensors are the forward kernel's.
-constexpr const char *kMapTensors[] = {"q",  "k",  "v",  "o",
-                                       "do", "dq", "dk", "dv"};
-constexpr int kForwardMapTensors = 4;
-constexpr const char *kMapTensorList = "q, k, v, o, do, dq, dk, dv";
-/// The largest TMA box extent (cuTensorMapEncodeTiled's boxDim limit).
-constexpr int64_t kMaxTensorMapBox = 256;
-
-/// The index of `tensor` in kMapTensors, or -1.
-int mapTensorIndex(std::string_view tensor) {
-  for (int i = 0; i < int(std::size(kMapTensors)); ++i)
-    if (tensor == kMapTensors[i])
-      return i;
-  return -1;
-}
-
-/// Parses one `tensor_maps` entry "<tensor>:<rows>x<cols>"; returns "" or
-/// the reason (without the key).
-std::string parseTensorMapEntry(std::string_view entry, TensorMapParam &out) {
-  const std::string quoted = "'" + std::string(entry) + "'";
-  size_t colon = entry.find(':');
-  size_t x = colon == std::string_view::npos ? std::string_view::npos
-                                             : entry.find('x', colon + 1);
-  int64_t rows = 0, cols = 0;
-  if (x == std::string_view::npos ||
-      !parseInt(entry.substr(colon + 1, x - colon - 1), rows) ||
-      !parseInt(entry.substr(x + 1), cols))
-    return "expected comma-separated <tensor>:<rows>x<cols> entries (e.g. "
-           "q:128x64), got " +
-           quoted;
-  std::string_view tensor = entry.substr(0, colon);
-  if (mapTensorIndex(tensor) < 0)
-    return "unknown tensor '" + std::string(tensor) + "' in " + quoted +
-           " (known: " + kMapTensorList + ")";
-  if (rows < 1 || rows > kMaxTensorMapBox || cols < 1 ||
-      cols > kMaxTensorMapBox)
-    return "box rows and cols must be in [1, 256] (the TMA box limit), got " +
-           quoted;
-  out.tensor = std::string(tensor);
-  out.rows = uint32_t(rows);
-  out.cols = uint32_t(cols);
-  return "";
-}
-
-/// Parses a whole `tensor_maps` value into `maps`, sorted in kMapTensors
-/// order so that the order written does not change configString().
-std::string parseTensorMaps(std::string_view value,
-                            std::vector<TensorMapParam> &maps) {
-  maps.clear();
-  for (std::string_view part : splitCommas(value)) {
-    TensorMapParam map;
-    std::string problem = parseTensorMapEntry(part, map);
-    if (!problem.empty())
-      return "bad value for 'tensor_maps': " + problem;
-    for (const TensorMapParam &seen : maps)
-      if (seen.tensor == map.tensor)
-        return "bad value for 'tensor_maps': tensor '" + map.tensor +
-               "' listed twice";
-    maps.push_back(map);
-  }
-  std::sort(maps.begin(), maps.end(),
-            [](const TensorMapParam &a, const TensorMapParam &b) {
-              return mapTensorIndex(a.tensor) < mapTensorIndex(b.tensor);
-            });
-  return "";
-}
 
 const KeySpec *findKey(std::string_view name) {
   for (const KeySpec &spec : kKeys)
@@ -584,56 +421,6 @@ std::string KernelMetadata::configString() const {
 }
 
 namespace {
-
-/// " (line N)" for a key that was set, "" otherwise.
-std::string lineOf(const std::map<std::string, int> &lines,
-                   const std::string &key) {
-  auto it = lines.find(key);
-  return it == lines.end() ? "" : " (line " + std::to_string(it->second) + ")";
-}
-
-/// Each launch's parameter list and the key that sets it.
-std::vector<std::pair<const char *, const std::vector<std::string> *>>
-argLists(const KernelMetadata &m) {
-  if (m.kind == KernelKind::Forward)
-    return {{"args", &m.args}};
-  return {{"pre_args", &m.pre.args},
-          {"args", &m.args},
-          {"post_args", &m.post.args}};
-}
-
-/// `tensor_maps` against the kind and the parameter lists: each entry names
-/// a tensor of this kind of kernel and a parameter some launch takes, and
-/// each `tmap_<x>` parameter has an entry. (Without the second check a
-/// described map would silently never be passed; without the third the
-/// runtime could not know what to encode.)
-Status checkTensorMaps(const KernelMetadata &m,
-                       const std::map<std::string, int> &lines) {
-  const std::string where = "tensor_maps" + lineOf(lines, "tensor_maps");
-  const bool forward = m.kind == KernelKind::Forward;
-  for (const TensorMapParam &map : m.tensorMaps) {
-    if (forward && mapTensorIndex(map.tensor) >= kForwardMapTensors)
-      return Status::error(where + ": a forward kernel has no tensor '" +
-                           map.tensor + "' (forward tensor maps: q, k, v, o)");
-    bool used = false;
-    for (const auto &[key, args] : argLists(m))
-      used |= contains(*args, map.paramName());
-    if (!used)
-      return Status::error(
-          where + ": entry '" + map.toString() + "' describes parameter '" +
-          map.paramName() + "', which is not in " +
-          (forward ? "args" + lineOf(lines, "args")
-                   : std::string("args, pre_args or post_args")));
-  }
-  for (const auto &[key, args] : argLists(m))
-    for (const std::string &arg : *args)
-      if (arg.rfind("tmap_", 0) == 0 && !m.findTensorMap(arg))
-        return Status::error(
-            std::string(key) + lineOf(lines, key) + ": parameter '" + arg +
-            "' has no 'tensor_maps' entry (expected '" + arg.substr(5) +
-            ":<rows>x<cols>' in " + where + ")");
-  return Status::success();
-}
 
 /// "q, k, v, o, lse" plus the kernel's tensor map parameters.
 std::string knownParameters(const KernelMetadata &m, std::string known) {
