@@ -98,6 +98,21 @@ func.func @warp_specialized(%kmap: !fagpu.tensor_map<memref<2x4x256x128xbf16>, b
   return
 }
 
+// A region with nothing to do (the producer of a kernel without copies)
+// prints as `{ }` and reads back as one empty block.
+// CHECK-LABEL: func.func @empty_producer
+// CHECK: fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+// CHECK-NEXT: } consumers(warpgroups = 2, registers = 240) {
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: }
+func.func @empty_producer() {
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
 // A tensor map over other ranks and element types (2-D f32: 32-column
 // boxes; 5-D f16).
 // CHECK-LABEL: func.func @tensor_maps

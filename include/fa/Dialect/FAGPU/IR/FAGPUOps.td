@@ -326,7 +326,7 @@ def FAGPU_ArriveBarrierOp : FAGPU_Op<"arrive_barrier"> {
 }
 
 def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
-    [NoTerminator, RecursiveMemoryEffects]> {
+    [NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
   let summary = "Split the block into a producer and consumer warpgroups";
   let description = [{
     The first `producer_warpgroups` warpgroups of the block run the
