@@ -79,8 +79,11 @@ public:
   IRMapping map;
   /// Tensors that are one value everywhere (fills and slices of fills).
   DenseMap<Value, Value> splats;
-  /// Kernel arguments (memrefs) standing for the function's tensors.
+  /// Kernel arguments (memrefs) standing for the forall's outputs.
   DenseMap<Value, Value> arguments;
+  /// The kernel argument each slice of a function argument reads: the one
+  /// of the q / k / v operand the slice feeds.
+  DenseMap<Operation *, Value> sliceArguments;
 
   LogicalResult convertOp(Operation &op);
   LogicalResult convertBlock(Block &block) {
@@ -200,7 +203,10 @@ LogicalResult TileKernelBuilder::convertOp(Operation &op) {
       splats[slice.getResult()] = splats[source];
       return success();
     }
-    if (Value memref = arguments.lookup(source)) {
+    Value memref = sliceArguments.lookup(slice);
+    if (!memref)
+      memref = arguments.lookup(source);
+    if (memref) {
       slices[slice.getResult()] =
           rowsOf(memref, mapFolds(map, slice.getMixedOffsets()), loc);
       return success();
@@ -426,6 +432,48 @@ void TileKernelBuilder::storeRows(tensor::ParallelInsertSliceOp insert) {
                              dest.row, dest.limit);
 }
 
+/// The attention's inputs, q, k, v: the kernel's first arguments whatever
+/// the function's are (in another order, or one tensor for several).
+constexpr unsigned kNumInputs = 3;
+
+/// Which input each slice of a function argument is, and the inputs' types.
+struct InputSlices {
+  DenseMap<Operation *, unsigned> roles;
+  SmallVector<Type, kNumInputs> types;
+};
+
+/// Traces the q / k / v operands of every tile op (through its padding) to
+/// the slice of a function argument each reads.
+FailureOr<InputSlices> traceInputSlices(func::FuncOp func) {
+  InputSlices inputs;
+  inputs.types.resize(kNumInputs);
+  WalkResult walk = func.walk([&](OnlineAttentionOp tile) {
+    if (!tile.isTile())
+      return WalkResult::advance();
+    Value operands[kNumInputs] = {tile.getQuery(), tile.getKey(),
+                                  tile.getValue()};
+    for (auto [role, operand] : llvm::enumerate(operands)) {
+      Value v = operand;
+      if (auto pad = v.getDefiningOp<tensor::PadOp>())
+        v = pad.getSource();
+      auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+      auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
+      if (!arg || arg.getOwner() != &func.front()) {
+        tile.emitError() << "fa-convert-tiled-attention-to-fagpu: operand #"
+                         << role
+                         << " is not a slice of the function's arguments";
+        return WalkResult::interrupt();
+      }
+      inputs.roles[slice] = role;
+      inputs.types[role] = arg.getType();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return inputs;
+}
+
 struct ConvertTiledAttentionToFAGPUPass
     : fa::impl::ConvertTiledAttentionToFAGPUBase<
           ConvertTiledAttentionToFAGPUPass> {
@@ -466,6 +514,9 @@ struct ConvertTiledAttentionToFAGPUPass
     if (!problem.empty())
       return tileOp.emitError()
              << "cannot lower to the WGMMA kernel: " << problem;
+    FailureOr<InputSlices> inputs = traceInputSlices(func);
+    if (failed(inputs))
+      return failure();
     if (failed(decomposeAttentionTiles(func)))
       return failure();
 
@@ -482,7 +533,7 @@ struct ConvertTiledAttentionToFAGPUPass
       auto tensor = cast<RankedTensorType>(t);
       return MemRefType::get(tensor.getShape(), tensor.getElementType());
     };
-    for (Type t : func.getArgumentTypes())
+    for (Type t : inputs->types)
       arguments.push_back(memrefOf(t));
     for (Type t : forall.getResultTypes())
       arguments.push_back(memrefOf(t));
@@ -496,12 +547,11 @@ struct ConvertTiledAttentionToFAGPUPass
 
     TileKernelBuilder builder(b, warps);
     builder.entry = &entry;
-    for (auto [arg, memref] :
-         llvm::zip(func.getArguments(), entry.getArguments()))
-      builder.arguments[arg] = memref;
+    for (auto [slice, role] : inputs->roles)
+      builder.sliceArguments[slice] = entry.getArgument(role);
     for (auto [out, memref] :
          llvm::zip(forall.getRegionIterArgs(),
-                   entry.getArguments().drop_front(func.getNumArguments())))
+                   entry.getArguments().drop_front(kNumInputs)))
       builder.arguments[out] = memref;
     // The forall is the grid: (batch, head, Q block) = block (z, y, x), the
     // Q blocks last-first: blocks start in the order of their ids, and under
