@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardKernel.h"
+#include "BackwardRowKernels.h"
 
 #include "FragmentBuilder.h"
 #include "fa/Transforms/TilingUtils.h"
@@ -131,9 +132,7 @@ public:
     band = MaskBand::get(c.causal, window, c.seqQ, c.seqKV);
   }
 
-  void emitPre(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
   void emitMain(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
-  void emitPost(OpBuilder &b, Location loc, gpu::GPUModuleOp module);
 
 private:
   QVisit visit(FragmentBuilder &fb, Value g, Value qb);
@@ -151,22 +150,6 @@ private:
   void emitDQ(FragmentBuilder &fb, Value head, Value qStart);
   GradState emitQLoop(OpBuilder &b, Location loc, Value from, Value to, Value g,
                       bool masked, const GradState &state);
-  /// Row-per-warp kernels (pre, post): 4 warps, warp w takes query row
-  /// 4 blockIdx.x + w of (head, batch) = (blockIdx.y, blockIdx.z); `body`
-  /// runs for rows below Nq.
-  using RowBody = function_ref<void(FragmentBuilder &, ValueRange args,
-                                    Value batch, Value head, Value row,
-                                    Value lane)>;
-  void emitRowKernel(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
-                     StringRef suffix, StringRef kind, TypeRange args,
-                     RowBody body);
-
-  MemRefType tensorType(int64_t heads, int64_t seq, int64_t dim, Type elt) {
-    return MemRefType::get({c.batch, heads, seq, dim}, elt);
-  }
-  MemRefType rowType(Type elt) {
-    return MemRefType::get({c.batch, c.headsQ, c.seqQ}, elt);
-  }
 
   const AttentionKernelConfig &c;
   std::array<int64_t, 2> windowStorage =
@@ -181,116 +164,6 @@ private:
   Value kShared, vShared, qShared, doShared, dsShared, lseShared,
       deltaShared;
 };
-
-void BackwardKernelEmitter::emitRowKernel(OpBuilder &b, Location loc,
-                                          gpu::GPUModuleOp module,
-                                          StringRef suffix, StringRef kind,
-                                          TypeRange args, RowBody body) {
-  gpu::GPUFuncOp func = createKernelFunc(
-      b, loc, module, (c.name + suffix).str(), args, kind,
-      {(c.seqQ + 3) / 4, c.headsQ, c.batch}, 128, 0, c);
-  OpBuilder::InsertionGuard guard(b);
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  FragmentBuilder fb(b, loc, c.elementType);
-  ThreadCoords coords = fb.threadCoords();
-  Value row = fb.add(
-      fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), 4),
-      coords.warp);
-  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value bIdx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  auto ifRow = scf::IfOp::create(
-      b, loc,
-      fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
-             fb.index(c.seqQ)),
-      false);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
-    body(fb, entry.getArguments(), bIdx, head, row, coords.lane);
-  }
-  gpu::ReturnOp::create(b, loc);
-}
-
-/// Calls `body(d)` for d = lane + 32 i < dim, each under an scf.if.
-static void forLaneColumns(FragmentBuilder &fb, Value lane, int64_t dim,
-                           function_ref<void(Value)> body) {
-  OpBuilder &b = fb.builder();
-  for (int64_t d0 = 0; d0 < dim; d0 += 32) {
-    Value d = fb.add(lane, d0);
-    auto ifD = scf::IfOp::create(
-        b, fb.location(),
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
-               fb.index(dim)),
-        false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifD.thenBlock()->getTerminator());
-    body(d);
-  }
-}
-
-void BackwardKernelEmitter::emitPre(OpBuilder &b, Location loc,
-                                    gpu::GPUModuleOp module) {
-  Type t = c.elementType, f32 = b.getF32Type();
-  auto body = [&](FragmentBuilder &fb, ValueRange args, Value bIdx, Value h,
-                  Value row, Value laneX) {
-    // delta = sum over d of dO * O; lanes stride over d.
-    Value sum = fb.f32(0.0);
-    for (int64_t d0 = 0; d0 < c.headDimV; d0 += 32) {
-      Value d = fb.add(laneX, d0);
-      Value inRange = fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d,
-                             fb.index(c.headDimV));
-      Value safeD = fb.minS(d, fb.index(c.headDimV - 1));
-      auto load = [&](Value memref) -> Value {
-        Value x = memref::LoadOp::create(b, loc, memref,
-                                         ValueRange{bIdx, h, row, safeD});
-        return arith::ExtFOp::create(b, loc, f32, x);
-      };
-      Value product =
-          arith::MulFOp::create(b, loc, load(args[0]), load(args[1]));
-      sum = arith::AddFOp::create(b, loc, sum,
-                                  fb.select(inRange, product, fb.f32(0.0)));
-    }
-    sum = fb.warpReduceSum(sum);
-    auto ifLane0 = scf::IfOp::create(
-        b, loc,
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::eq), laneX,
-               fb.index(0)),
-        false);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPoint(ifLane0.thenBlock()->getTerminator());
-      memref::StoreOp::create(b, loc, sum, args[2], ValueRange{bIdx, h, row});
-    }
-    forLaneColumns(fb, laneX, c.headDim, [&](Value d) {
-      memref::StoreOp::create(b, loc, fb.f32(0.0), args[3],
-                              ValueRange{bIdx, h, row, d});
-    });
-  };
-  emitRowKernel(b, loc, module, "_pre", "backward_pre",
-                {tensorType(c.headsQ, c.seqQ, c.headDimV, t),
-                 tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
-                 tensorType(c.headsQ, c.seqQ, c.headDim, f32)},
-                body);
-}
-
-void BackwardKernelEmitter::emitPost(OpBuilder &b, Location loc,
-                                     gpu::GPUModuleOp module) {
-  Type t = c.elementType, f32 = b.getF32Type();
-  auto body = [&](FragmentBuilder &fb, ValueRange args, Value bIdx, Value h,
-                  Value row, Value laneX) {
-    forLaneColumns(fb, laneX, c.headDim, [&](Value d) {
-      Value x = memref::LoadOp::create(b, loc, args[0],
-                                       ValueRange{bIdx, h, row, d});
-      memref::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, t, x),
-                              args[1], ValueRange{bIdx, h, row, d});
-    });
-  };
-  emitRowKernel(b, loc, module, "_post", "backward_post",
-                {tensorType(c.headsQ, c.seqQ, c.headDim, f32),
-                 tensorType(c.headsQ, c.seqQ, c.headDim, t)},
-                body);
-}
 
 QVisit BackwardKernelEmitter::visit(FragmentBuilder &fb, Value g, Value qb) {
   OpBuilder &b = fb.builder();
@@ -573,13 +446,14 @@ void BackwardKernelEmitter::emitMain(OpBuilder &b, Location loc,
   int64_t numKVBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
   gpu::GPUFuncOp func = createKernelFunc(
       b, loc, module, c.name,
-      {tensorType(c.headsQ, c.seqQ, c.headDim, t),
-       tensorType(c.headsKV, c.seqKV, c.headDim, t),
-       tensorType(c.headsKV, c.seqKV, c.headDimV, t),
-       tensorType(c.headsQ, c.seqQ, c.headDimV, t), rowType(f32),
-       rowType(f32), tensorType(c.headsQ, c.seqQ, c.headDim, f32),
-       tensorType(c.headsKV, c.seqKV, c.headDim, t),
-       tensorType(c.headsKV, c.seqKV, c.headDimV, t)},
+      {backwardTensorType(c, c.headsQ, c.seqQ, c.headDim, t),
+       backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
+       backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t),
+       backwardTensorType(c, c.headsQ, c.seqQ, c.headDimV, t),
+       backwardRowType(c, f32), backwardRowType(c, f32),
+       backwardTensorType(c, c.headsQ, c.seqQ, c.headDim, f32),
+       backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
+       backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t)},
       "backward", {numKVBlocks, c.headsKV, c.batch}, bwdThreads(c),
       bwdSharedBytes(c), c);
   OpBuilder::InsertionGuard guard(b);
@@ -718,8 +592,7 @@ std::string mlir::fa::checkBackwardKernelConfig(const AttentionKernelConfig &c) 
 void mlir::fa::emitBackwardKernels(OpBuilder &b, Location loc,
                                    gpu::GPUModuleOp module,
                                    const AttentionKernelConfig &config) {
-  BackwardKernelEmitter emitter(config);
-  emitter.emitPre(b, loc, module);
-  emitter.emitMain(b, loc, module);
-  emitter.emitPost(b, loc, module);
+  emitBackwardPreKernel(b, loc, module, config);
+  BackwardKernelEmitter(config).emitMain(b, loc, module);
+  emitBackwardPostKernel(b, loc, module, config);
 }
