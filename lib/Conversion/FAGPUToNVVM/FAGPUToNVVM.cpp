@@ -1,11 +1,9 @@
 //===- FAGPUToNVVM.cpp - GPU tile level -> per-thread NVVM code -----------===//
 //
 // Register tiles become each thread's registers (a vector in the layout's
-// register order); every op asks the tile's TileLayout where its elements
-// are. Elementwise arith/math run on those vectors unchanged; row reductions
-// combine a thread's registers of a row, then shuffle across the lanes that
-// split the row; shared tiles are placed in the kernel's dynamic shared
-// memory. Matrix products: MmaToWGMMA.cpp.
+// register order; their ops: RegisterTilesToNVVM.cpp); shared tiles are
+// placed in the kernel's dynamic shared memory and filled and stored here.
+// Matrix products: MmaToWGMMA.cpp; barriers and TMA: BarriersToNVVM.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,200 +39,6 @@ namespace {
 
 constexpr StringLiteral kSharedTilesGlobal = "__fa_shared_tiles";
 constexpr StringLiteral kSharedOffsetAttr = "fagpu.shared_offset";
-
-static bool hasTileTypes(Operation *op) {
-  return llvm::any_of(op->getOperandTypes(), isTileType) ||
-         llvm::any_of(op->getResultTypes(), isTileType);
-}
-
-/// The approximation a math op on tiles lowers to, per element.
-static std::optional<fa::ApproximateFn> approximationOf(Operation *op) {
-  return TypeSwitch<Operation *, std::optional<fa::ApproximateFn>>(op)
-      .Case([](math::Exp2Op) { return fa::ApproximateFn::Exp2; })
-      .Case([](math::Log2Op) { return fa::ApproximateFn::Log2; })
-      .Case([](math::TanhOp) { return fa::ApproximateFn::Tanh; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// arith and math ops on register tiles run unchanged on the registers.
-struct ElementwiseOnTiles : ConversionPattern {
-  ElementwiseOnTiles(TypeConverter &converter, MLIRContext *ctx)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
-        !hasTileTypes(op))
-      return failure();
-    Location loc = op->getLoc();
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      auto dense = dyn_cast<SplatElementsAttr>(constant.getValue());
-      if (!dense)
-        return rewriter.notifyMatchFailure(op, "only splat tile constants");
-      auto type =
-          cast<VectorType>(getTypeConverter()->convertType(constant.getType()));
-      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-          op, type,
-          SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
-      return success();
-    }
-    if (approximationOf(op)) {
-      if (!getElementTypeOrSelf(op->getResult(0).getType()).isF32())
-        return rewriter.notifyMatchFailure(op, "f32 approximations only");
-      auto type = cast<VectorType>(operands[0].getType());
-      SmallVector<Value> results;
-      for (Value x : unpackVector(rewriter, loc, operands[0]))
-        results.push_back(
-            fa::emitApproximateMath(rewriter, loc, *approximationOf(op), x));
-      rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
-      return success();
-    }
-    FailureOr<Operation *> converted =
-        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
-    if (failed(converted))
-      return failure();
-    // Tile math may contract a multiply and an add into one FMA (the
-    // softmax's x * scale - max is one FFMA per element, as in FA2/FA3).
-    if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(*converted)) {
-      arith::FastMathFlagsAttr flags = fastMath.getFastMathFlagsAttr();
-      (*converted)
-          ->setAttr(
-              fastMath.getFastMathAttrName(),
-              arith::FastMathFlagsAttr::get(
-                  rewriter.getContext(),
-                  (flags ? flags.getValue() : arith::FastMathFlags::none) |
-                      arith::FastMathFlags::contract));
-    }
-    rewriter.replaceOp(op, (*converted)->getResults());
-    return success();
-  }
-};
-
-/// A scalar broadcast to every element: each register holds it.
-struct LowerSplat : OpConversionPattern<tensor::SplatOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(tensor::SplatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!getLayout(op.getType()))
-      return failure();
-    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type,
-                                                     adaptor.getInput());
-    return success();
-  }
-};
-
-struct LowerTileCoords : OpConversionPattern<TileCoordsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(TileCoordsOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    TileLayout layout = getTileLayout(type);
-    bool rows = op.getDim() == 0;
-    auto [row, col] = emitThreadCoords(rewriter, loc, layout,
-                                       ThreadPosition::get(rewriter, loc));
-    Type element = type.getElementType();
-    Value base = rows ? row : col;
-    if (!element.isIndex())
-      base = arith::IndexCastOp::create(rewriter, loc, element, base);
-    auto vectorType = cast<VectorType>(getTypeConverter()->convertType(type));
-    unsigned width = element.isIndex() ? IndexType::kInternalStorageBitWidth
-                                       : element.getIntOrFloatBitWidth();
-    SmallVector<APInt> offsets;
-    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
-      TileCoord c = layout.ofRegister(reg);
-      offsets.push_back(APInt(width, rows ? c.row : c.col));
-    }
-    Value splat = vector::BroadcastOp::create(rewriter, loc, vectorType, base);
-    Value constant = arith::ConstantOp::create(
-        rewriter, loc, vectorType, DenseElementsAttr::get(vectorType, offsets));
-    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, constant);
-    return success();
-  }
-};
-
-static Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value x,
-                     Value y) {
-  if (kind == ReductionKind::max)
-    return arith::MaximumFOp::create(b, loc, x, y);
-  return arith::AddFOp::create(b, loc, x, y);
-}
-
-struct LowerReduceRows : OpConversionPattern<ReduceRowsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ReduceRowsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    TileLayout layout =
-        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
-    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getSource());
-    SmallVector<Value> rows;
-    for (ArrayRef<int64_t> group : layout.registersByRow()) {
-      Value acc = regs[group.front()];
-      for (int64_t reg : group.drop_front())
-        acc = combine(rewriter, loc, op.getKind(), acc, regs[reg]);
-      // Lanes that split the row: a butterfly leaves the result in each.
-      for (unsigned bit : layout.laneBitsAlongCols()) {
-        Value other = gpu::ShuffleOp::create(rewriter, loc, acc, 1u << bit, 32,
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        acc = combine(rewriter, loc, op.getKind(), acc, other);
-      }
-      rows.push_back(acc);
-    }
-    auto type = cast<VectorType>(
-        getTypeConverter()->convertType(op.getResult().getType()));
-    rewriter.replaceOp(op, packVector(rewriter, loc, type, rows));
-    return success();
-  }
-};
-
-struct LowerExpandRows : OpConversionPattern<ExpandRowsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ExpandRowsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    TileLayout layout = getTileLayout(op.getType());
-    SmallVector<int64_t> mask(layout.numRegisters());
-    for (auto [row, group] : llvm::enumerate(layout.registersByRow()))
-      for (int64_t reg : group)
-        mask[reg] = row;
-    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSource(),
-                                                   adaptor.getSource(), mask);
-    return success();
-  }
-};
-
-struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    TileLayout from =
-        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
-    TileLayout to = getTileLayout(op.getType());
-    // Same lane and warp bases (verified): register r of `to` is the
-    // register of `from` at the same element of lane 0, warp 0.
-    DenseMap<std::pair<int64_t, int64_t>, int64_t> fromReg;
-    for (int64_t reg = 0; reg < from.numRegisters(); ++reg) {
-      TileCoord c = from.ofRegister(reg);
-      fromReg[{c.row, c.col}] = reg;
-    }
-    SmallVector<int64_t> mask;
-    for (int64_t reg = 0; reg < to.numRegisters(); ++reg) {
-      TileCoord c = to.ofRegister(reg);
-      mask.push_back(fromReg.lookup({c.row, c.col}));
-    }
-    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSource(),
-                                                   adaptor.getSource(), mask);
-    return success();
-  }
-};
 
 /// alloc_shared and alloc_barriers: the dynamic shared window plus the
 /// offset assignSharedOffsets gave them.
@@ -572,13 +376,11 @@ struct ConvertFAGPUToNVVMPass
 
     TileTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);
-    patterns.add<ElementwiseOnTiles>(converter, ctx);
-    patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
-                 LowerConvertLayout, LowerAllocShared<AllocSharedOp>,
-                 LowerAllocShared<AllocBarriersOp>, LowerCopyToShared,
-                 LowerAsyncCopyToShared, LowerCommitSharedCopies,
-                 LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter,
-                                                                    ctx);
+    populateRegisterTilesToNVVMPatterns(converter, patterns);
+    patterns
+        .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
+             LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
+             LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter, ctx);
     populateMmaToWGMMAPatterns(converter, patterns);
     populateBarriersToNVVMPatterns(converter, patterns);
 

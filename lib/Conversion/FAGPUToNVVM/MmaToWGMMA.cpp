@@ -46,23 +46,42 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
 }
 
 /// Descriptor of the [rows, 16] slice (K-major operand: k0 is a column of
-/// the tile) or [16, cols] slice (N-major: k0 is a row) at (row0, k0).
+/// the tile) or [16, cols] slice (N-major: k0 is a row) at (row0, 0).
 /// K-major: 8-row core-matrix groups 1024 B apart (SBO); the leading offset
 /// is unused for swizzled K-major tiles. N-major: SBO steps 8 k-rows (1024
 /// B), LBO steps 64-column atoms (a band of the tile's rows).
 Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
-                            SharedTileType tile, bool kMajor, Value row0,
-                            int64_t k0) {
-  Value offset;
-  if (kMajor) {
-    Value k = arith::ConstantIndexOp::create(b, loc, k0);
-    offset = emitSharedByteOffset(b, loc, tile, row0, k);
-  } else {
-    offset = arith::ConstantIndexOp::create(b, loc, tile.byteOffset(k0, 0));
-  }
+                            SharedTileType tile, bool kMajor, Value row0) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value offset = kMajor ? emitSharedByteOffset(b, loc, tile, row0, zero) : zero;
   Value address = emitSharedAddress(b, loc, tileBase, offset);
   int64_t leading = kMajor ? 16 : tile.getRows() * tile.getSwizzle();
   return emitDescriptor(b, loc, address, leading, 1024);
+}
+
+/// The descriptor of k16 step `k0` from that of step 0: the steps of one
+/// operand lie a static byte distance apart (K-major slices start at rows
+/// that are multiples of 8, where the swizzle leaves the column's bytes in
+/// place), so only the start-address field moves. Shared addresses stay
+/// below 256 KiB, so the field (address >> 4, 14 bits) does not carry:
+/// one 32-bit add on the low word instead of the whole descriptor's
+/// arithmetic per instruction (the address, its mask and shift, the fixed
+/// fields).
+Value emitStepDescriptor(OpBuilder &b, Location loc, Value first,
+                         SharedTileType tile, bool kMajor, int64_t k0) {
+  int64_t bytes = kMajor ? tile.byteOffset(0, k0) - tile.byteOffset(0, 0)
+                         : tile.byteOffset(k0, 0);
+  if (bytes == 0)
+    return first;
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value low = arith::TruncIOp::create(b, loc, i32, first);
+  Value steppedLow = arith::AddIOp::create(
+      b, loc, low, arith::ConstantIntOp::create(b, loc, i32, bytes >> 4));
+  Value highMask =
+      arith::ConstantIntOp::create(b, loc, i64, int64_t(~0xFFFFFFFFull));
+  return arith::OrIOp::create(b, loc,
+                              arith::AndIOp::create(b, loc, first, highMask),
+                              arith::ExtUIOp::create(b, loc, i64, steppedLow));
 }
 
 NVVM::WGMMATypes wgmmaType(Type element) {
@@ -192,13 +211,19 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
       Value row0 = arith::AddIOp::create(
           rewriter, loc, warpgroupRow,
           arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
+      Value firstB = emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
+                                           transposeB, zeroRow);
+      Value firstA =
+          aTile ? emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
+                                        /*kMajor=*/true, row0)
+                : Value();
       for (int64_t k = 0; k < kSteps; ++k) {
         int64_t k0 = k * kInstructionK;
-        Value descB = emitOperandDescriptor(rewriter, loc, adaptor.getB(),
-                                            bTile, transposeB, zeroRow, k0);
+        Value descB =
+            emitStepDescriptor(rewriter, loc, firstB, bTile, transposeB, k0);
         if (aTile) {
-          Value descA = emitOperandDescriptor(rewriter, loc, adaptor.getA(),
-                                              aTile, /*kMajor=*/true, row0, k0);
+          Value descA = emitStepDescriptor(rewriter, loc, firstA, aTile,
+                                           /*kMajor=*/true, k0);
           d = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structType, d, descA, descB,
               NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kInstructionK),

@@ -204,3 +204,8 @@ Value mlir::fa::emitApproximateMath(OpBuilder &b, Location loc,
              ValueRange{x}, LLVM::FastmathFlagsAttr::get(b.getContext(), flags))
       .getResult(0);
 }
+
+bool mlir::fagpu::hasTileTypes(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), isTileType) ||
+         llvm::any_of(op->getResultTypes(), isTileType);
+}

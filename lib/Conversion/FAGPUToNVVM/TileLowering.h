@@ -75,6 +75,15 @@ Value emitSharedByteOffset(OpBuilder &b, Location loc, SharedTileType tile,
 /// Pointer `bytes` (index) past `base` in shared memory.
 Value emitSharedAddress(OpBuilder &b, Location loc, Value base, Value bytes);
 
+/// Whether `op` takes or yields a register or shared tile.
+bool hasTileTypes(Operation *op);
+
+/// Lowers elementwise ops, splats, coordinates, row reductions and
+/// expansions and layout conversions on register tiles (patterns in
+/// RegisterTilesToNVVM.cpp).
+void populateRegisterTilesToNVVMPatterns(TileTypeConverter &converter,
+                                         RewritePatternSet &patterns);
+
 /// Lowers the mbarrier and TMA ops (patterns in BarriersToNVVM.cpp).
 void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
                                     RewritePatternSet &patterns);

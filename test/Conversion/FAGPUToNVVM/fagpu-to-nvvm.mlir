@@ -113,13 +113,27 @@ gpu.module @m {
 // -----
 
 // S = Q Kᵀ from two shared tiles: one wgmma per k16 step between one fence
-// and one commit + wait.
+// and one commit + wait. Each operand's descriptor is built once from its
+// address; step k's is step 0's with the start-address field moved by
+// 32 k bytes (>> 4: 2 k), one 32-bit add on the low word.
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 gpu.module @m {
   // CHECK-LABEL: gpu.func @mma_ss
   // CHECK: nvvm.wgmma.fence.aligned
-  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+  // CHECK-COUNT-2: llvm.ptrtoint
+  // CHECK-NOT: llvm.ptrtoint
+  // CHECK: nvvm.wgmma.mma_async %[[A0:.*]], %[[B0:.*]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+  // CHECK: %[[B1LOW:.*]] = arith.trunci %[[B0]] : i64 to i32
+  // CHECK: arith.addi %[[B1LOW]], %c2_i32
+  // CHECK: arith.andi %[[B0]], %c-4294967296_i64
+  // CHECK: %[[A1LOW:.*]] = arith.trunci %[[A0]] : i64 to i32
+  // CHECK: arith.addi %[[A1LOW]], %c2_i32
+  // CHECK: nvvm.wgmma.mma_async
+  // CHECK: arith.addi %{{.*}}, %c4_i32
+  // CHECK: nvvm.wgmma.mma_async
+  // CHECK: arith.addi %{{.*}}, %c6_i32
+  // CHECK: nvvm.wgmma.mma_async
   // CHECK-NOT: nvvm.wgmma.mma_async
   // CHECK: nvvm.wgmma.commit.group.sync.aligned
   // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
