@@ -119,6 +119,15 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   return {64, 64}; // 4 warps, one row tile each
 }
 
+int64_t AttentionConfig::persistentBlocksFor(int64_t keys,
+                                             bool isCausal) const {
+  if (persistentBlocks != -1)
+    return persistentBlocks;
+  int64_t kvBlocks = llvm::divideCeil(keys, effectiveBlockKV());
+  int64_t perTile = isCausal ? (kvBlocks + 1) / 2 : kvBlocks;
+  return perTile <= 5 ? 132 : 0;
+}
+
 std::string AttentionConfig::key() const {
   return llvm::formatv(
       "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"

@@ -512,15 +512,16 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
-    // Blocks that loop over the tiles, on request: correct, but with its
-    // static tile order slower on the H200 than a block per tile (causal
-    // hd128 16k 392 against 581 TFLOP/s, non-causal 8k 553 against 611).
-    if (effective.persistentBlocks) {
-      fagpu::PersistentGridOptions grid;
-      grid.blocks = effective.persistentBlocks;
+    // Blocks that loop over the tiles where tiles are short.
+    auto attention = dyn_cast_or_null<AttentionOp>(problem);
+    fagpu::PersistentGridOptions grid;
+    grid.blocks = attention ? effective.persistentBlocksFor(
+                                  attention.getKey().getType().getDimSize(2),
+                                  attention.getCausal())
+                            : effective.persistentBlocks;
+    if (grid.blocks > 0 || grid.blocks < -1)
       toKernel.addNestedPass<gpu::GPUModuleOp>(
           fagpu::createPersistentGrid(grid));
-    }
     // A TMA producer warpgroup feeding the compute warpgroups through
     // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).

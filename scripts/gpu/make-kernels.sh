@@ -44,6 +44,8 @@ d128_dv64_n1000_bf16        --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --he
 d128_n4096_causal_gqa_bf16  --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --causal
 d256_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --block-kv=32
 d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --head-dim=256 --block-kv=32 --causal
+d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7
+d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
 MATRIX
 }
 

@@ -79,8 +79,9 @@ cl::opt<int64_t> persistentBlocks(
     "persistent-blocks",
     cl::desc("blocks of the WGMMA forward's persistent grid, which loop "
              "over the tiles (132: one per SM of an H100/H200 SXM); 0 = a "
-             "block per tile"),
-    cl::init(0), cl::cat(category));
+             "block per tile; -1 = the compiler's choice (132 where tiles "
+             "have few KV blocks)"),
+    cl::init(-1), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),

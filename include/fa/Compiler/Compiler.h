@@ -41,14 +41,20 @@ struct AttentionConfig {
   /// they do not fit shared memory).
   int64_t kvStages = 0;
   /// Blocks of the WGMMA forward's persistent grid (fagpu-persistent-grid)
-  /// that loop over the tiles; 0 = a block per tile (the default: the
-  /// static tile order measured slower on the H200, docs/perf/README.md).
-  int64_t persistentBlocks = 0;
+  /// that loop over the tiles; 0 = a block per tile; -1 (the default) = the
+  /// compiler's choice (persistentBlocksFor).
+  int64_t persistentBlocks = -1;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
 
   bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
+  /// The persistent grid's blocks for a WGMMA forward over `keys` keys:
+  /// persistentBlocks if set, else 132 (one per SM of an H100/H200 SXM)
+  /// where a tile has at most 5 KV blocks on average (N = 512; causal
+  /// N <= 1024 at 128-key blocks) and 0 elsewhere: on the H200 the grid
+  /// won there and lost on longer tiles (docs/perf/README.md, step 9).
+  int64_t persistentBlocksFor(int64_t keys, bool isCausal) const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;
   }

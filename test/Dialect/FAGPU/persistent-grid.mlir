@@ -2,20 +2,39 @@
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-persistent-grid))' | FileCheck %s --check-prefix=SM
 
 // 2 x 3 x 4 = 24 tiles on 5 blocks: the body after the allocations and
-// constants loops over t = block_id.x, + grid_dim.x, ... < 24, and the block
-// ids become (t % 2, t / 2 % 3, t / 6): Q blocks, then heads, then
-// batches, as a block per tile's start.
+// constants loops over rounds r of one tile per block, tile t = 5 r + b in
+// even rounds and 5 r + (4 - b) in odd ones (block b), while t < 24: 4 full
+// rounds, and in the fifth (even) blocks 0-3. The block ids become
+// (t % 2, t / 2 % 3, t / 6): Q blocks, then heads, then batches, as a block
+// per tile's start.
 
 // CHECK-LABEL: gpu.func @tiles
 // CHECK-SAME: fa.grid = array<i64: 5, 1, 1>
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.0
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
 // CHECK-DAG: %[[TILE:.*]] = fagpu.alloc_shared
-// CHECK: %[[FIRST:.*]] = gpu.block_id x
-// CHECK-NEXT: %[[STRIDE:.*]] = gpu.grid_dim x
-// CHECK-NEXT: scf.for %[[T:.*]] = %[[FIRST]] to %[[C24]] step %[[STRIDE]] {
+// CHECK: %[[BLOCK:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK-NEXT: %[[LASTBLOCK:.*]] = arith.subi %[[GRID]], %[[C1]] : index
+// CHECK-NEXT: %[[MIRROR:.*]] = arith.subi %[[LASTBLOCK]], %[[BLOCK]] : index
+// CHECK-NEXT: %[[C24:.*]] = arith.constant 24 : index
+// CHECK-NEXT: %[[FULL:.*]] = arith.divui %[[C24]], %[[GRID]] : index
+// CHECK-NEXT: %[[LEFT:.*]] = arith.remui %[[C24]], %[[GRID]] : index
+// CHECK-NEXT: %[[LASTODD:.*]] = arith.remui %[[FULL]], %[[C2]] : index
+// CHECK-NEXT: %[[ISODD:.*]] = arith.cmpi ne, %[[LASTODD]], %[[C0]] : index
+// CHECK-NEXT: %[[LASTSLOT:.*]] = arith.select %[[ISODD]], %[[MIRROR]], %[[BLOCK]] : index
+// CHECK-NEXT: %[[INLAST:.*]] = arith.cmpi ult, %[[LASTSLOT]], %[[LEFT]] : index
+// CHECK-NEXT: %[[EXTRA:.*]] = arith.select %[[INLAST]], %[[C1]], %[[C0]] : index
+// CHECK-NEXT: %[[ROUNDS:.*]] = arith.addi %[[FULL]], %[[EXTRA]] : index
+// CHECK-NEXT: scf.for %[[R:.*]] = %[[C0]] to %[[ROUNDS]] step %[[C1]] {
+// CHECK-NEXT:   %[[PARITY:.*]] = arith.remui %[[R]], %[[C2]] : index
+// CHECK-NEXT:   %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %[[C0]] : index
+// CHECK-NEXT:   %[[SLOT:.*]] = arith.select %[[ODD]], %[[MIRROR]], %[[BLOCK]] : index
+// CHECK-NEXT:   %[[BASE:.*]] = arith.muli %[[R]], %[[GRID]] : index
+// CHECK-NEXT:   %[[T:.*]] = arith.addi %[[BASE]], %[[SLOT]] : index
 // CHECK-NEXT:   %[[X:.*]] = arith.remui %[[T]], %[[C2]] : index
 // CHECK-NEXT:   %[[REST:.*]] = arith.divui %[[T]], %[[C2]] : index
 // CHECK-NEXT:   %[[Y:.*]] = arith.remui %[[REST]], %[[C3]] : index

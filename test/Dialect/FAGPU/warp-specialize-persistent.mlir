@@ -15,14 +15,13 @@
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C9:.*]] = arith.constant 9 : index
-// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: %[[Q:.*]] = fagpu.alloc_shared : !fagpu.smem<128x128xbf16, swizzle = 128>
-// CHECK: %[[FIRST:.*]] = gpu.block_id x
-// CHECK-NEXT: %[[STRIDE:.*]] = gpu.grid_dim x
+// CHECK: gpu.block_id x
+// CHECK: %[[ROUNDS:.*]] = arith.addi
 // CHECK-NEXT: %[[BARS:.*]] = fagpu.alloc_barriers : !fagpu.barriers<10>
 // CHECK-NEXT: fagpu.init_barriers %[[BARS]] arrivals = [1, 1, 1, 1, 1, 8, 8, 8, 8, 8] : !fagpu.barriers<10>
 // CHECK-NEXT: fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
-// CHECK-NEXT: scf.for %[[T:.*]] = %[[FIRST]] to %[[C16]] step %[[STRIDE]] iter_args(%[[PIT:.*]] = %[[C0]], %[[PROUND:.*]] = %[[C0]]) -> (index, index) {
+// CHECK-NEXT: scf.for %[[R:.*]] = %[[C0]] to %[[ROUNDS]] step %[[C1]] iter_args(%[[PIT:.*]] = %[[C0]], %[[PROUND:.*]] = %[[C0]]) -> (index, index) {
 // CHECK:        %[[PREV:.*]] = arith.addi %[[PROUND]], %[[C1]] : index
 // CHECK-NEXT:   fagpu.wait_barrier %[[BARS]][%[[C9]]] phase %[[PREV]]
 // CHECK-NEXT:   fagpu.arrive_expect_bytes %[[BARS]][%[[C0]]], 32768
@@ -32,7 +31,7 @@
 // CHECK-NEXT:   scf.yield %[[PNEXT]], %[[PREV]] : index, index
 // CHECK-NEXT: }
 // CHECK-NEXT: } consumers(warpgroups = 2, registers = 240) {
-// CHECK-NEXT: scf.for %{{.*}} = %[[FIRST]] to %[[C16]] step %[[STRIDE]] iter_args(%[[CIT:.*]] = %[[C0]], %[[CROUND:.*]] = %[[C0]]) -> (index, index) {
+// CHECK-NEXT: scf.for %{{.*}} = %[[C0]] to %[[ROUNDS]] step %[[C1]] iter_args(%[[CIT:.*]] = %[[C0]], %[[CROUND:.*]] = %[[C0]]) -> (index, index) {
 // CHECK:        fagpu.wait_barrier %[[BARS]][%[[C0]]] phase %[[CROUND]]
 // CHECK-NEXT:   %[[KV:.*]]:4 = scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[CIT]])
 // CHECK:        }

@@ -93,16 +93,41 @@ struct PersistentGridPass
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value numTiles = c(tiles), cx = c(x), cy = c(y);
-    Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-    auto loop = scf::ForOp::create(b, loc, first, numTiles, stride);
+    Value cx = c(x), cy = c(y), zero = c(0), one = c(1);
+    Value two = x == 2 ? cx : c(2);
+    // Rounds of one tile per block; odd rounds run backwards, so that a
+    // block with a long tile in one round gets a short one in the next. A
+    // causal mask makes the last Q blocks the longest, and in forward order
+    // a grid that divides the Q blocks (132 blocks, 4 Q blocks a head at
+    // N = 512) would give each block the same Q block every round.
+    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value blocksInGrid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    Value mirrored = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, blocksInGrid, one), block);
+    Value numTiles = c(tiles);
+    Value fullRounds = arith::DivUIOp::create(b, loc, numTiles, blocksInGrid);
+    Value leftOver = arith::RemUIOp::create(b, loc, numTiles, blocksInGrid);
+    auto slotIn = [&](Value round) {
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::RemUIOp::create(b, loc, round, two), zero);
+      return arith::SelectOp::create(b, loc, odd, mirrored, block);
+    };
+    Value inLastRound = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              slotIn(fullRounds), leftOver);
+    Value rounds = arith::AddIOp::create(
+        b, loc, fullRounds,
+        arith::SelectOp::create(b, loc, inLastRound, one, zero));
+    auto loop = scf::ForOp::create(b, loc, zero, rounds, one);
     loop->setAttr("fagpu.tiles", b.getUnitAttr());
     for (Operation *op : perTile)
       op->moveBefore(loop.getBody()->getTerminator());
 
     b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
+    Value round = loop.getInductionVar();
+    Value t = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, round, blocksInGrid),
+        slotIn(round));
     Value column = arith::RemUIOp::create(b, loc, t, cx);
     Value byX = arith::DivUIOp::create(b, loc, t, cx);
     Value tile[3] = {column, arith::RemUIOp::create(b, loc, byX, cy),
