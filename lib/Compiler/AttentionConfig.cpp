@@ -92,12 +92,21 @@ std::string AttentionConfig::forwardVariantReason() const {
   std::string limits = wgmmaForwardLimits(*this);
   if (!limits.empty())
     return "mma.sync: " + limits;
-  if (chip == "sm_90a")
-    return "wgmma: sm_90a asked for";
-  if (chip == "sm_90")
-    return "wgmma: sm_90 (built as sm_90a), where the warp-specialized WGMMA "
-           "kernel measures faster than mma.sync at every head dim";
-  return "mma.sync: " + chip + " has no WGMMA";
+  if (chip != "sm_90a" && chip != "sm_90")
+    return "mma.sync: " + chip + " has no WGMMA";
+  std::string why =
+      chip == "sm_90a"
+          ? "wgmma: sm_90a asked for"
+          : "wgmma: sm_90 (built as sm_90a), where the warp-specialized "
+            "WGMMA kernel measures faster than mma.sync at every head dim";
+  int64_t blocks = effectivePersistentBlocks();
+  if (blocks <= 0)
+    return why + "; a block per tile";
+  return why + llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks,
+                             persistentBlocks == -1
+                                 ? "tiles of at most 5 KV blocks"
+                                 : "asked for")
+                   .str();
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
@@ -119,12 +128,11 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   return {64, 64}; // 4 warps, one row tile each
 }
 
-int64_t AttentionConfig::persistentBlocksFor(int64_t keys,
-                                             bool isCausal) const {
+int64_t AttentionConfig::effectivePersistentBlocks() const {
   if (persistentBlocks != -1)
     return persistentBlocks;
-  int64_t kvBlocks = llvm::divideCeil(keys, effectiveBlockKV());
-  int64_t perTile = isCausal ? (kvBlocks + 1) / 2 : kvBlocks;
+  int64_t kvBlocks = llvm::divideCeil(seqKV, effectiveBlockKV());
+  int64_t perTile = causal ? (kvBlocks + 1) / 2 : kvBlocks;
   return perTile <= 5 ? 132 : 0;
 }
 

@@ -490,6 +490,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     Type element = query.getElementType();
     if (element.isBF16() || element.isF16())
       effective.dtype = element.isBF16() ? "bf16" : "f16";
+    if (auto attention = dyn_cast<AttentionOp>(problem)) {
+      effective.seqKV = attention.getKey().getType().getDimSize(2);
+      effective.causal = attention.getCausal();
+    }
   }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
@@ -513,12 +517,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());
     // Blocks that loop over the tiles where tiles are short.
-    auto attention = dyn_cast_or_null<AttentionOp>(problem);
     fagpu::PersistentGridOptions grid;
-    grid.blocks = attention ? effective.persistentBlocksFor(
-                                  attention.getKey().getType().getDimSize(2),
-                                  attention.getCausal())
-                            : effective.persistentBlocks;
+    grid.blocks = effective.effectivePersistentBlocks();
     if (grid.blocks > 0 || grid.blocks < -1)
       toKernel.addNestedPass<gpu::GPUModuleOp>(
           fagpu::createPersistentGrid(grid));

@@ -49,12 +49,12 @@ struct AttentionConfig {
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
 
   bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
-  /// The persistent grid's blocks for a WGMMA forward over `keys` keys:
-  /// persistentBlocks if set, else 132 (one per SM of an H100/H200 SXM)
-  /// where a tile has at most 5 KV blocks on average (N = 512; causal
-  /// N <= 1024 at 128-key blocks) and 0 elsewhere: on the H200 the grid
-  /// won there and lost on longer tiles (docs/perf/README.md, step 9).
-  int64_t persistentBlocksFor(int64_t keys, bool isCausal) const;
+  /// The persistent grid's blocks for the WGMMA forward: persistentBlocks
+  /// if set, else 132 (one per SM of an H100/H200 SXM) where a tile has at
+  /// most 5 KV blocks on average (seqKV = 512; causal seqKV <= 1024 at
+  /// 128-key blocks) and 0 elsewhere: on the H200 the grid won there and
+  /// lost on longer tiles (docs/perf/README.md, Hopper step 9).
+  int64_t effectivePersistentBlocks() const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;
   }
