@@ -45,12 +45,15 @@ def PersistentGrid : Pass<"fagpu-persistent-grid",
   let description = [{
     Each kernel whose grid (`fa.grid = [X, Y, Z]`) has a block per tile
     becomes a persistent kernel: `blocks` blocks (at most X * Y * Z), each
-    looping over tiles `t = block_id.x, block_id.x + grid_dim.x, ...`
-    (an `scf.for` marked `fagpu.tiles`) with the kernel's body, after its
-    shared allocations and constants, as the loop's body. The block ids the
-    body read become `t` split into (t % X, t / X % Y, t / (X * Y)), the
-    order in which a block per tile's blocks start: consecutive tiles
-    share a (batch, head) and so their K/V in L2.
+    looping (an `scf.for` over rounds, marked `fagpu.tiles`) with the
+    kernel's body, after its shared allocations and constants, as the
+    loop's body. Round r gives block b the tile `t = r * B + b` (B =
+    grid_dim.x), odd rounds `t = r * B + B - 1 - b`, while t < X * Y * Z:
+    a block with a long tile (a causal mask's last Q blocks) in one round
+    gets a short one in the next. The block ids the body read become `t`
+    split into (t % X, t / X % Y, t / (X * Y)), the order in which a block
+    per tile's blocks start: the tiles of a round share few (batch, head)
+    pairs and so their K/V in L2.
 
     A block thus pays its launch, barrier set-up and pipeline fill once,
     and fagpu-warp-specialize can load the next tile while the compute
