@@ -256,6 +256,62 @@ static bool storesPairs(const TileLayout &layout, RankedTensorType type,
          strides[0] % 2 == 0;
 }
 
+/// The register bit of `layout` that steps `cols` columns, or -1.
+static int registerBitFor(const TileLayout &layout, int64_t cols) {
+  for (auto [bit, basis] : llvm::enumerate(layout.registerBases()))
+    if (basis.row == 0 && basis.col == cols)
+      return bit;
+  return -1;
+}
+
+/// Register bits (stepping 8 and 16 columns) along which the four lanes
+/// that split each 8-column chunk (lane bits 0 and 1 step 2 and 4 columns:
+/// the mma.sync / WGMMA accumulator) can trade their pairs so that each
+/// holds 8 consecutive 16-bit columns: one 16-byte store for four.
+static std::optional<std::pair<int, int>>
+quadChunkBits(const TileLayout &layout, RankedTensorType type,
+              MemRefType dest) {
+  ArrayRef<TileCoord> lanes = layout.laneBases();
+  if (!storesPairs(layout, type, dest) || lanes.size() < 2 ||
+      lanes[0].row != 0 || lanes[0].col != 2 || lanes[1].row != 0 ||
+      lanes[1].col != 4)
+    return std::nullopt;
+  int bit8 = registerBitFor(layout, 8), bit16 = registerBitFor(layout, 16);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (bit8 < 0 || bit16 < 0 ||
+      failed(dest.getStridesAndOffset(strides, offset)) || strides[0] % 8)
+    return std::nullopt;
+  return std::make_pair(bit8, bit16);
+}
+
+/// Transposes each lane quad's 4 x 4 words: after it, slot b of lane l
+/// holds what slot l of lane b held (two butterfly steps, one per lane bit).
+static void transposeQuad(OpBuilder &b, Location loc, Value lane,
+                          MutableArrayRef<Value> words) {
+  for (unsigned bit : {0u, 1u}) {
+    Value mask = arith::ConstantIndexOp::create(b, loc, 1u << bit);
+    Value high =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              arith::AndIOp::create(b, loc, lane, mask),
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    for (unsigned low = 0; low < 4; ++low) {
+      if (low & (1u << bit))
+        continue;
+      Value &keepLow = words[low], &keepHigh = words[low | (1u << bit)];
+      // A lane with the bit clear sends its high slot, takes the partner's
+      // low one there; a lane with it set the other way round.
+      Value send = arith::SelectOp::create(b, loc, high, keepLow, keepHigh);
+      Value got = gpu::ShuffleOp::create(b, loc, send, 1u << bit, 32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+      Value newHigh = arith::SelectOp::create(b, loc, high, keepHigh, got);
+      keepLow = arith::SelectOp::create(b, loc, high, got, keepLow);
+      keepHigh = newHigh;
+    }
+  }
+}
+
 struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -277,6 +333,12 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     bool paired = storesPairs(layout, type, op.getDest().getType());
     Type element = type.getElementType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    if (auto bits = quadChunkBits(layout, type, op.getDest().getType())) {
+      storeQuadChunks(rewriter, loc, op, adaptor, layout, thread, owner,
+                      rowBase, threadCol, regs, *bits);
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);
       Value row = arith::AddIOp::create(
@@ -306,6 +368,64 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     }
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// Each group of 4 chunks of a row: the quad's pairs transposed, then one
+  /// 8-element store a lane (lane l of the quad: chunk l of the group).
+  static void storeQuadChunks(OpBuilder &b, Location loc, StoreTileOp op,
+                              OpAdaptor adaptor, const TileLayout &layout,
+                              const ThreadPosition &thread, Value owner,
+                              Value rowBase, Value threadCol,
+                              ArrayRef<Value> regs, std::pair<int, int> bits) {
+    Type element = op.getValue().getType().getElementType();
+    auto pairType = VectorType::get({2}, element);
+    auto wordType = VectorType::get({1}, b.getI32Type());
+    Value quadLane = arith::AndIOp::create(
+        b, loc, thread.lane, arith::ConstantIndexOp::create(b, loc, 3));
+    // This lane's chunk in the group instead of its 2-column slice of each.
+    Value chunkCol = arith::AddIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc, threadCol,
+            arith::MulIOp::create(b, loc, quadLane,
+                                  arith::ConstantIndexOp::create(b, loc, 2))),
+        arith::MulIOp::create(b, loc, quadLane,
+                              arith::ConstantIndexOp::create(b, loc, 8)));
+    int64_t step8 = int64_t(1) << bits.first, step16 = int64_t(1)
+                                                       << bits.second;
+    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
+      if ((reg & 1) || (reg & step8) || (reg & step16))
+        continue;
+      SmallVector<Value> words;
+      for (int64_t slot = 0; slot < 4; ++slot) {
+        int64_t at = reg + (slot & 1 ? step8 : 0) + (slot & 2 ? step16 : 0);
+        Value pair = packVector(b, loc, pairType, {regs[at], regs[at + 1]});
+        words.push_back(vector::ExtractOp::create(
+            b, loc, vector::BitCastOp::create(b, loc, wordType, pair), 0));
+      }
+      transposeQuad(b, loc, quadLane, words);
+      TileCoord c = layout.ofRegister(reg);
+      Value row = arith::AddIOp::create(
+          b, loc, rowBase, arith::ConstantIndexOp::create(b, loc, c.row));
+      Value store = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                adaptor.getLimit()),
+          owner);
+      auto ifStore = scf::IfOp::create(b, loc, store);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifStore.thenBlock());
+      Value col = arith::AddIOp::create(
+          b, loc, chunkCol, arith::ConstantIndexOp::create(b, loc, c.col));
+      Value packed = vector::BitCastOp::create(
+          b, loc, VectorType::get({8}, element),
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({4}, b.getI32Type()), words));
+      vector::StoreOp::create(
+          b, loc, packed, adaptor.getDest(), ValueRange{row, col},
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(8 * element.getIntOrFloatBitWidth() / 8));
+    }
   }
 };
 

@@ -189,19 +189,44 @@ gpu.module @m {
 // -----
 
 // A bf16 tile in the WGMMA accumulator layout: each thread holds column
-// pairs (2c, 2c + 1), so 64 x 64 / 128 threads = 32 registers go out as 16
-// two-element stores, 4-byte aligned; an f32 tile or an odd row stride
-// keeps one store per element.
+// pairs (2c, 2c + 1) of every 8-column chunk. The four lanes that split a
+// chunk trade pairs (two xor shuffles, one per lane bit) so that each holds
+// a whole chunk: 64 x 64 / 128 threads = 32 registers go out as 4
+// eight-element stores, 16-byte aligned. A row stride of 2 (not 8) keeps
+// two-element stores; an f32 tile or an odd row stride one store per
+// element.
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 gpu.module @m {
-  // CHECK-LABEL: gpu.func @store_pairs
-  // CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<256x64xbf16>, vector<2xbf16>
+  // CHECK-LABEL: gpu.func @store_chunks
+  // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
+  // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
+  // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
+  // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
+  // CHECK-NOT: vector.store
   // CHECK-NOT: memref.store
   // CHECK: gpu.return
-  gpu.func @store_pairs(%x: bf16, %dst: memref<256x64xbf16>, %row: index, %n: index) kernel {
+  gpu.func @store_chunks(%x: bf16, %dst: memref<256x64xbf16>, %row: index, %n: index) kernel {
     %s = tensor.splat %x : tensor<64x64xbf16, #acc>
     fagpu.store_tile %s, %dst[%row] limit %n : tensor<64x64xbf16, #acc>, memref<256x64xbf16>
+    gpu.return
+  }
+  // CHECK-LABEL: gpu.func @store_pairs
+  // CHECK-NOT: gpu.shuffle
+  // CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<256x64xbf16, strided<[66, 1]>>, vector<2xbf16>
+  // CHECK-NOT: memref.store
+  // CHECK: gpu.return
+  gpu.func @store_pairs(%x: bf16, %dst: memref<256x64xbf16, strided<[66, 1]>>, %row: index, %n: index) kernel {
+    %s = tensor.splat %x : tensor<64x64xbf16, #acc>
+    fagpu.store_tile %s, %dst[%row] limit %n : tensor<64x64xbf16, #acc>, memref<256x64xbf16, strided<[66, 1]>>
     gpu.return
   }
   // CHECK-LABEL: gpu.func @store_odd_stride
