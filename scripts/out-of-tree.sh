@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds FlashMLIR in a directory outside the source tree and
 # runs the whole suite there (ctest), so that no test relies on the build
-# being build/ under the sources (issue 13). scripts/test.sh runs it.
+# being build/ under the sources (issue 13). On demand: scripts/test.sh
+# checks the same through its sanitizer build, which it configures outside
+# the source tree (one extra build in CI instead of two).
 #
 #   scripts/out-of-tree.sh [DIR]
 #

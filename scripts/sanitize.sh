@@ -2,7 +2,8 @@
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer: configures
 # (once) a second build of FlashMLIR with clang-22 and FA_SANITIZE=ON in
 # build-sanitize/ (FA_SANITIZE_DIR), all of our code instrumented (LLVM and
-# MLIR are Debian's libraries), builds it and runs its ctest: the runtime,
+# MLIR are Debian's libraries; FA_SANITIZE_DIR may be outside the source
+# tree, as scripts/test.sh puts it), builds it and runs its ctest: the runtime,
 # JIT, C API, reference, layout and execution unit tests, the lit tests
 # through the instrumented fa-opt / fa-compile, and a bounded run of each
 # libFuzzer target (test/fuzz). Assertions are on (LLVM_ENABLE_ASSERTIONS:
@@ -16,6 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${FA_SANITIZE_DIR:-build-sanitize}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
 jobs=${FA_SANITIZE_JOBS:-$(nproc)}
 build_only=0
 if [ "${1:-}" = --build-only ]; then
@@ -49,4 +52,6 @@ ninja -C "$dir" -j "$jobs" "$@"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:abort_on_error=1}
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$clang/llvm-symbolizer}
+# From elsewhere, so that nothing resolves against the working directory.
+cd /
 ctest --test-dir "$dir" --output-on-failure -j "$jobs"
