@@ -37,10 +37,21 @@ extern "C" {
 #define FA_CAPI_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The enums' values cross the API as C ints (ctypes passes any). C++ gives
+ * an enum without a fixed underlying type only the values its enumerators
+ * need, so an out-of-range int (a direction of 5) would be undefined
+ * behaviour in the library before it could refuse it: there they are
+ * declared over int, which has the same size and passing convention. */
+#ifdef __cplusplus
+#define FA_ENUM_INT : int
+#else
+#define FA_ENUM_INT
+#endif
+
 /** Bumped when a struct layout or a signature changes. */
 #define FA_CAPI_VERSION 1
 
-typedef enum faStatus {
+typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
   FA_ERROR_INVALID_ARGUMENT = 1, /**< null pointer, bad enum, bad value */
   FA_ERROR_INVALID_HANDLE = 2,   /**< null, destroyed or unknown handle */
@@ -49,14 +60,14 @@ typedef enum faStatus {
   FA_ERROR_LAUNCH = 5,           /**< launch validation or launch failed */
 } faStatus;
 
-typedef enum faDType {
+typedef enum faDType FA_ENUM_INT {
   FA_DTYPE_BF16 = 0,
   FA_DTYPE_F16 = 1,
   /** Passed on to the compiler, which currently rejects it. */
   FA_DTYPE_F32 = 2,
 } faDType;
 
-typedef enum faDirection {
+typedef enum faDirection FA_ENUM_INT {
   FA_FORWARD = 0,
   FA_BACKWARD = 1, /**< the backward kernel set (pre, main, post kernels) */
 } faDirection;

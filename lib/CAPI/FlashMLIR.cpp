@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 using namespace fa;
 
@@ -149,6 +150,19 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
                 "unknown dtype enum value " + std::to_string(c->dtype) +
                     " (FA_DTYPE_BF16 = 0, FA_DTYPE_F16 = 1)");
   }
+  // Sizes are checked here, not only by the compiler: the JIT computes the
+  // cache key (whose default block sizes multiply the head dims) before it
+  // compiles, and a negative head dim overflowed there.
+  const std::pair<const char *, int64_t> sizes[] = {
+      {"batch", c->batch},          {"heads_q", c->heads_q},
+      {"heads_kv", c->heads_kv},    {"seq_q", c->seq_q},
+      {"seq_kv", c->seq_kv},        {"head_dim", c->head_dim},
+      {"head_dim_v", c->head_dim_v}};
+  for (auto [name, value] : sizes)
+    if (value <= 0)
+      return fail(FA_ERROR_INVALID_ARGUMENT, std::string(name) +
+                                                 " must be positive, got " +
+                                                 std::to_string(value));
   out.batch = c->batch;
   out.headsQ = c->heads_q;
   out.headsKV = c->heads_kv;

@@ -59,8 +59,10 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
     return "the backward is on mma.sync";
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
+  // Positive first: the byte count below multiplies the head dims, and a
+  // config's may be anything (a dynamic dim, a C++ caller's -2^62).
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 64 != 0 || d > 256)
+    if (d <= 0 || d % 64 != 0 || d > 256)
       return "head dim " + std::to_string(d) +
              " (the WGMMA kernel takes multiples of 64 up to 256)";
   // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at

@@ -298,13 +298,14 @@ SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
 
 /// Refuses, located on `op`, a problem the runtime would refuse at load or
 /// launch (fa/Runtime/Limits.h): what compiles must also run. Every size is
-/// bounded here, before the passes compute tiles, grids and shared memory
-/// from them.
+/// static and bounded here, before the scale, tiles, grids and shared memory
+/// read them (a dynamic head dim gave a NaN scale: MlirInputFuzzer).
 LogicalResult checkRuntimeLimits(Operation *op) {
   for (auto [value, name] : problemTensors(op)) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.hasStaticShape())
-      continue; // The kernel builder reports what it cannot lower.
+    auto type = cast<RankedTensorType>(value.getType()); // FA_Tensor
+    if (!type.hasStaticShape())
+      return op->emitError() << "the GPU kernels are compiled for static "
+                             << "shapes; " << name << " has type " << type;
     int64_t elements = 1;
     for (int64_t dim : type.getShape()) {
       if (dim <= 0)

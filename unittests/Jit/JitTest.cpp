@@ -12,6 +12,7 @@
 #include "fa/Runtime/Runtime.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -98,6 +99,14 @@ TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {
       {"dtype", [](AttentionConfig &c) { c.dtype = "f32"; },
        "unsupported dtype 'f32'"},
       {"zero dim", [](AttentionConfig &c) { c.seqQ = 0; },
+       "every dimension must be positive"},
+      // The cache key's default blocks multiplied these (int64 overflow,
+      // UBSan) before the compiler refused them.
+      {"negative head dim",
+       [](AttentionConfig &c) { c.headDim = c.headDimV = -(int64_t(1) << 62); },
+       "every dimension must be positive"},
+      {"minimal head dim",
+       [](AttentionConfig &c) { c.headDim = c.headDimV = INT64_MIN; },
        "every dimension must be positive"},
       {"GQA", [](AttentionConfig &c) { c.headsKV = 3; }, "3"},
       {"block", [](AttentionConfig &c) { c.blockQ = 48; }, "48"},

@@ -7,6 +7,11 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::fagpu;
 
@@ -291,6 +296,18 @@ mlir::fagpu::placeSharedTiles(Operation *kernel,
   return offset;
 }
 
+int64_t mlir::fagpu::deepestRingThatFits(int64_t wanted, int64_t fixedBytes,
+                                         int64_t bytesPerStage,
+                                         int64_t maxBytes) {
+  if (wanted <= 2 || bytesPerStage <= 0)
+    return wanted;
+  // fixedBytes is a size (>= 0): only a very negative maxBytes overflows.
+  std::optional<int64_t> room = llvm::checkedSub(maxBytes, fixedBytes);
+  if (!room)
+    return 2;
+  return std::clamp<int64_t>(*room / bytesPerStage, 2, wanted);
+}
+
 //===----------------------------------------------------------------------===//
 // mbarriers, TMA and warp specialization
 //===----------------------------------------------------------------------===//
@@ -365,8 +382,9 @@ LogicalResult WarpSpecializeOp::verify() {
   if (pool * 128 > launched)
     return emitOpError() << "registers of all warpgroups (" << pool * 128
                          << ") exceed the " << launched
-                         << " the block is launched with (" << launched / threads
-                         << " per thread for " << threads << " threads)";
+                         << " the block is launched with ("
+                         << launched / threads << " per thread for " << threads
+                         << " threads)";
   return success();
 }
 

@@ -65,10 +65,9 @@ struct PipelineSharedCopiesPass
       // As many stages as fit, up to the option; a kernel where two do not
       // fit keeps its synchronous copies.
       int64_t base = placeSharedTiles(kernel);
-      int64_t fit = stages;
-      while (fit >= 2 && base + (fit - 1) * ringBytes > maxSharedBytes)
-        --fit;
-      if (fit < 2) {
+      int64_t fit = deepestRingThatFits(stages, base - ringBytes, ringBytes,
+                                        maxSharedBytes);
+      if (base + ringBytes > maxSharedBytes) {
         kernel.emitRemark()
             << "not pipelined: 2 stages need " << base + ringBytes
             << " bytes of shared memory, over " << maxSharedBytes.getValue();

@@ -97,8 +97,7 @@ struct WarpSpecializePass
     SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
     for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
       if (auto value = dyn_cast<Value>(offset)) {
-        if (value.getParentBlock() != &entry &&
-            value.getParentBlock() != &body)
+        if (value.getParentBlock() != &entry && value.getParentBlock() != &body)
           return copy.emitError() << "a TMA copy needs its matrix's offsets "
                                      "computed before the loops";
         source.outer.push_back(value);
@@ -199,9 +198,13 @@ struct WarpSpecializePass
              8 * (onceBarriers +
                   2 * static_cast<int64_t>(copies.looped.size()) * depth);
     };
-    int64_t depth = copies.loops.empty() ? 1 : stages.getValue();
-    while (depth > 2 && bytesWith(depth) > maxSharedBytes)
-      --depth;
+    int64_t depth =
+        copies.loops.empty()
+            ? 1
+            : deepestRingThatFits(
+                  stages, bytesWith(0),
+                  ringBytes + 16 * static_cast<int64_t>(copies.looped.size()),
+                  maxSharedBytes);
     if (!copies.loops.empty() && bytesWith(depth) > maxSharedBytes)
       return kernel.emitError()
              << "fagpu-warp-specialize: rings of 2 stages need "
@@ -380,9 +383,10 @@ struct WarpSpecializePass
     Value count = c(0), tileRound;
     scf::ForOp produceTiles;
     if (tileLoop) {
-      produceTiles = scf::ForOp::create(
-          b, tileLoop.getLoc(), tileLoop.getLowerBound(),
-          tileLoop.getUpperBound(), tileLoop.getStep(), ValueRange{count, count});
+      produceTiles =
+          scf::ForOp::create(b, tileLoop.getLoc(), tileLoop.getLowerBound(),
+                             tileLoop.getUpperBound(), tileLoop.getStep(),
+                             ValueRange{count, count});
       b.setInsertionPointToStart(produceTiles.getBody());
       tileMap.map(tileLoop.getInductionVar(), produceTiles.getInductionVar());
       for (Operation &op : *body)
@@ -449,7 +453,8 @@ struct WarpSpecializePass
     }
     if (tileLoop)
       scf::YieldOp::create(
-          b, loc, ValueRange{count, arith::AddIOp::create(b, loc, tileRound, c(1))});
+          b, loc,
+          ValueRange{count, arith::AddIOp::create(b, loc, tileRound, c(1))});
 
     // Consumers: in a persistent kernel the tile loop carries the ring
     // counter and the round too (the counter's yield is set below).

@@ -48,6 +48,14 @@ int64_t
 placeSharedTiles(Operation *kernel,
                  function_ref<void(Operation *, int64_t)> place = nullptr);
 
+/// The most ring stages, from 2 up to `wanted`, whose shared memory
+/// `fixedBytes + stages * bytesPerStage` fits `maxBytes`: 2 where not even 2
+/// fit (the caller reports it), `wanted` up to 2 or where a stage costs
+/// nothing. Computed rather than counted down from `wanted`, which a pass
+/// option sets to any int64 (stages=2^40 counted for hours, 2^55 overflowed).
+int64_t deepestRingThatFits(int64_t wanted, int64_t fixedBytes,
+                            int64_t bytesPerStage, int64_t maxBytes);
+
 /// True for the accumulator layouts that pick a matrix instruction.
 inline bool isWgmmaFamily(Attribute layout) {
   return isa<WgmmaAccLayoutAttr, WgmmaALayoutAttr>(layout);

@@ -1,0 +1,221 @@
+//===- CApiTest.cpp - The C API on bad handles and arguments, no GPU ------===//
+//
+// libFlashMLIR.so as a C caller sees it. Without a GPU (CI) nothing loads
+// or launches; every call on a bad handle or argument must fail with the
+// documented status and a message, never crash (the sanitizer build runs
+// these too). Regression tests for what test/fuzz/CApiFuzzer and
+// ConfigFuzzer found live here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-c/FlashMLIR.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <ftw.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace {
+
+bool lastErrorContains(const std::string &part) {
+  return std::string(faGetLastError()).find(part) != std::string::npos;
+}
+
+faConfig defaultConfig() {
+  faConfig c;
+  EXPECT_EQ(faConfigInit(&c), FA_SUCCESS);
+  return c;
+}
+
+/// A context whose cache is a fresh temporary directory.
+class CApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/fa-capi-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    ASSERT_EQ(faContextCreate(dir_.c_str(), &context_), FA_SUCCESS);
+  }
+  void TearDown() override {
+    EXPECT_EQ(faContextDestroy(context_), FA_SUCCESS);
+    nftw(
+        dir_.c_str(),
+        [](const char *path, const struct stat *, int, struct FTW *) {
+          return std::remove(path);
+        },
+        16, FTW_DEPTH | FTW_PHYS);
+  }
+
+  std::string dir_;
+  faContext context_ = nullptr;
+};
+
+TEST(CApi, StatusStringsAndVersions) {
+  EXPECT_STREQ(faStatusString(FA_ERROR_LAUNCH), "FA_ERROR_LAUNCH");
+  EXPECT_STREQ(faStatusString(static_cast<faStatus>(-1)), "FA_ERROR_UNKNOWN");
+  EXPECT_EQ(faGetApiVersion(), FA_CAPI_VERSION);
+  EXPECT_NE(std::string(faCompilerVersion()), "");
+}
+
+TEST(CApi, NullAndForeignHandlesAreInvalid) {
+  static char notAHandle[64];
+  for (void *handle :
+       {static_cast<void *>(nullptr), static_cast<void *>(notAHandle),
+        reinterpret_cast<void *>(uintptr_t(0xdeadbeef))}) {
+    auto *context = static_cast<faContext>(handle);
+    auto *kernel = static_cast<faKernel>(handle);
+    EXPECT_EQ(faContextDestroy(context), FA_ERROR_INVALID_HANDLE);
+    EXPECT_TRUE(lastErrorContains("invalid context handle"));
+    EXPECT_EQ(faContextCacheDir(context), nullptr);
+    EXPECT_STREQ(faContextGetLastError(context), "invalid context handle");
+    EXPECT_STREQ(faContextGetLastWarning(context), "invalid context handle");
+    EXPECT_EQ(faKernelDestroy(kernel), FA_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(faKernelMetadata(kernel), nullptr);
+    EXPECT_EQ(faKernelDirection(kernel), -1);
+    EXPECT_EQ(faKernelCacheHit(kernel), 0);
+    EXPECT_STREQ(faKernelGetLastError(kernel), "invalid kernel handle");
+    uint64_t bytes = 7;
+    EXPECT_EQ(faBackwardWorkspaceBytes(kernel, &bytes),
+              FA_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(bytes, 7u);
+    EXPECT_EQ(faAttentionForward(kernel, 0, 0, 0, 0, 0, nullptr, 0),
+              FA_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(
+        faAttentionBackward(kernel, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nullptr, 0),
+        FA_ERROR_INVALID_HANDLE);
+  }
+}
+
+TEST_F(CApiTest, DestroyedAndWrongKindHandlesAreInvalid) {
+  faConfig c = defaultConfig();
+  faKernel kernel = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &kernel), FA_SUCCESS);
+  // Each handle where the other kind is expected.
+  EXPECT_EQ(faKernelDestroy(reinterpret_cast<faKernel>(context_)),
+            FA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(lastErrorContains("(got a context handle)"));
+  EXPECT_EQ(faContextDestroy(reinterpret_cast<faContext>(kernel)),
+            FA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(lastErrorContains("(got a kernel handle)"));
+  faKernel out = kernel;
+  EXPECT_EQ(
+      faCompile(reinterpret_cast<faContext>(kernel), &c, FA_FORWARD, &out),
+      FA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(out, nullptr);
+  // Both are still alive; a second destroy is refused.
+  EXPECT_EQ(faKernelDirection(kernel), FA_BACKWARD);
+  EXPECT_NE(faContextCacheDir(context_), nullptr);
+  EXPECT_EQ(faKernelDestroy(kernel), FA_SUCCESS);
+  EXPECT_EQ(faKernelDestroy(kernel), FA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(faKernelMetadata(kernel), nullptr);
+}
+
+TEST_F(CApiTest, CompileWithoutADriverFailsCleanly) {
+  if (void *cuda = dlopen("libcuda.so.1", RTLD_LAZY)) {
+    dlclose(cuda);
+    GTEST_SKIP() << "a CUDA driver is installed";
+  }
+  faConfig c = defaultConfig();
+  faKernel out = reinterpret_cast<faKernel>(&c);
+  EXPECT_EQ(faCompile(context_, &c, FA_FORWARD, &out), FA_ERROR_DRIVER);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_TRUE(lastErrorContains("driver"));
+  EXPECT_STREQ(faContextGetLastError(context_), faGetLastError());
+  EXPECT_EQ(faCompile(context_, nullptr, FA_FORWARD, &out),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(faCompile(context_, &c, FA_FORWARD, nullptr),
+            FA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiTest, UnloadedKernelsValidateButNeverLaunch) {
+  faConfig c = defaultConfig();
+  faKernel forward = nullptr, backward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS);
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS);
+  // Valid arguments: only the missing code stops the launch.
+  const uint64_t gib = uint64_t(1) << 30;
+  EXPECT_EQ(faAttentionForward(forward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                               5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded"));
+  uint64_t bytes = 0;
+  ASSERT_EQ(faBackwardWorkspaceBytes(backward, &bytes), FA_SUCCESS);
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(faAttentionBackward(backward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                                5 * gib, 6 * gib, 7 * gib, 8 * gib, 9 * gib,
+                                10 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded"));
+  // A kernel of the other direction is an argument error.
+  EXPECT_EQ(faBackwardWorkspaceBytes(forward, &bytes),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(faAttentionForward(backward, 0, 0, 0, 0, 0, nullptr, 0),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(faKernelGetLastError(backward), faGetLastError());
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+  EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
+}
+
+TEST_F(CApiTest, PrecompileNeedsNoDriverAndHitsTheSecondTime) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_80";
+  int hit = 5;
+  ASSERT_EQ(faPrecompile(context_, &c, FA_FORWARD, &hit), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_EQ(hit, 0);
+  ASSERT_EQ(faPrecompile(context_, &c, FA_FORWARD, &hit), FA_SUCCESS);
+  EXPECT_EQ(hit, 1);
+  c.chip = "sm_75";
+  EXPECT_EQ(faPrecompile(context_, &c, FA_FORWARD, &hit), FA_ERROR_COMPILE);
+  EXPECT_EQ(hit, 0);
+  EXPECT_TRUE(lastErrorContains("unsupported chip 'sm_75'"));
+}
+
+TEST_F(CApiTest, NonPositiveSizesAreRefusedBeforeAnyArithmetic) {
+  // faPrecompile computed the JIT's cache key, whose default block sizes
+  // multiply the head dims, before the compiler checked them: a head dim of
+  // -2^62 overflowed int64 (undefined behaviour, reported by UBSan).
+  for (int64_t bad : {int64_t(0), int64_t(-64), -(int64_t(1) << 62),
+                      std::numeric_limits<int64_t>::min()}) {
+    faConfig c = defaultConfig();
+    c.head_dim = bad;
+    c.chip = "sm_90";
+    int hit = 5;
+    EXPECT_EQ(faPrecompile(context_, &c, FA_FORWARD, &hit),
+              FA_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(lastErrorContains("head_dim must be positive, got " +
+                                  std::to_string(bad)));
+    EXPECT_EQ(hit, 0);
+    EXPECT_EQ(faValidateConfig(&c, FA_BACKWARD), FA_ERROR_INVALID_ARGUMENT);
+  }
+  faConfig c = defaultConfig();
+  c.heads_kv = -2;
+  EXPECT_EQ(faValidateConfig(&c, FA_FORWARD), FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("heads_kv must be positive, got -2"));
+}
+
+TEST(CApi, EnumArgumentsOutOfRangeAreRefused) {
+  // C and ctypes callers pass any int where an enum is declared; the
+  // library must refuse it without undefined behaviour (the C++ side used
+  // to declare the enums without a fixed underlying type, so a direction of
+  // 2^31 was not a value the type could hold; UBSan: invalid enum load).
+  faConfig c = defaultConfig();
+  for (int32_t direction : {2, -1, std::numeric_limits<int32_t>::min(),
+                            std::numeric_limits<int32_t>::max()}) {
+    EXPECT_EQ(faValidateConfig(&c, static_cast<faDirection>(direction)),
+              FA_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(lastErrorContains("direction must be FA_FORWARD"));
+  }
+  EXPECT_STREQ(faStatusString(
+                   static_cast<faStatus>(std::numeric_limits<int32_t>::min())),
+               "FA_ERROR_UNKNOWN");
+}
+
+} // namespace
