@@ -291,10 +291,11 @@ static void transposeQuad(OpBuilder &b, Location loc, Value lane,
                           MutableArrayRef<Value> words) {
   for (unsigned bit : {0u, 1u}) {
     Value mask = arith::ConstantIndexOp::create(b, loc, 1u << bit);
-    Value high =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                              arith::AndIOp::create(b, loc, lane, mask),
-                              arith::ConstantIndexOp::create(b, loc, 0));
+    // One op a statement: C++ leaves the order of arguments unspecified.
+    Value bitOfLane = arith::AndIOp::create(b, loc, lane, mask);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       bitOfLane, zero);
     for (unsigned low = 0; low < 4; ++low) {
       if (low & (1u << bit))
         continue;
@@ -383,14 +384,12 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     Value quadLane = arith::AndIOp::create(
         b, loc, thread.lane, arith::ConstantIndexOp::create(b, loc, 3));
     // This lane's chunk in the group instead of its 2-column slice of each.
+    Value pairCol = arith::MulIOp::create(
+        b, loc, quadLane, arith::ConstantIndexOp::create(b, loc, 2));
+    Value chunkStart = arith::MulIOp::create(
+        b, loc, quadLane, arith::ConstantIndexOp::create(b, loc, 8));
     Value chunkCol = arith::AddIOp::create(
-        b, loc,
-        arith::SubIOp::create(
-            b, loc, threadCol,
-            arith::MulIOp::create(b, loc, quadLane,
-                                  arith::ConstantIndexOp::create(b, loc, 2))),
-        arith::MulIOp::create(b, loc, quadLane,
-                              arith::ConstantIndexOp::create(b, loc, 8)));
+        b, loc, arith::SubIOp::create(b, loc, threadCol, pairCol), chunkStart);
     int64_t step8 = int64_t(1) << bits.first, step16 = int64_t(1)
                                                        << bits.second;
     for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {

@@ -79,9 +79,9 @@ Value emitStepDescriptor(OpBuilder &b, Location loc, Value first,
       b, loc, low, arith::ConstantIntOp::create(b, loc, i32, bytes >> 4));
   Value highMask =
       arith::ConstantIntOp::create(b, loc, i64, int64_t(~0xFFFFFFFFull));
-  return arith::OrIOp::create(b, loc,
-                              arith::AndIOp::create(b, loc, first, highMask),
-                              arith::ExtUIOp::create(b, loc, i64, steppedLow));
+  Value fixedFields = arith::AndIOp::create(b, loc, first, highMask);
+  Value stepped = arith::ExtUIOp::create(b, loc, i64, steppedLow);
+  return arith::OrIOp::create(b, loc, fixedFields, stepped);
 }
 
 NVVM::WGMMATypes wgmmaType(Type element) {

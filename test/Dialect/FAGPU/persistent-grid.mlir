@@ -30,10 +30,10 @@
 // CHECK-NEXT: %[[EXTRA:.*]] = arith.select %[[INLAST]], %[[C1]], %[[C0]] : index
 // CHECK-NEXT: %[[ROUNDS:.*]] = arith.addi %[[FULL]], %[[EXTRA]] : index
 // CHECK-NEXT: scf.for %[[R:.*]] = %[[C0]] to %[[ROUNDS]] step %[[C1]] {
+// CHECK-NEXT:   %[[BASE:.*]] = arith.muli %[[R]], %[[GRID]] : index
 // CHECK-NEXT:   %[[PARITY:.*]] = arith.remui %[[R]], %[[C2]] : index
 // CHECK-NEXT:   %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %[[C0]] : index
 // CHECK-NEXT:   %[[SLOT:.*]] = arith.select %[[ODD]], %[[MIRROR]], %[[BLOCK]] : index
-// CHECK-NEXT:   %[[BASE:.*]] = arith.muli %[[R]], %[[GRID]] : index
 // CHECK-NEXT:   %[[T:.*]] = arith.addi %[[BASE]], %[[SLOT]] : index
 // CHECK-NEXT:   %[[X:.*]] = arith.remui %[[T]], %[[C2]] : index
 // CHECK-NEXT:   %[[REST:.*]] = arith.divui %[[T]], %[[C2]] : index

@@ -125,9 +125,9 @@ struct PersistentGridPass
 
     b.setInsertionPointToStart(loop.getBody());
     Value round = loop.getInductionVar();
-    Value t = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, round, blocksInGrid),
-        slotIn(round));
+    // One op a statement: argument order is unspecified in C++.
+    Value roundStart = arith::MulIOp::create(b, loc, round, blocksInGrid);
+    Value t = arith::AddIOp::create(b, loc, roundStart, slotIn(round));
     Value column = arith::RemUIOp::create(b, loc, t, cx);
     Value byX = arith::DivUIOp::create(b, loc, t, cx);
     Value tile[3] = {column, arith::RemUIOp::create(b, loc, byX, cy),
