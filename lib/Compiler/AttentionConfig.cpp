@@ -90,6 +90,12 @@ bool AttentionConfig::usesWgmmaForward() const {
   return chip == "sm_90a" || chip == "sm_90";
 }
 
+/// The compiler's persistent grid: a block per SM of an H100/H200 SXM,
+/// where a tile has at most this many KV blocks on average (measured on
+/// the H200, docs/perf/README.md, Hopper step 9).
+static constexpr int64_t kPersistentGridBlocks = 132;
+static constexpr int64_t kShortTileKVBlocks = 5;
+
 std::string AttentionConfig::forwardVariantReason() const {
   std::string limits = wgmmaForwardLimits(*this);
   if (!limits.empty())
@@ -104,10 +110,13 @@ std::string AttentionConfig::forwardVariantReason() const {
   int64_t blocks = effectivePersistentBlocks();
   if (blocks <= 0)
     return why + "; a block per tile";
+  std::string reason =
+      persistentBlocks == -1
+          ? llvm::formatv("tiles of at most {0} KV blocks", kShortTileKVBlocks)
+                .str()
+          : "asked for";
   return why + llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks,
-                             persistentBlocks == -1
-                                 ? "tiles of at most 5 KV blocks"
-                                 : "asked for")
+                             reason)
                    .str();
 }
 
@@ -135,7 +144,7 @@ int64_t AttentionConfig::effectivePersistentBlocks() const {
     return persistentBlocks;
   int64_t kvBlocks = llvm::divideCeil(seqKV, effectiveBlockKV());
   int64_t perTile = causal ? (kvBlocks + 1) / 2 : kvBlocks;
-  return perTile <= 5 ? 132 : 0;
+  return perTile <= kShortTileKVBlocks ? kPersistentGridBlocks : 0;
 }
 
 std::string AttentionConfig::key() const {

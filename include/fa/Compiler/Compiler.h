@@ -42,7 +42,7 @@ struct AttentionConfig {
   int64_t kvStages = 0;
   /// Blocks of the WGMMA forward's persistent grid (fagpu-persistent-grid)
   /// that loop over the tiles; 0 = a block per tile; -1 (the default) = the
-  /// compiler's choice (persistentBlocksFor).
+  /// compiler's choice (effectivePersistentBlocks).
   int64_t persistentBlocks = -1;
   std::string chip = "sm_90";
   std::string features = "+ptx80";

@@ -331,15 +331,15 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     // Registers 2i and 2i + 1 side by side in a row, at an even column for
     // every thread, go out as one 2-element store (the runtime's tensors
     // are 16-byte aligned with even row strides).
-    bool paired = storesPairs(layout, type, op.getDest().getType());
-    Type element = type.getElementType();
-    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     if (auto bits = quadChunkBits(layout, type, op.getDest().getType())) {
       storeQuadChunks(rewriter, loc, op, adaptor, layout, thread, owner,
                       rowBase, threadCol, regs, *bits);
       rewriter.eraseOp(op);
       return success();
     }
+    bool paired = storesPairs(layout, type, op.getDest().getType());
+    Type element = type.getElementType();
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);
       Value row = arith::AddIOp::create(
