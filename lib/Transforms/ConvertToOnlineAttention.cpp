@@ -30,16 +30,16 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
     if (!op.getDescales().empty())
       return rewriter.notifyMatchFailure(op, "FP8 is lowered elsewhere");
     Location loc = op.getLoc();
-    ArrayRef<int64_t> outShape = op.getOutput().getType().getShape();
-    ArrayRef<int64_t> rowShape = op.getLse().getType().getShape();
-    if (ShapedType::isDynamicShape(outShape))
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    SmallVector<OpFoldResult> outSizes = forwardResultSizes(
+        rewriter, loc, op.getOutput().getType(), op.getQuery(), op.getValue());
+    SmallVector<OpFoldResult> rowSizes = forwardResultSizes(
+        rewriter, loc, op.getLse().getType(), op.getQuery(), op.getValue());
 
     Type f32 = rewriter.getF32Type();
-    Value acc = createFilledTensor(rewriter, loc, outShape, f32, 0.0);
-    Value max = createFilledTensor(rewriter, loc, rowShape, f32,
+    Value acc = createFilledTensor(rewriter, loc, outSizes, f32, 0.0);
+    Value max = createFilledTensor(rewriter, loc, rowSizes, f32,
                                    -std::numeric_limits<double>::infinity());
-    Value sum = createFilledTensor(rewriter, loc, rowShape, f32, 0.0);
+    Value sum = createFilledTensor(rewriter, loc, rowSizes, f32, 0.0);
     auto online = OnlineAttentionOp::create(
         rewriter, loc, acc.getType(), max.getType(), sum.getType(),
         op.getQuery(), op.getKey(), op.getValue(), acc, max, sum,
@@ -62,10 +62,6 @@ struct ConvertToOnlineAttentionPass
       if (!op.getDescales().empty()) {
         op.emitError() << "FP8 attention has no online-softmax lowering yet; "
                           "use bf16 or f16 operands";
-        failedOp = true;
-      } else if (ShapedType::isDynamicShape(
-                     op.getOutput().getType().getShape())) {
-        op.emitError() << "fa-convert-to-online-attention needs static shapes";
         failedOp = true;
       }
     });

@@ -20,6 +20,8 @@
 
 #include "fa/Transforms/TilingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -51,30 +53,27 @@ public:
                NormalizeOp norm, int64_t blockQ, int64_t blockKV)
       : rewriter(rewriter), online(online), norm(norm), blockQ(blockQ),
         blockKV(blockKV) {
-    ArrayRef<int64_t> q = online.getQuery().getType().getShape();
-    ArrayRef<int64_t> k = online.getKey().getType().getShape();
-    batch = q[0];
-    headsQ = q[1];
-    seqQ = q[2];
-    headsKV = k[1];
-    seqKV = k[2];
-    band = MaskBand::get(online.getCausal(), online.getWindow(), seqQ, seqKV);
+    headsQ = online.getQuery().getType().getDimSize(1);
+    headsKV = online.getKey().getType().getDimSize(1);
   }
 
   void rewrite();
 
 private:
   /// Emits `scf.for kb in [from, to)` of tile steps; returns the new state.
-  SmallVector<Value> emitKVLoop(Location loc, Value from, Value to,
-                                bool masked, ValueRange state, Value b,
-                                Value kvHead, Value qTile, Value qStart);
+  SmallVector<Value> emitKVLoop(Location loc, Value from, Value to, bool masked,
+                                ValueRange state, Value b, Value kvHead,
+                                Value qTile, Value qStart);
 
   RewriterBase &rewriter;
   OnlineAttentionOp online;
   NormalizeOp norm;
   int64_t blockQ, blockKV;
-  int64_t batch, headsQ, seqQ, headsKV, seqKV;
-  MaskBand band;
+  int64_t headsQ, headsKV;
+  // Sequence lengths: constants, or tensor.dim of the operands where the
+  // shapes are dynamic (known at run time only).
+  Value seqQ, seqKV;
+  MaskBandValues band;
 };
 
 SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
@@ -93,8 +92,7 @@ SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
                                         kvHead, kStart, cols, blockKV);
         Value vTile = extractPaddedTile(builder, loc, online.getValue(), b,
                                         kvHead, kStart, cols, blockKV);
-        Value qLen = arith::ConstantIndexOp::create(builder, loc, seqQ);
-        Value kvLen = arith::ConstantIndexOp::create(builder, loc, seqKV);
+        Value qLen = seqQ, kvLen = seqKV;
         auto step = OnlineAttentionOp::create(
             builder, loc, iterArgs[0].getType(), iterArgs[1].getType(),
             iterArgs[2].getType(), qTile, kTile, vTile, iterArgs[0],
@@ -112,19 +110,43 @@ void ForwardTiler::rewrite() {
   rewriter.setInsertionPoint(norm);
   auto outType = norm.getOutput().getType();
   auto lseType = norm.getLse().getType();
-  Value outInit = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
-                                          outType.getElementType());
-  Value lseInit = tensor::EmptyOp::create(rewriter, loc, lseType.getShape(),
-                                          lseType.getElementType());
-  int64_t numQBlocks = llvm::divideCeil(seqQ, blockQ);
+  Value query = online.getQuery();
+  Value outInit = tensor::EmptyOp::create(
+      rewriter, loc,
+      forwardResultSizes(rewriter, loc, outType, query, online.getValue()),
+      outType.getElementType());
+  Value lseInit = tensor::EmptyOp::create(
+      rewriter, loc,
+      forwardResultSizes(rewriter, loc, lseType, query, online.getValue()),
+      lseType.getElementType());
+  // The grid's Q-block count: static when Nq is, else ceil(Nq / Br) at run
+  // time.
+  OpFoldResult numQBlocks;
+  if (auto q = online.getQuery().getType(); !q.isDynamicDim(2)) {
+    numQBlocks =
+        rewriter.getIndexAttr(llvm::divideCeil(q.getDimSize(2), blockQ));
+  } else {
+    numQBlocks = arith::CeilDivSIOp::create(
+                     rewriter, loc, dimValue(rewriter, loc, query, 2),
+                     arith::ConstantIndexOp::create(rewriter, loc, blockQ))
+                     .getResult();
+  }
+  OpFoldResult batchSize =
+      online.getQuery().getType().isDynamicDim(0)
+          ? OpFoldResult(dimValue(rewriter, loc, query, 0))
+          : OpFoldResult(rewriter.getIndexAttr(
+                online.getQuery().getType().getDimSize(0)));
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
-                             rewriter.getIndexAttr(headsQ),
-                             rewriter.getIndexAttr(numQBlocks)},
+      ArrayRef<OpFoldResult>{batchSize, rewriter.getIndexAttr(headsQ),
+                             numQBlocks},
       ValueRange{outInit, lseInit}, std::nullopt);
 
   rewriter.setInsertionPointToStart(forall.getBody());
+  seqQ = dimValue(rewriter, loc, query, 2);
+  seqKV = dimValue(rewriter, loc, online.getKey(), 2);
+  band = MaskBandValues::get(rewriter, loc, online.getCausal(),
+                             online.getWindow(), seqQ, seqKV);
   SmallVector<Value> ivs = forall.getInductionVars();
   Value b = ivs[0], head = ivs[1], qb = ivs[2];
   Value qStart = arith::MulIOp::create(
@@ -156,8 +178,8 @@ void ForwardTiler::rewrite() {
   auto tileOut = RankedTensorType::get({blockQ, outType.getDimSize(3)},
                                        outType.getElementType());
   auto tileLse = RankedTensorType::get({blockQ}, lseType.getElementType());
-  auto normTile = NormalizeOp::create(rewriter, loc, tileOut, tileLse,
-                                      state[0], state[1], state[2]);
+  auto normTile = NormalizeOp::create(rewriter, loc, tileOut, tileLse, state[0],
+                                      state[1], state[2]);
   Value outRows = extractValidRows(rewriter, loc, normTile.getOutput(), rows);
   Value lseRows = extractValidRows(rewriter, loc, normTile.getLse(), rows);
 
@@ -199,11 +221,17 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
                               "fa.normalize and nothing else";
         return WalkResult::interrupt();
       }
-      if (ShapedType::isDynamicShape(online.getQuery().getType().getShape()) ||
-          ShapedType::isDynamicShape(online.getKey().getType().getShape()) ||
-          ShapedType::isDynamicShape(online.getValue().getType().getShape())) {
-        online.emitError() << "fa-tile-attention needs static shapes";
-        return WalkResult::interrupt();
+      // Batch and sequence lengths may be dynamic; heads and head dims
+      // shape the tiles.
+      for (Value operand :
+           {online.getQuery(), online.getKey(), online.getValue()}) {
+        auto type = cast<RankedTensorType>(operand.getType());
+        if (type.isDynamicDim(1) || type.isDynamicDim(3)) {
+          online.emitError() << "fa-tile-attention needs static head counts "
+                                "and head dims, got "
+                             << type;
+          return WalkResult::interrupt();
+        }
       }
       work.emplace_back(online, norm);
       return WalkResult::advance();

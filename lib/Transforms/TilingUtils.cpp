@@ -7,25 +7,36 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fa;
 
-MaskBand MaskBand::get(bool causal, std::optional<ArrayRef<int64_t>> window,
-                       int64_t seqQ, int64_t seqKV) {
-  MaskBand band;
-  int64_t shift = seqKV - seqQ;
+RelativeBand RelativeBand::get(bool causal,
+                               std::optional<ArrayRef<int64_t>> window) {
+  RelativeBand band;
   if (causal)
-    band.upper = shift + 1;
+    band.upper = 1;
   if (window) {
     int64_t left = (*window)[0], right = (*window)[1];
     if (left >= 0)
-      band.lower = shift - left;
+      band.lower = -left;
     if (right >= 0)
-      band.upper = std::min(band.upper.value_or(shift + right + 1),
-                            shift + right + 1);
+      band.upper = std::min(band.upper.value_or(right + 1), right + 1);
   }
+  return band;
+}
+
+MaskBand MaskBand::get(bool causal, std::optional<ArrayRef<int64_t>> window,
+                       int64_t seqQ, int64_t seqKV) {
+  RelativeBand relative = RelativeBand::get(causal, window);
+  int64_t shift = seqKV - seqQ;
+  MaskBand band;
+  if (relative.lower)
+    band.lower = *relative.lower + shift;
+  if (relative.upper)
+    band.upper = *relative.upper + shift;
   return band;
 }
 
@@ -40,6 +51,8 @@ struct IndexMath {
   Value add(Value x, int64_t v) {
     return v == 0 ? x : arith::AddIOp::create(b, loc, x, c(v)).getResult();
   }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
   Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value floorDiv(Value x, int64_t d) {
@@ -59,8 +72,8 @@ struct IndexMath {
 
 /// Turns element ranges into block ranges: blocks touching [anyBegin, anyEnd)
 /// and, inside them, blocks lying wholly in [fullBegin, fullEnd).
-BlockSplit toBlocks(IndexMath &m, Value anyBegin, Value anyEnd,
-                    Value fullBegin, Value fullEnd, int64_t block) {
+BlockSplit toBlocks(IndexMath &m, Value anyBegin, Value anyEnd, Value fullBegin,
+                    Value fullEnd, int64_t block) {
   BlockSplit split;
   split.lo = m.floorDiv(anyBegin, block);
   Value hi = m.max(m.ceilDiv(anyEnd, block), split.lo);
@@ -72,12 +85,39 @@ BlockSplit toBlocks(IndexMath &m, Value anyBegin, Value anyEnd,
 
 } // namespace
 
+MaskBandValues MaskBandValues::get(OpBuilder &b, Location loc, bool causal,
+                                   std::optional<ArrayRef<int64_t>> window,
+                                   Value seqQ, Value seqKV) {
+  IndexMath m{b, loc};
+  RelativeBand relative = RelativeBand::get(causal, window);
+  MaskBandValues band;
+  if (!relative.lower && !relative.upper)
+    return band;
+  Value shift = m.sub(seqKV, seqQ);
+  if (relative.lower)
+    band.lower = m.add(shift, *relative.lower);
+  if (relative.upper)
+    band.upper = m.add(shift, *relative.upper);
+  return band;
+}
+
+MaskBandValues MaskBandValues::get(OpBuilder &b, Location loc,
+                                   const MaskBand &band) {
+  IndexMath m{b, loc};
+  MaskBandValues values;
+  if (band.lower)
+    values.lower = m.c(*band.lower);
+  if (band.upper)
+    values.upper = m.c(*band.upper);
+  return values;
+}
+
 BlockSplit mlir::fa::splitKVBlocks(OpBuilder &b, Location loc,
-                                   const MaskBand &band, Value firstRow,
-                                   Value lastRow, int64_t seqKV,
+                                   const MaskBandValues &band, Value firstRow,
+                                   Value lastRow, Value seqKV,
                                    int64_t blockKV) {
   IndexMath m{b, loc};
-  Value zero = m.c(0), end = m.c(seqKV);
+  Value zero = m.c(0), end = seqKV;
   // Key j is visible to row i iff i + lower <= j < i + upper.
   auto begin = [&](Value row) {
     return band.lower ? m.max(zero, m.add(row, *band.lower)) : zero;
@@ -87,6 +127,15 @@ BlockSplit mlir::fa::splitKVBlocks(OpBuilder &b, Location loc,
   };
   return toBlocks(m, begin(firstRow), finish(lastRow), begin(lastRow),
                   finish(firstRow), blockKV);
+}
+
+BlockSplit mlir::fa::splitKVBlocks(OpBuilder &b, Location loc,
+                                   const MaskBand &band, Value firstRow,
+                                   Value lastRow, int64_t seqKV,
+                                   int64_t blockKV) {
+  IndexMath m{b, loc};
+  return splitKVBlocks(b, loc, MaskBandValues::get(b, loc, band), firstRow,
+                       lastRow, m.c(seqKV), blockKV);
 }
 
 BlockSplit mlir::fa::splitQBlocks(OpBuilder &b, Location loc,
@@ -143,8 +192,7 @@ Value mlir::fa::extractPaddedTile(OpBuilder &b, Location loc, Value source,
   SmallVector<OpFoldResult> low(tileShape.size(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> high(tileShape.size(), b.getIndexAttr(0));
   high[0] = padRows;
-  Value zero =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
   return tensor::PadOp::create(b, loc,
                                RankedTensorType::get(tileShape, elementType),
                                slice, low, high, zero);
@@ -166,18 +214,52 @@ Value mlir::fa::extractValidRows(OpBuilder &b, Location loc, Value tile,
       offsets, sizes, strides);
 }
 
+Value mlir::fa::validRows(OpBuilder &b, Location loc, Value start, Value seqLen,
+                          int64_t tile) {
+  IndexMath m{b, loc};
+  return m.min(m.c(tile), m.sub(seqLen, start));
+}
+
 Value mlir::fa::validRows(OpBuilder &b, Location loc, Value start,
                           int64_t seqLen, int64_t tile) {
   IndexMath m{b, loc};
-  return m.min(m.c(tile), arith::SubIOp::create(b, loc, m.c(seqLen), start));
+  return validRows(b, loc, start, m.c(seqLen), tile);
+}
+
+SmallVector<OpFoldResult>
+mlir::fa::forwardResultSizes(OpBuilder &b, Location loc, RankedTensorType type,
+                             Value query, Value value) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(
+        type.isDynamicDim(d)
+            ? OpFoldResult(dimValue(b, loc, d == 3 ? value : query, d))
+            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return sizes;
+}
+
+Value mlir::fa::dimValue(OpBuilder &b, Location loc, Value tensor,
+                         int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
 Value mlir::fa::createFilledTensor(OpBuilder &b, Location loc,
                                    ArrayRef<int64_t> shape, Type elementType,
                                    double value) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, elementType);
-  Value fill = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(elementType, value));
+  return createFilledTensor(b, loc,
+                            getAsIndexOpFoldResult(b.getContext(), shape),
+                            elementType, value);
+}
+
+Value mlir::fa::createFilledTensor(OpBuilder &b, Location loc,
+                                   ArrayRef<OpFoldResult> sizes,
+                                   Type elementType, double value) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, elementType);
+  Value fill =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, value));
   return linalg::FillOp::create(b, loc, fill, empty).getResult(0);
 }
 

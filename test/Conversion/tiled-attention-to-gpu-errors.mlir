@@ -17,3 +17,15 @@ func.func @f32(%q: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
       -> tensor<1x1x64x64xf32>, tensor<1x1x64xf32>
   return %o : tensor<1x1x64x64xf32>
 }
+
+// -----
+
+func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>,
+                          %v: tensor<?x4x?x64xbf16>)
+    -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {
+  // expected-error @+1 {{the GPU conversions need static batch and sequence lengths (runtime shapes are lowered for the CPU only so far); got 'tensor<?x4x?x64xbf16>'}}
+  %o, %lse = fa.attention %q, %k, %v
+      : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>
+      -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+  return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+}

@@ -7,13 +7,3 @@ func.func @fp8(%q: tensor<1x1x64x64xf8E4M3FN>, %d: tensor<1x1xf32>) -> tensor<1x
       -> tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>
   return %o : tensor<1x1x64x64xbf16>
 }
-
-// -----
-
-func.func @dynamic(%q: tensor<1x1x?x64xf16>) -> tensor<1x1x?x64xf16> {
-  // expected-error @+1 {{fa-convert-to-online-attention needs static shapes}}
-  %o, %lse = fa.attention %q, %q, %q
-      : tensor<1x1x?x64xf16>, tensor<1x1x?x64xf16>, tensor<1x1x?x64xf16>
-      -> tensor<1x1x?x64xf16>, tensor<1x1x?xf32>
-  return %o : tensor<1x1x?x64xf16>
-}

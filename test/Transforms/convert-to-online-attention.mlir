@@ -53,3 +53,27 @@ func.func @grad_untouched(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>, %lse
       -> tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>
   return %dq : tensor<1x1x8x8xf32>
 }
+
+// -----
+
+// Runtime shapes: the accumulator and the row statistics take their dynamic
+// sizes (batch, Nq) from Q, and the head dim of O from V.
+
+// CHECK-LABEL: func @runtime_shapes
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[B:.*]] = tensor.dim %arg0, %[[C0]] : tensor<?x4x?x64xbf16>
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %[[C2]] : tensor<?x4x?x64xbf16>
+// CHECK: %[[DV:.*]] = tensor.dim %arg2, %[[C3]] : tensor<?x2x?x?xbf16>
+// CHECK: tensor.empty(%[[B]], %[[N]], %[[DV]]) : tensor<?x4x?x?xf32>
+// CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x4x?xf32>
+// CHECK: fa.online_attention ins(%arg0, %arg1, %arg2 : tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x?xbf16>) outs({{.*}} : tensor<?x4x?x?xf32>, tensor<?x4x?xf32>, tensor<?x4x?xf32>)
+func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                          %v: tensor<?x2x?x?xbf16>)
+    -> (tensor<?x4x?x?xbf16>, tensor<?x4x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal
+      : tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x?xbf16>
+      -> tensor<?x4x?x?xbf16>, tensor<?x4x?xf32>
+  return %o, %lse : tensor<?x4x?x?xbf16>, tensor<?x4x?xf32>
+}

@@ -86,3 +86,40 @@ func.func @no_mask(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x256x32xf32>, %v: te
       -> tensor<1x1x64x32xf32>, tensor<1x1x64xf32>
   return %o : tensor<1x1x64x32xf32>
 }
+
+// -----
+
+// Runtime shapes: batch and sequence lengths dynamic. The grid is (B, Hq,
+// ceil(Nq / Br)) from Q's sizes; every bound (the tile's valid rows, the
+// causal band's shift Nk - Nq, the KV block range) is computed from the
+// lengths at run time, and each tile step gets them as its qLen / kvLen.
+
+// FOLD-LABEL: func @runtime_shapes
+// FOLD-DAG: %[[C0:.*]] = arith.constant 0 : index
+// FOLD-DAG: %[[C1:.*]] = arith.constant 1 : index
+// FOLD-DAG: %[[C2:.*]] = arith.constant 2 : index
+// FOLD-DAG: %[[C64:.*]] = arith.constant 64 : index
+// FOLD: %[[B:.*]] = tensor.dim %arg0, %[[C0]] : tensor<?x4x?x64xbf16>
+// FOLD: %[[NQ:.*]] = tensor.dim %arg0, %[[C2]] : tensor<?x4x?x64xbf16>
+// FOLD: %[[QBLOCKS:.*]] = arith.ceildivsi %[[NQ]], %[[C64]] : index
+// FOLD: scf.forall (%{{.*}}, %{{.*}}, %[[QB:.*]]) in (%[[B]], 4, %[[QBLOCKS]]) shared_outs({{.*}}) -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>)
+// FOLD:   %[[NK:.*]] = tensor.dim %arg1, %[[C2]] : tensor<?x2x?x64xbf16>
+// FOLD:   %[[SHIFT:.*]] = arith.subi %[[NK]], %[[NQ]] : index
+// FOLD:   %[[UPPER:.*]] = arith.addi %[[SHIFT]], %[[C1]] : index
+// FOLD:   %[[QSTART:.*]] = arith.muli %[[QB]], %[[C64]] : index
+// FOLD:   %[[LEFT:.*]] = arith.subi %[[NQ]], %[[QSTART]] : index
+// FOLD:   arith.minsi %[[LEFT]], %[[C64]] : index
+// FOLD:   scf.for
+// FOLD:     fa.online_attention {{.*}} tile(%[[QSTART]], %{{.*}}, %[[NQ]], %[[NK]]) scale = 1.250000e-01 causal{{$}}
+// FOLD:   scf.for
+// FOLD:     fa.online_attention {{.*}} causal unmasked
+// FOLD:   scf.for
+// FOLD:     fa.online_attention {{.*}} causal{{$}}
+func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                          %v: tensor<?x2x?x64xbf16>)
+    -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal
+      : tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+      -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+  return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+}

@@ -406,10 +406,15 @@ std::string formatDouble(double v) {
   return s;
 }
 
-std::string typeStr(const std::vector<int64_t> &shape, const char *elt) {
+/// "BxHxNxDxelt"; with `runtimeShapes`, batch and sequence length (dims 0
+/// and 2) are `?`.
+std::string typeStr(const std::vector<int64_t> &shape, const char *elt,
+                    bool runtimeShapes = false) {
   std::string s;
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (runtimeShapes && (d == 0 || d == 2) ? std::string("?")
+                                              : std::to_string(shape[d])) +
+         "x";
   return s + elt;
 }
 
@@ -417,10 +422,10 @@ struct Shapes {
   std::vector<int64_t> q, k, v, o, lse;
   explicit Shapes(const ref::AttentionShape &s)
       : q{s.batch, s.headsQ, s.seqQ, s.headDim},
-        k{s.batch, s.headsKV, s.seqKV, s.headDim}, v{s.batch, s.headsKV,
-                                                     s.seqKV, s.headDimV},
-        o{s.batch, s.headsQ, s.seqQ, s.headDimV}, lse{s.batch, s.headsQ,
-                                                      s.seqQ} {}
+        k{s.batch, s.headsKV, s.seqKV, s.headDim},
+        v{s.batch, s.headsKV, s.seqKV, s.headDimV},
+        o{s.batch, s.headsQ, s.seqQ, s.headDimV},
+        lse{s.batch, s.headsQ, s.seqQ} {}
 };
 
 std::string scoreAttrs(const Case &c) {
@@ -439,12 +444,17 @@ std::string scoreAttrs(const Case &c) {
 
 /// func.func @forward(q, k, v, o, lse) or @backward(q, k, v, o, dO, lse, dq,
 /// dk, dv): memref arguments wrapped into tensors, one fa op, results
-/// materialized into the output memrefs.
-std::string buildModule(const Case &c, Direction dir) {
+/// materialized into the output memrefs. With `runtimeShapes` the batch and
+/// sequence lengths are dynamic (`?`): one module for every length.
+std::string buildModule(const Case &c, Direction dir,
+                        bool runtimeShapes = false) {
   Shapes sh(c.shape);
   const char *e = mlirName(c.dtype);
-  std::string q = typeStr(sh.q, e), k = typeStr(sh.k, e), v = typeStr(sh.v, e),
-              o = typeStr(sh.o, e), lse = typeStr(sh.lse, "f32");
+  auto type = [&](const std::vector<int64_t> &shape, const char *elt) {
+    return typeStr(shape, elt, runtimeShapes);
+  };
+  std::string q = type(sh.q, e), k = type(sh.k, e), v = type(sh.v, e),
+              o = type(sh.o, e), lse = type(sh.lse, "f32");
   std::ostringstream m;
   auto toTensor = [&](const char *name, const std::string &t) {
     m << "  %" << name << "t = bufferization.to_tensor %" << name
@@ -650,6 +660,48 @@ double compare(const char *what, const std::vector<double> &out,
 // The test
 //===----------------------------------------------------------------------===//
 
+/// Runs a forward entry point on `c`'s inputs (poisoned outputs) and
+/// compares O and LSE with the fp64 reference; returns the errors as text.
+std::string runForward(const Case &c, const hostjit::CInterfaceFunction &fn,
+                       HostTensor &q, HostTensor &k, HostTensor &v,
+                       const std::vector<double> &refO,
+                       const std::vector<double> &refLse) {
+  Shapes sh(c.shape);
+  std::vector<bool> emptyQ = emptyRows(sh.lse, queriesWithoutKeys(c));
+  HostTensor o(c.dtype, sh.o), lse(DType::F32, sh.lse);
+  o.poison();
+  lse.poison();
+  fn({q.arg(), k.arg(), v.arg(), o.arg(), lse.arg()});
+  std::ostringstream errors;
+  errors.precision(2);
+  errors << std::scientific;
+  // Compared with the unrounded fp64 O: the error includes the final
+  // rounding of O to the element type, which the bound allows for.
+  errors << "O "
+         << compare("O", o.load(), refO, sh.o, emptyQ, tolerance(c.dtype));
+  errors << "  LSE "
+         << compare("LSE", lse.load(), refLse, sh.lse, emptyQ, kLseTolerance);
+  return errors.str();
+}
+
+/// Compiles `source` with `c`'s block sizes and looks up entry point
+/// `name`; a failure is a fatal gtest failure that shows the module.
+void compileEntry(const std::string &source, const Case &c, const char *name,
+                  std::unique_ptr<hostjit::HostModule> &module,
+                  hostjit::CInterfaceFunction &entry) {
+  hostjit::CompileOptions options;
+  options.blockQ = c.blockQ;
+  options.blockKV = c.blockKV;
+  auto compiled = hostjit::HostModule::compile(source, options);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << "\nmodule:\n"
+      << source;
+  module = std::move(*compiled);
+  auto fn = module->lookup(name);
+  ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+  entry = *fn;
+}
+
 using Param = std::tuple<Case, Direction>;
 
 class AttentionExecution : public ::testing::TestWithParam<Param> {};
@@ -668,17 +720,12 @@ TEST_P(AttentionExecution, MatchesReference) {
                " (reproduce with FA_TEST_SEED=" + std::to_string(seed) + ")");
 
   auto t0 = std::chrono::steady_clock::now();
-  std::string source = buildModule(c, dir);
-  hostjit::CompileOptions options;
-  options.blockQ = c.blockQ;
-  options.blockKV = c.blockKV;
-  auto module = hostjit::HostModule::compile(source, options);
-  ASSERT_TRUE(static_cast<bool>(module))
-      << llvm::toString(module.takeError()) << "\nmodule:\n"
-      << source;
   const char *fnName = dir == Direction::Forward ? "forward" : "backward";
-  auto fn = (*module)->lookup(fnName);
-  ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+  std::unique_ptr<hostjit::HostModule> module;
+  hostjit::CInterfaceFunction entry;
+  ASSERT_NO_FATAL_FAILURE(
+      compileEntry(buildModule(c, dir), c, fnName, module, entry));
+  const hostjit::CInterfaceFunction *fn = &entry;
   auto t1 = std::chrono::steady_clock::now();
 
   // Inputs, rounded to the element type; the reference reads them back.
@@ -700,15 +747,7 @@ TEST_P(AttentionExecution, MatchesReference) {
   errors << std::scientific;
 
   if (dir == Direction::Forward) {
-    HostTensor o(c.dtype, sh.o), lse(DType::F32, sh.lse);
-    o.poison();
-    lse.poison();
-    (*fn)({q.arg(), k.arg(), v.arg(), o.arg(), lse.arg()});
-    // Compared with the unrounded fp64 O: the error includes the final
-    // rounding of O to the element type, which the bound allows for.
-    errors << "O " << compare("O", o.load(), refO, sh.o, emptyQ, tol);
-    errors << "  LSE "
-           << compare("LSE", lse.load(), refLse, sh.lse, emptyQ, kLseTolerance);
+    errors << runForward(c, *fn, q, k, v, refO, refLse);
   } else {
     // O and LSE from the reference, as the forward would have saved them.
     HostTensor o(c.dtype, sh.o), dO(c.dtype, sh.o), lse(DType::F32, sh.lse);
@@ -754,6 +793,63 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Direction::Forward,
                                          Direction::Backward)),
     paramName);
+
+/// Runtime shapes: one module compiled with dynamic batch and sequence
+/// lengths runs every length, including ragged blocks, empty masked rows
+/// (bottom-right causal with Nq > Nk), one key, and Nq != Nk across GQA.
+TEST(RuntimeShapes, OneModuleRunsEveryLength) {
+  uint64_t seed = 0;
+  std::string seedError;
+  ASSERT_TRUE(seedFromSetting(std::getenv("FA_TEST_SEED"), seed, seedError))
+      << seedError;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool causal : {false, true}) {
+    // The module's static dims (heads, head dims) and attributes; lengths
+    // below are the runs'.
+    Case shape = make("runtime", BF16, 1, 4, 2, 1, 1, 64, 64).blocks(32, 64);
+    shape.causal = causal;
+    std::string source = buildModule(shape, Direction::Forward,
+                                     /*runtimeShapes=*/true);
+    ASSERT_NE(source.find("tensor<?x4x?x64xbf16>"), std::string::npos)
+        << source;
+    std::unique_ptr<hostjit::HostModule> module;
+    hostjit::CInterfaceFunction entry;
+    ASSERT_NO_FATAL_FAILURE(
+        compileEntry(source, shape, "forward", module, entry));
+    const hostjit::CInterfaceFunction *fn = &entry;
+    std::mt19937_64 rng(seed);
+    for (auto [batch, seqQ, seqKV] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+          {2, 70, 130},
+          {1, 129, 65},
+          {3, 64, 64},
+          {1, 33, 200}}) {
+      Case c = shape;
+      c.shape.batch = batch;
+      c.shape.seqQ = seqQ;
+      c.shape.seqKV = seqKV;
+      SCOPED_TRACE("B " + std::to_string(batch) + " Nq " +
+                   std::to_string(seqQ) + " Nk " + std::to_string(seqKV) +
+                   (causal ? " causal" : ""));
+      ASSERT_EQ(ref::validate(c.shape, c.params()), "");
+      Shapes sh(c.shape);
+      HostTensor q(c.dtype, sh.q), k(c.dtype, sh.k), v(c.dtype, sh.v);
+      q.store(randomNormal(rng, q.size()));
+      k.store(randomNormal(rng, k.size()));
+      v.store(randomNormal(rng, v.size()));
+      std::vector<double> qd = q.load(), kd = k.load(), vd = v.load();
+      std::vector<double> refO(ref::numelO(c.shape)),
+          refLse(ref::numelLSE(c.shape));
+      ref::attentionForward(c.shape, c.params(), qd.data(), kd.data(),
+                            vd.data(), refO.data(), refLse.data());
+      std::string errors = runForward(c, *fn, q, k, v, refO, refLse);
+      std::printf("[  errors  ] runtime shapes B %lld Nq %lld Nk %lld%s: %s\n",
+                  static_cast<long long>(batch), static_cast<long long>(seqQ),
+                  static_cast<long long>(seqKV), causal ? " causal" : "",
+                  errors.c_str());
+    }
+  }
+}
 
 /// The harness reports pipeline failures as errors instead of crashing.
 TEST(HostJit, ReportsErrors) {

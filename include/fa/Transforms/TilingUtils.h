@@ -1,4 +1,5 @@
-//===- TilingUtils.h - Helpers shared by the attention tiling passes -------===//
+//===- TilingUtils.h - Helpers shared by the attention tiling passes
+//-------===//
 //
 // Block ranges under causal/window masks and padded tile extraction, written
 // once for the forward (KV blocks per Q block) and the backward (Q blocks per
@@ -18,10 +19,20 @@
 namespace mlir {
 namespace fa {
 
+/// What causal / window mean, once: key j is visible to query i iff
+/// j >= i + shift + lower (when set) and j < i + shift + upper (when set),
+/// with bottom-right alignment: shift = Nk - Nq.
+struct RelativeBand {
+  std::optional<int64_t> lower;
+  std::optional<int64_t> upper;
+
+  static RelativeBand get(bool causal, std::optional<ArrayRef<int64_t>> window);
+};
+
 /// The set of visible (query i, key j) pairs as a band around the diagonal:
 /// j >= i + lower (when set) and j < i + upper (when set), besides the
-/// sequence bounds 0 <= i < Nq, 0 <= j < Nk. Derived from causal / window
-/// with bottom-right alignment (shift = Nk - Nq).
+/// sequence bounds 0 <= i < Nq, 0 <= j < Nk. RelativeBand shifted by the
+/// static Nk - Nq.
 struct MaskBand {
   std::optional<int64_t> lower;
   std::optional<int64_t> upper;
@@ -30,12 +41,27 @@ struct MaskBand {
                       int64_t seqQ, int64_t seqKV);
 };
 
+/// A MaskBand whose bounds are index values: the sequence lengths may be
+/// known only at run time (dynamic shapes).
+struct MaskBandValues {
+  std::optional<Value> lower;
+  std::optional<Value> upper;
+
+  static MaskBandValues get(OpBuilder &b, Location loc, bool causal,
+                            std::optional<ArrayRef<int64_t>> window, Value seqQ,
+                            Value seqKV);
+  static MaskBandValues get(OpBuilder &b, Location loc, const MaskBand &band);
+};
+
 /// Blocks [lo, hi) need computing; [fullLo, fullHi) within them need no mask.
 struct BlockSplit {
   Value lo, fullLo, fullHi, hi;
 };
 
 /// KV blocks of size `blockKV` for the query rows [firstRow, lastRow].
+BlockSplit splitKVBlocks(OpBuilder &b, Location loc, const MaskBandValues &band,
+                         Value firstRow, Value lastRow, Value seqKV,
+                         int64_t blockKV);
 BlockSplit splitKVBlocks(OpBuilder &b, Location loc, const MaskBand &band,
                          Value firstRow, Value lastRow, int64_t seqKV,
                          int64_t blockKV);
@@ -57,19 +83,35 @@ Value extractPaddedTile(OpBuilder &b, Location loc, Value source, Value batch,
 Value extractValidRows(OpBuilder &b, Location loc, Value tile, Value rows);
 
 /// Offsets/sizes/strides for a [1, 1, rows, X] (or [1, 1, rows]) slice.
-void getRowSlice(OpBuilder &b, Location loc, RankedTensorType full,
-                 Value batch, Value head, Value start, Value rows,
+void getRowSlice(OpBuilder &b, Location loc, RankedTensorType full, Value batch,
+                 Value head, Value start, Value rows,
                  SmallVectorImpl<OpFoldResult> &offsets,
                  SmallVectorImpl<OpFoldResult> &sizes,
                  SmallVectorImpl<OpFoldResult> &strides);
 
 /// min(tile, seqLen - start) as an index value.
+Value validRows(OpBuilder &b, Location loc, Value start, Value seqLen,
+                int64_t tile);
 Value validRows(OpBuilder &b, Location loc, Value start, int64_t seqLen,
                 int64_t tile);
 
-/// A zero-filled f32 tensor of `shape` (tile accumulators).
+/// Size `dim` of a ranked tensor as an index value: a constant when static,
+/// tensor.dim when dynamic.
+Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t dim);
+
+/// The sizes of a forward result of `type` (O [B, Hq, Nq, Dv], LSE or a
+/// row statistic [B, Hq, Nq]): static sizes as attributes, dynamic ones read
+/// from `query` [B, Hq, Nq, D] (Dv from `value`).
+SmallVector<OpFoldResult> forwardResultSizes(OpBuilder &b, Location loc,
+                                             RankedTensorType type, Value query,
+                                             Value value);
+
+/// A tensor of `shape` filled with `value` (tile accumulators).
 Value createFilledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                          Type elementType, double value);
+Value createFilledTensor(OpBuilder &b, Location loc,
+                         ArrayRef<OpFoldResult> sizes, Type elementType,
+                         double value);
 
 /// Checks a block-size pass option; emits on `op` and fails when invalid.
 LogicalResult verifyBlockSize(Operation *op, StringRef passName,

@@ -66,6 +66,15 @@ FailureOr<AttentionKernelConfig> readKernelConfig(TileOp tile, StringRef name) {
                                "attention as tiled by fa-tile-attention or "
                                "fa-tile-attention-grad";
   auto queryType = cast<RankedTensorType>(query.getType());
+  // The GPU kernels are built for one shape; runtime shapes stop at the
+  // tiled level for now (the CPU path takes them).
+  for (Value operand : {query, key, value})
+    if (auto type = cast<RankedTensorType>(operand.getType());
+        !type.hasStaticShape())
+      return tile.emitError()
+             << "the GPU conversions need static batch and sequence lengths "
+                "(runtime shapes are lowered for the CPU only so far); got "
+             << type;
   ArrayRef<int64_t> q = queryType.getShape();
   ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
   ArrayRef<int64_t> v = cast<RankedTensorType>(value.getType()).getShape();
