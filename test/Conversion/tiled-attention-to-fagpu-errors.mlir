@@ -11,18 +11,3 @@ func.func @block_q(%q: tensor<1x1x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
       -> tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>
   return %o, %lse : tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>
 }
-
-// -----
-
-// Runtime shapes are tiled (and run on the CPU) but not lowered to GPU
-// kernels yet.
-
-func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>,
-                          %v: tensor<?x4x?x64xbf16>)
-    -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {
-  // expected-error @+1 {{the GPU conversions need static batch and sequence lengths (runtime shapes are lowered for the CPU only so far); got 'tensor<?x4x?x64xbf16>'}}
-  %o, %lse = fa.attention %q, %k, %v
-      : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>
-      -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
-  return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
-}

@@ -33,6 +33,9 @@ namespace fa {
 /// (fa-convert-fagpu-to-nvvm sets it, fa-finalize-nvvm-kernels makes them
 /// by-value grid constants).
 constexpr llvm::StringLiteral kTensorMapArgsAttr = "fagpu.tensor_map_args";
+/// On a kernel: (argument, dim) pairs of the sizes appended as index
+/// arguments by fa-pass-runtime-sizes, in order.
+constexpr llvm::StringLiteral kRuntimeSizesAttr = "fa.runtime_sizes";
 
 /// Options of the GPU lowering: target chip and PTX features.
 struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {

@@ -79,6 +79,29 @@ def FinalizeNVVMKernels : Pass<"fa-finalize-nvvm-kernels",
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def PassRuntimeSizes : Pass<"fa-pass-runtime-sizes",
+                             "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Kernel arguments with runtime sizes: a pointer and the "
+                "sizes as scalar arguments";
+  let description = [{
+    Kernels take their memrefs as bare pointers (the runtime passes one
+    device address per tensor), which carry no sizes. A kernel argument
+    whose sizes are known at launch only (`memref<?x16x?x128xbf16>`,
+    runtime shapes) becomes the same pointer typed `memref<1xbf16>` (the
+    bare-pointer convention takes static shapes only) plus one `index`
+    argument per dynamic size, appended after all other arguments in
+    argument order, then size order; the body rebuilds the N-D view with
+    `memref.reinterpret_cast` (row-major strides, products of the sizes)
+    and reads only that. The kernel records the appended sizes
+    as `fa.runtime_sizes = [argument, dim, argument, dim, ...]` for the
+    runtime, which passes them as 64-bit integers. Static arguments and
+    other kernels are left as they are.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
 def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
                                "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower the GPU tile level (fagpu) to per-thread NVVM code";

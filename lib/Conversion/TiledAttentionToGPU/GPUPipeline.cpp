@@ -20,7 +20,9 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  // Kernels written at the GPU tile level first become per-thread code.
+  // Kernels written at the GPU tile level first become per-thread code;
+  // runtime sizes become kernel arguments beside the bare pointers.
+  kernels.addPass(createPassRuntimeSizes());
   kernels.addPass(createConvertFAGPUToNVVM());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());

@@ -5,6 +5,13 @@
 using namespace mlir;
 using namespace mlir::fa;
 
+std::string mlir::fa::checkStaticShapes(const AttentionKernelConfig &c) {
+  if (!c.hasRuntimeShapes())
+    return "";
+  return "its kernels are built for one shape; runtime batch and sequence "
+         "lengths are lowered to the WGMMA forward (sm_90a) and the CPU";
+}
+
 std::string mlir::fa::checkGridLimits(const AttentionKernelConfig &c) {
   const int64_t maxGridYZ = 65535;
   if (c.headsQ > maxGridYZ || c.batch > maxGridYZ)
@@ -41,8 +48,8 @@ gpu::GPUFuncOp mlir::fa::createKernelFunc(
   if (c.causal)
     func->setAttr("fa.causal", b.getUnitAttr());
   if (c.window)
-    func->setAttr("fa.window", b.getDenseI64ArrayAttr(
-                                   {c.window->first, c.window->second}));
+    func->setAttr("fa.window",
+                  b.getDenseI64ArrayAttr({c.window->first, c.window->second}));
   if (c.softcap)
     func->setAttr("fa.softcap", b.getF64FloatAttr(*c.softcap));
   return func;

@@ -37,6 +37,18 @@ struct AttentionKernelConfig {
   int64_t warps() const { return blockQ / rowsPerWarp; }
   int64_t threads() const { return warps() * 32; }
   int64_t numQBlocks() const { return (seqQ + blockQ - 1) / blockQ; }
+  /// Batch or sequence lengths known at run time only (ShapedType::kDynamic
+  /// in batch / seqQ / seqKV): the grid's x and z are then too.
+  bool hasRuntimeShapes() const {
+    return ShapedType::isDynamic(batch) || ShapedType::isDynamic(seqQ) ||
+           ShapedType::isDynamic(seqKV);
+  }
+  /// The launch grid: (Q blocks, query heads, batch), kDynamic where the
+  /// lengths are known at run time only.
+  SmallVector<int64_t, 3> grid() const {
+    return {ShapedType::isDynamic(seqQ) ? ShapedType::kDynamic : numQBlocks(),
+            headsQ, batch};
+  }
   /// Shared tiles pad each row by 8 elements (16 bytes) so that the eight
   /// row addresses of one ldmatrix fall in different banks.
   int64_t rowPitch(int64_t cols) const { return cols + 8; }
@@ -66,15 +78,6 @@ FailureOr<AttentionKernelConfig> readKernelConfig(TileOp tile, StringRef name) {
                                "attention as tiled by fa-tile-attention or "
                                "fa-tile-attention-grad";
   auto queryType = cast<RankedTensorType>(query.getType());
-  // The GPU kernels are built for one shape; runtime shapes stop at the
-  // tiled level for now (the CPU path takes them).
-  for (Value operand : {query, key, value})
-    if (auto type = cast<RankedTensorType>(operand.getType());
-        !type.hasStaticShape())
-      return tile.emitError()
-             << "the GPU conversions need static batch and sequence lengths "
-                "(runtime shapes are lowered for the CPU only so far); got "
-             << type;
   ArrayRef<int64_t> q = queryType.getShape();
   ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
   ArrayRef<int64_t> v = cast<RankedTensorType>(value.getType()).getShape();
@@ -110,8 +113,12 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
                                 int64_t sharedBytes,
                                 const AttentionKernelConfig &config);
 
+/// Why a kernel built for one shape (the mma.sync path) cannot take `c`:
+/// runtime shapes. Empty when the shapes are static.
+std::string checkStaticShapes(const AttentionKernelConfig &c);
+
 /// Heads and batch index grid dims y and z (at most 65535 each); empty
-/// string when they fit.
+/// string when they fit (a runtime batch is the runtime's to check).
 std::string checkGridLimits(const AttentionKernelConfig &config);
 
 /// The workgroup (shared) memory space attribute.

@@ -16,6 +16,7 @@
 
 #include "fa/Conversion/Passes.h"
 
+#include "InputSlices.h"
 #include "KernelConfig.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
@@ -84,6 +85,9 @@ public:
   /// The kernel argument each slice of a function argument reads: the one
   /// of the q / k / v operand the slice feeds.
   DenseMap<Operation *, Value> sliceArguments;
+  /// A kernel argument for each function argument that is an input: where
+  /// its runtime sizes (tensor.dim) are read.
+  DenseMap<Value, Value> inputArguments;
 
   LogicalResult convertOp(Operation &op);
   LogicalResult convertBlock(Block &block) {
@@ -149,7 +153,7 @@ RowSource TileKernelBuilder::rowsOf(Value memref,
   SmallVector<int64_t> viewShape;
   for (int64_t d = 2; d < rank; ++d) {
     viewOffsets.push_back(b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    sizes.push_back(memref::getMixedSize(b, loc, memref, d));
     viewShape.push_back(type.getDimSize(d));
   }
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
@@ -163,7 +167,8 @@ RowSource TileKernelBuilder::rowsOf(Value memref,
   Value view = memref::SubViewOp::create(b, loc, viewType, memref, viewOffsets,
                                          sizes, strides);
   Value row = getValueOrCreateConstantIndexOp(b, loc, offsets[2]);
-  Value limit = arith::ConstantIndexOp::create(b, loc, type.getDimSize(2));
+  Value limit = getValueOrCreateConstantIndexOp(
+      b, loc, memref::getMixedSize(b, loc, memref, 2));
   return {memref, view, row, limit};
 }
 
@@ -193,6 +198,17 @@ LogicalResult TileKernelBuilder::convertOp(Operation &op) {
   }
   if (isa<tensor::EmptyOp>(op))
     return success(); // only ever a destination
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    // Runtime shapes: a size of an input is the size of its kernel argument.
+    Value memref = inputArguments.lookup(dim.getSource());
+    if (!memref)
+      return dim.emitError() << "the GPU tile level reads sizes of the "
+                                "attention's inputs only";
+    map.map(dim.getResult(),
+            memref::DimOp::create(b, loc, memref,
+                                  map.lookupOrDefault(dim.getIndex())));
+    return success();
+  }
   if (auto fill = dyn_cast<linalg::FillOp>(op)) {
     splats[fill.getResult(0)] = map.lookupOrDefault(fill.getInputs()[0]);
     return success();
@@ -432,48 +448,6 @@ void TileKernelBuilder::storeRows(tensor::ParallelInsertSliceOp insert) {
                              dest.row, dest.limit);
 }
 
-/// The attention's inputs, q, k, v: the kernel's first arguments whatever
-/// the function's are (in another order, or one tensor for several).
-constexpr unsigned kNumInputs = 3;
-
-/// Which input each slice of a function argument is, and the inputs' types.
-struct InputSlices {
-  DenseMap<Operation *, unsigned> roles;
-  SmallVector<Type, kNumInputs> types;
-};
-
-/// Traces the q / k / v operands of every tile op (through its padding) to
-/// the slice of a function argument each reads.
-FailureOr<InputSlices> traceInputSlices(func::FuncOp func) {
-  InputSlices inputs;
-  inputs.types.resize(kNumInputs);
-  WalkResult walk = func.walk([&](OnlineAttentionOp tile) {
-    if (!tile.isTile())
-      return WalkResult::advance();
-    Value operands[kNumInputs] = {tile.getQuery(), tile.getKey(),
-                                  tile.getValue()};
-    for (auto [role, operand] : llvm::enumerate(operands)) {
-      Value v = operand;
-      if (auto pad = v.getDefiningOp<tensor::PadOp>())
-        v = pad.getSource();
-      auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-      auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
-      if (!arg || arg.getOwner() != &func.front()) {
-        tile.emitError() << "fa-convert-tiled-attention-to-fagpu: operand #"
-                         << role
-                         << " is not a slice of the function's arguments";
-        return WalkResult::interrupt();
-      }
-      inputs.roles[slice] = role;
-      inputs.types[role] = arg.getType();
-    }
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-  return inputs;
-}
-
 struct ConvertTiledAttentionToFAGPUPass
     : fa::impl::ConvertTiledAttentionToFAGPUBase<
           ConvertTiledAttentionToFAGPUPass> {
@@ -540,15 +514,17 @@ struct ConvertTiledAttentionToFAGPUPass
     int64_t warps = config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
-        {config->numQBlocks(), config->headsQ, config->batch}, 32 * warps,
-        /*sharedBytes=*/0, *config);
+        config->grid(), 32 * warps, /*sharedBytes=*/0, *config);
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
 
     TileKernelBuilder builder(b, warps);
     builder.entry = &entry;
-    for (auto [slice, role] : inputs->roles)
+    for (auto [slice, role] : inputs->roles) {
       builder.sliceArguments[slice] = entry.getArgument(role);
+      builder.inputArguments[cast<tensor::ExtractSliceOp>(slice).getSource()] =
+          entry.getArgument(role);
+    }
     for (auto [out, memref] :
          llvm::zip(forall.getRegionIterArgs(),
                    entry.getArguments().drop_front(kNumInputs)))
@@ -557,17 +533,22 @@ struct ConvertTiledAttentionToFAGPUPass
     // Q blocks last-first: blocks start in the order of their ids, and under
     // a causal mask the last Q blocks are the longest, so the short ones
     // fill the tail.
+    Location loc = func.getLoc();
     auto ivs = forall.getInductionVars();
-    builder.map.map(
-        ivs[0], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::z));
-    builder.map.map(
-        ivs[1], gpu::BlockIdOp::create(b, func.getLoc(), gpu::Dimension::y));
-    builder.map.map(ivs[2], arith::SubIOp::create(
-                                b, func.getLoc(),
-                                arith::ConstantIndexOp::create(
-                                    b, func.getLoc(), config->numQBlocks() - 1),
-                                gpu::BlockIdOp::create(b, func.getLoc(),
-                                                       gpu::Dimension::x)));
+    builder.map.map(ivs[0], gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+    builder.map.map(ivs[1], gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+    // The Q-block count: static, or the grid's x (Nq known at launch).
+    Value qBlocks =
+        ShapedType::isDynamic(config->grid()[0])
+            ? Value(gpu::GridDimOp::create(b, loc, gpu::Dimension::x))
+            : Value(
+                  arith::ConstantIndexOp::create(b, loc, config->numQBlocks()));
+    Value lastQBlock = arith::SubIOp::create(
+        b, loc, qBlocks, arith::ConstantIndexOp::create(b, loc, 1));
+    builder.map.map(ivs[2],
+                    arith::SubIOp::create(
+                        b, loc, lastQBlock,
+                        gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
     for (Operation &op : func.getBody().front()) {
       if (&op == forall.getOperation())
         break;

@@ -28,8 +28,7 @@ struct KernelJob {
 };
 
 struct ConvertTiledAttentionToGPUPass
-    : fa::impl::ConvertTiledAttentionToGPUBase<
-          ConvertTiledAttentionToGPUPass> {
+    : fa::impl::ConvertTiledAttentionToGPUBase<ConvertTiledAttentionToGPUPass> {
   using ConvertTiledAttentionToGPUBase::ConvertTiledAttentionToGPUBase;
 
   void runOnOperation() override {
@@ -72,11 +71,13 @@ struct ConvertTiledAttentionToGPUPass
           return WalkResult::interrupt();
         }
       }
-      std::string problem = forward ? checkForwardKernelConfig(*config)
-                                    : checkBackwardKernelConfig(*config);
+      std::string problem = checkStaticShapes(*config);
+      if (problem.empty())
+        problem = forward ? checkForwardKernelConfig(*config)
+                          : checkBackwardKernelConfig(*config);
       if (!problem.empty()) {
-        Operation *at = forward ? forward.getOperation()
-                                : backward.getOperation();
+        Operation *at =
+            forward ? forward.getOperation() : backward.getOperation();
         at->emitError() << "cannot lower to the mma.sync kernel: " << problem;
         return WalkResult::interrupt();
       }
@@ -92,8 +93,7 @@ struct ConvertTiledAttentionToGPUPass
     b.setInsertionPointToEnd(module.getBody());
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
-    auto gpuModule =
-        gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
     for (KernelJob &job : jobs) {
       if (job.backward)
         emitBackwardKernels(b, job.func.getLoc(), gpuModule, job.config);

@@ -114,14 +114,16 @@ func.func @empty_producer() {
 }
 
 // A tensor map over other ranks and element types (2-D f32: 32-column
-// boxes; 5-D f16).
+// boxes; 5-D f16), and one whose batch and rows are known at launch only.
 // CHECK-LABEL: func.func @tensor_maps
 // CHECK-SAME: !fagpu.tensor_map<memref<1024x32xf32>, box = [256, 32]>
 // CHECK-SAME: !fagpu.tensor_map<memref<2x3x4x64x64xf16>, box = [1, 64]>
 // CHECK-SAME: !fagpu.barriers<1>
+// CHECK-SAME: !fagpu.tensor_map<memref<?x16x?x128xbf16>, box = [128, 64]>
 func.func @tensor_maps(%a: !fagpu.tensor_map<memref<1024x32xf32>, box = [256, 32]>,
                        %b: !fagpu.tensor_map<memref<2x3x4x64x64xf16>, box = [1, 64]>,
-                       %c: !fagpu.barriers<1>) {
+                       %c: !fagpu.barriers<1>,
+                       %d: !fagpu.tensor_map<memref<?x16x?x128xbf16>, box = [128, 64]>) {
   return
 }
 

@@ -21,6 +21,19 @@ gpu.module @m {
 
 // -----
 
+// Runtime shapes: the tile count is known at launch only.
+gpu.module @m {
+  // expected-error @+1 {{fagpu-persistent-grid needs the tile count at compile time; with runtime shapes (a dynamic fa.grid) a block per tile}}
+  gpu.func @runtime_grid(%out: memref<4xf32>) kernel attributes {fa.grid = array<i64: -9223372036854775808, 4, 1>} {
+    %one = arith.constant 1.0 : f32
+    %bx = gpu.block_id x
+    memref.store %one, %out[%bx] : memref<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
 gpu.module @m {
   // expected-error @+1 {{fagpu-persistent-grid needs fa.grid = [X, Y, Z] (the block per tile)}}
   gpu.func @empty_grid(%out: memref<4xf32>) kernel attributes {fa.grid = array<i64: 4, 0, 1>} {

@@ -86,6 +86,23 @@ gpu.module @m {
 
 // -----
 
+// With runtime rows the limit must be the argument's row count read at run
+// time (memref.dim of it), not another length.
+gpu.module @m {
+  gpu.func @runtime_limit(%k: memref<2x?x64xbf16>, %n: index) kernel attributes {fa.block = array<i64: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = memref.dim %k, %c1 : memref<2x?x64xbf16>
+    %v = memref.subview %k[0, 0, 0] [1, %rows, 64] [1, 1, 1] : memref<2x?x64xbf16> to memref<?x64xbf16, strided<[64, 1]>>
+    %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    // expected-error @+1 {{a TMA copy zero-fills past the tensor's end, so its limit must be the row count (memref.dim of the kernel argument, dim 1)}}
+    fagpu.copy_to_shared %v[%c0] limit %n into %t : memref<?x64xbf16, strided<[64, 1]>>, !fagpu.smem<64x64xbf16, swizzle = 128>
+    gpu.return
+  }
+}
+
+// -----
+
 // A copy under an scf.if.
 gpu.module @m {
   gpu.func @conditional(%k: memref<2x256x64xbf16>, %p: i1) kernel attributes {fa.block = array<i64: 128, 1, 1>} {

@@ -351,3 +351,29 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Runtime shapes: a copy's rows end at the argument's runtime row count
+// (memref.dim), where the tensor map's bounds end them for the producer;
+// the map's type keeps the dynamic sizes (the host encodes it at launch).
+
+// CHECK-LABEL: gpu.func @runtime_rows
+// CHECK-SAME: %{{.*}}: !fagpu.tensor_map<memref<2x?x64xbf16>, box = [128, 64]> {fagpu.tensor_map_of = 0 : i64}
+// CHECK: fagpu.warp_specialize producer
+// CHECK: fagpu.tma_load
+gpu.module @m {
+  gpu.func @runtime_rows(%k: memref<2x?x64xbf16>, %o: memref<128x128xf32>) kernel
+      attributes {fa.block = array<i64: 256, 1, 1>, fa.shared_bytes = 16384 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %k, %c1 : memref<2x?x64xbf16>
+    %t = fagpu.alloc_shared : !fagpu.smem<128x64xbf16, swizzle = 128>
+    %kv = memref.subview %k[1, 0, 0] [1, %n, 64] [1, 1, 1] : memref<2x?x64xbf16> to memref<?x64xbf16, strided<[64, 1], offset: ?>>
+    fagpu.copy_to_shared %kv[%c0] limit %n into %t : memref<?x64xbf16, strided<[64, 1], offset: ?>>, !fagpu.smem<128x64xbf16, swizzle = 128>
+    %z = arith.constant dense<0.0> : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
+    %s = fagpu.mma %t, %t, %z transpose_b : !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 128>, tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>> -> tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
+    fagpu.store_tile %s, %o[%c0] limit %n : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>, memref<128x128xf32>
+    gpu.return
+  }
+}

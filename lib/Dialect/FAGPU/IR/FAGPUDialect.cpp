@@ -201,10 +201,13 @@ LogicalResult BarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
                       MemRefType tensor, int64_t boxRows, int64_t boxCols) {
-  if (!tensor.hasStaticShape() || !tensor.getLayout().isIdentity() ||
-      tensor.getRank() < 2 || tensor.getRank() > 5)
+  // Outer sizes may be known at launch only (runtime shapes: the host
+  // encodes the map from the call's tensors); a row's elements are the box's
+  // columns and must be static.
+  if (!tensor.getLayout().isIdentity() || tensor.getRank() < 2 ||
+      tensor.getRank() > 5 || tensor.isDynamicDim(tensor.getRank() - 1))
     return emitError() << "a tensor map describes a dense 2-D to 5-D memref "
-                          "of static shape, got "
+                          "with a static innermost size, got "
                        << tensor;
   Type element = tensor.getElementType();
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)

@@ -46,6 +46,10 @@ struct PersistentGridPass
 
   LogicalResult loopOverTiles(gpu::GPUFuncOp kernel) {
     auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid");
+    if (grid && llvm::any_of(grid.asArrayRef(), ShapedType::isDynamic))
+      return kernel.emitError()
+             << "fagpu-persistent-grid needs the tile count at compile time; "
+                "with runtime shapes (a dynamic fa.grid) a block per tile";
     if (!grid || grid.size() != 3 ||
         llvm::any_of(grid.asArrayRef(), [](int64_t n) { return n < 1; }))
       return kernel.emitError()

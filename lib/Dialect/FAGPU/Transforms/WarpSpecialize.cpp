@@ -63,6 +63,18 @@ struct WarpSpecializePass
         return signalPassFailure();
   }
 
+  /// Whether `size` is dim `dim` of kernel argument `arg`: the constant when
+  /// static, a memref.dim of it when known at run time only.
+  static bool isSizeOf(OpFoldResult size, BlockArgument arg, int64_t dim) {
+    auto type = cast<MemRefType>(arg.getType());
+    if (!type.isDynamicDim(dim))
+      return getConstantIntValue(size) == type.getDimSize(dim);
+    auto value = dyn_cast<Value>(size);
+    auto read = value ? value.getDefiningOp<memref::DimOp>() : nullptr;
+    return read && read.getSource() == arg &&
+           getConstantIntValue(read.getIndex()) == dim;
+  }
+
   /// The row-slice source of `copy`, or an error on the copy. `body` is the
   /// block of the copies made once per tile.
   FailureOr<CopySource> sourceOf(CopyToSharedOp copy, Block &body) {
@@ -73,23 +85,26 @@ struct WarpSpecializePass
              << "a TMA copy reads a subview of a kernel argument";
     auto type = cast<MemRefType>(arg.getType());
     int64_t rank = type.getRank();
-    std::optional<int64_t> limit = getConstantIntValue(copy.getLimit());
     ArrayRef<int64_t> sizes = view.getStaticSizes();
+    SmallVector<OpFoldResult> mixedSizes = view.getMixedSizes();
     bool unitOuter =
         llvm::all_of(sizes.drop_back(2), [](int64_t s) { return s == 1; });
-    bool wholeRows = sizes[rank - 2] == type.getDimSize(rank - 2) &&
-                     sizes[rank - 1] == type.getDimSize(rank - 1) &&
+    bool wholeRows = isSizeOf(mixedSizes[rank - 2], arg, rank - 2) &&
+                     isSizeOf(mixedSizes[rank - 1], arg, rank - 1) &&
                      view.getStaticOffsets()[rank - 2] == 0 &&
                      view.getStaticOffsets()[rank - 1] == 0;
     if (!type.getLayout().isIdentity() || !unitOuter || !wholeRows ||
         llvm::any_of(view.getStaticStrides(), [](int64_t s) { return s != 1; }))
       return copy.emitError() << "a TMA copy reads whole rows of one matrix "
                                  "of a dense kernel argument";
-    if (limit != type.getDimSize(rank - 2))
+    if (!isSizeOf(copy.getLimit(), arg, rank - 2))
       return copy.emitError()
              << "a TMA copy zero-fills past the tensor's end, so its limit "
                 "must be the row count "
-             << type.getDimSize(rank - 2);
+             << (type.isDynamicDim(rank - 2)
+                     ? "(memref.dim of the kernel argument, dim " +
+                           std::to_string(rank - 2) + ")"
+                     : std::to_string(type.getDimSize(rank - 2)));
     // The producer computes the coordinates too: the (batch, head) offsets
     // must be known before the loops. Constants go to the kernel's entry.
     CopySource source{arg, {}};

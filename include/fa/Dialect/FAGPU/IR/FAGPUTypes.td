@@ -84,6 +84,8 @@ def FAGPU_TensorMap : TypeDef<FAGPU_Dialect, "TensorMap"> {
     tensor, copying boxes of `box` rows and columns with the 128-byte
     swizzle; elements past the tensor's bounds read as zero. It is a kernel
     parameter, encoded on the host and passed by value (a grid constant).
+    Sizes but the innermost may be dynamic (`memref<?x16x?x128xbf16>`):
+    the host encodes the map from the launch's tensors.
   }];
   let parameters = (ins "::mlir::MemRefType":$tensor, "int64_t":$boxRows,
                         "int64_t":$boxCols);

@@ -1,0 +1,35 @@
+//===- InputSlices.h - The tiled forward's inputs, traced --------*- C++
+//-*-===//
+//
+// Which function argument (and which slice of it) each tile of q / k / v is
+// cut from: the GPU tile level makes them the kernel's first arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_CONVERSION_TILEDATTENTIONTOGPU_INPUTSLICES_H
+#define FA_CONVERSION_TILEDATTENTIONTOGPU_INPUTSLICES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+namespace fa {
+
+/// The attention's inputs, q, k, v: the kernel's first arguments whatever
+/// the function's are (in another order, or one tensor for several).
+constexpr unsigned kNumInputs = 3;
+
+/// Which input each slice of a function argument is, and the inputs' types.
+struct InputSlices {
+  DenseMap<Operation *, unsigned> roles;
+  SmallVector<Type, kNumInputs> types;
+};
+
+/// Traces the q / k / v operands of every tile op (through its padding) to
+/// the slice of a function argument each reads.
+FailureOr<InputSlices> traceInputSlices(func::FuncOp func);
+
+} // namespace fa
+} // namespace mlir
+
+#endif // FA_CONVERSION_TILEDATTENTIONTOGPU_INPUTSLICES_H

@@ -1,0 +1,116 @@
+//===- PassRuntimeSizes.cpp - Runtime sizes as kernel arguments -----------===//
+//
+// A bare-pointer kernel argument carries no sizes; runtime shapes need them.
+// Passes.td has the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_PASSRUNTIMESIZES
+#include "fa/Conversion/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+struct PassRuntimeSizesPass
+    : fa::impl::PassRuntimeSizesBase<PassRuntimeSizesPass> {
+  void runOnOperation() override {
+    for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>())
+      if (kernel.isKernel() && failed(rewrite(kernel)))
+        return signalPassFailure();
+  }
+
+  LogicalResult rewrite(gpu::GPUFuncOp kernel) {
+    MLIRContext *ctx = kernel.getContext();
+    Location loc = kernel.getLoc();
+    SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
+    SmallVector<unsigned> flattened;
+    for (BlockArgument arg : kernel.getArguments()) {
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || type.hasStaticShape())
+        continue;
+      if (!type.getLayout().isIdentity())
+        return kernel.emitError()
+               << "fa-pass-runtime-sizes: argument #" << arg.getArgNumber()
+               << " has runtime sizes and a non-identity layout: " << type;
+      flattened.push_back(arg.getArgNumber());
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          dynamicSizes.push_back({arg.getArgNumber(), d});
+    }
+    if (flattened.empty())
+      return success();
+
+    // The sizes, appended.
+    SmallVector<Value> sizeArgs;
+    for (size_t i = 0; i < dynamicSizes.size(); ++i) {
+      unsigned index = kernel.getNumArguments();
+      if (failed(kernel.insertArgument(index, IndexType::get(ctx),
+                                       DictionaryAttr::get(ctx), loc)))
+        return failure();
+      sizeArgs.push_back(kernel.getArgument(index));
+    }
+    SmallVector<int64_t> record;
+    for (auto [arg, dim] : dynamicSizes) {
+      record.push_back(arg);
+      record.push_back(dim);
+    }
+    kernel->setAttr(fa::kRuntimeSizesAttr, DenseI64ArrayAttr::get(ctx, record));
+
+    // Each flattened argument: the pointer as memref<?xT>, the view rebuilt.
+    OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    auto next = sizeArgs.begin();
+    for (unsigned index : flattened) {
+      BlockArgument arg = kernel.getArgument(index);
+      auto type = cast<MemRefType>(arg.getType());
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        sizes.push_back(type.isDynamicDim(d)
+                            ? OpFoldResult(*next++)
+                            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+      // Row-major strides: the product of the inner sizes (attributes while
+      // those are static, as the view's type has them).
+      SmallVector<OpFoldResult> strides(type.getRank());
+      OpFoldResult stride = b.getIndexAttr(1);
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        strides[d] = stride;
+        if (d == 0)
+          break;
+        std::optional<int64_t> inner = getConstantIntValue(stride);
+        std::optional<int64_t> size = getConstantIntValue(sizes[d]);
+        if (inner && size)
+          stride = b.getIndexAttr(*inner * *size);
+        else if (inner == 1)
+          stride = sizes[d];
+        else
+          stride = OpFoldResult(arith::MulIOp::create(
+              b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes[d]),
+              getValueOrCreateConstantIndexOp(b, loc, stride)));
+      }
+      // The bare-pointer convention takes static shapes only: the pointer
+      // is typed as one element; the view below is what the body reads.
+      auto flat =
+          MemRefType::get({1}, type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace());
+      arg.setType(flat);
+      auto view = memref::ReinterpretCastOp::create(
+          b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
+      arg.replaceAllUsesExcept(view.getResult(), view);
+    }
+    SmallVector<Type> inputs(kernel.getBody().front().getArgumentTypes());
+    kernel.setFunctionType(FunctionType::get(ctx, inputs, {}));
+    return success();
+  }
+};
+
+} // namespace
