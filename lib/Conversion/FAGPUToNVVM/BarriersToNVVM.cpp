@@ -39,9 +39,11 @@ Value barrierAddress(OpBuilder &b, Location loc, Value base, Value index) {
 /// Emits `body` under `if (thread index in its group == 0)`.
 void onFirstThreadOfGroup(OpBuilder &b, Location loc,
                           function_ref<void()> body) {
+  // One op per statement: argument evaluation order is unspecified.
+  Value zero = indexConst(b, loc, 0);
+  Value thread = emitGroupThreadId(b, loc);
   Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                            emitGroupThreadId(b, loc), indexConst(b, loc, 0));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
   auto branch = scf::IfOp::create(b, loc, first);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(branch.thenBlock());
@@ -55,13 +57,14 @@ struct LowerInitBarriers : OpConversionPattern<InitBarriersOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     onFirstThreadOfGroup(rewriter, loc, [&] {
-      for (auto [i, arrivals] : llvm::enumerate(op.getArrivals()))
-        NVVM::MBarrierInitOp::create(
-            rewriter, loc,
-            barrierAddress(rewriter, loc, adaptor.getBarriers(),
-                           indexConst(rewriter, loc, i)),
-            arith::ConstantIntOp::create(rewriter, loc, arrivals, 32),
-            /*predicate=*/Value());
+      for (auto [i, arrivals] : llvm::enumerate(op.getArrivals())) {
+        // One op per statement: argument evaluation order is unspecified.
+        Value count = arith::ConstantIntOp::create(rewriter, loc, arrivals, 32);
+        Value address = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                       indexConst(rewriter, loc, i));
+        NVVM::MBarrierInitOp::create(rewriter, loc, address, count,
+                                     /*predicate=*/Value());
+      }
     });
     // The initialisation must be visible to the async proxy (TMA's
     // complete_tx) and to every thread before anyone uses the barriers.
@@ -79,11 +82,12 @@ struct LowerArriveExpectBytes : OpConversionPattern<ArriveExpectBytesOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     onFirstThreadOfGroup(rewriter, loc, [&] {
+      Value bytes =
+          arith::ConstantIntOp::create(rewriter, loc, op.getBytes(), 32);
+      Value address = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                     adaptor.getIndex());
       NVVM::MBarrierArriveExpectTxOp::create(
-          rewriter, loc, /*res=*/Type(),
-          barrierAddress(rewriter, loc, adaptor.getBarriers(),
-                         adaptor.getIndex()),
-          arith::ConstantIntOp::create(rewriter, loc, op.getBytes(), 32),
+          rewriter, loc, /*res=*/Type(), address, bytes,
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
     });
     rewriter.eraseOp(op);
@@ -143,11 +147,11 @@ struct LowerWaitBarrier : OpConversionPattern<WaitBarrierOp> {
                                           indexConst(rewriter, loc, 2));
     // The suspend-time hint CUTLASS uses (ns); the op loops until done.
     Value ticks = arith::ConstantIntOp::create(rewriter, loc, 0x989680, 32);
-    NVVM::MBarrierTryWaitParityOp::create(rewriter, loc,
-                                          barrierAddress(rewriter, loc,
-                                                         adaptor.getBarriers(),
-                                                         adaptor.getIndex()),
-                                          i32Of(rewriter, loc, parity), ticks);
+    Value parity32 = i32Of(rewriter, loc, parity);
+    Value address = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                   adaptor.getIndex());
+    NVVM::MBarrierTryWaitParityOp::create(rewriter, loc, address, parity32,
+                                          ticks);
     rewriter.eraseOp(op);
     return success();
   }
@@ -195,10 +199,12 @@ struct LowerNamedBarrierSync : OpConversionPattern<NamedBarrierSyncOp> {
   matchAndRewrite(NamedBarrierSyncOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    NVVM::BarrierOp::create(
-        rewriter, loc, TypeRange{}, i32Of(rewriter, loc, adaptor.getId()),
-        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32),
-        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    Value threads =
+        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32);
+    Value id = i32Of(rewriter, loc, adaptor.getId());
+    NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, id, threads,
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
     rewriter.eraseOp(op);
     return success();
   }
@@ -210,9 +216,10 @@ struct LowerNamedBarrierArrive : OpConversionPattern<NamedBarrierArriveOp> {
   matchAndRewrite(NamedBarrierArriveOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    NVVM::BarrierArriveOp::create(
-        rewriter, loc, i32Of(rewriter, loc, adaptor.getId()),
-        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32));
+    Value threads =
+        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32);
+    Value id = i32Of(rewriter, loc, adaptor.getId());
+    NVVM::BarrierArriveOp::create(rewriter, loc, id, threads);
     rewriter.eraseOp(op);
     return success();
   }

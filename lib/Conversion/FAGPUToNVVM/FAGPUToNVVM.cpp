@@ -84,10 +84,12 @@ static void forEachChunk(
   rewriter.setInsertionPointToStart(loop.getBody());
   Value chunk = loop.getInductionVar();
   Value row = arith::DivUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
-  Value col = arith::MulIOp::create(
-      rewriter, loc,
-      arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow)),
-      c(perChunk));
+  // One op per statement: argument evaluation order is unspecified.
+  Value chunkElements = c(perChunk);
+  Value chunkInRow =
+      arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
+  Value col =
+      arith::MulIOp::create(rewriter, loc, chunkInRow, chunkElements);
   Value sourceRow = arith::AddIOp::create(rewriter, loc, firstRow, row);
   Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
                                        sourceRow, limit);
@@ -183,10 +185,10 @@ struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
           Value sharedPtr = emitSharedAddress(
               rewriter, loc, adaptor.getDest(),
               emitSharedByteOffset(rewriter, loc, tile, row, col));
-          Value bytes = arith::SelectOp::create(
-              rewriter, loc, inside,
-              arith::ConstantIntOp::create(rewriter, loc, 16, 32),
-              arith::ConstantIntOp::create(rewriter, loc, 0, 32));
+          Value none = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
+          Value all = arith::ConstantIntOp::create(rewriter, loc, 16, 32);
+          Value bytes =
+              arith::SelectOp::create(rewriter, loc, inside, all, none);
           NVVM::CpAsyncOp::create(rewriter, loc, sharedPtr, globalPtr, 16,
                                   NVVM::LoadCacheModifierKind::CG, bytes);
         });

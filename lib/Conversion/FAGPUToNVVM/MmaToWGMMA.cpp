@@ -38,8 +38,10 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
   Value raw = LLVM::PtrToIntOp::create(b, loc, i64, address);
+  // One op per statement: argument evaluation order is unspecified.
+  Value shift = c(4);
   Value start = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, raw, c(0x3FFFF)), c(4));
+      b, loc, arith::AndIOp::create(b, loc, raw, c(0x3FFFF)), shift);
   int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
                   ((strideBytes >> 4) & 0x3FFF) << 32 | int64_t(1) << 62;
   return arith::OrIOp::create(b, loc, start, c(fixed));
@@ -190,12 +192,12 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
     auto aTile = dyn_cast<SharedTileType>(op.getA().getType());
 
     Value warp = ThreadPosition::get(rewriter, loc).warp;
-    Value warpgroupRow = arith::MulIOp::create(
-        rewriter, loc,
-        arith::DivUIOp::create(
-            rewriter, loc, warp,
-            arith::ConstantIndexOp::create(rewriter, loc, 4)),
-        arith::ConstantIndexOp::create(rewriter, loc, kWarpgroupRows));
+    Value rowsPerGroup =
+        arith::ConstantIndexOp::create(rewriter, loc, kWarpgroupRows);
+    Value warpgroup = arith::DivUIOp::create(
+        rewriter, loc, warp, arith::ConstantIndexOp::create(rewriter, loc, 4));
+    Value warpgroupRow =
+        arith::MulIOp::create(rewriter, loc, warpgroup, rowsPerGroup);
     Value zeroRow = arith::ConstantIndexOp::create(rewriter, loc, 0);
 
     SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());

@@ -58,11 +58,13 @@ struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
     // Barrier 0 is the block's; warpgroup w's turn is barrier 1 + w.
     Value group = WarpgroupIdOp::create(b, loc, b.getIndexType());
     Value mine = arith::AddIOp::create(b, loc, group, c(1));
+    // One op per statement (argument evaluation order is unspecified), in
+    // the order gcc's right-to-left evaluation gave.
+    Value one = c(1);
+    Value count = c(groups);
+    Value after = arith::AddIOp::create(b, loc, group, c(1));
     Value next = arith::AddIOp::create(
-        b, loc,
-        arith::RemUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, group, c(1)), c(groups)),
-        c(1));
+        b, loc, arith::RemUIOp::create(b, loc, after, count), one);
     auto onGroup = [&](int64_t which, auto body) {
       Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
                                        c(which));

@@ -181,9 +181,12 @@ struct PipelineSharedCopiesPass
     };
     // Prologue: iterations lb .. lb + depth - 2.
     Value lb = loop.getLowerBound();
-    for (int64_t k = 0; k + 1 < depth; ++k)
-      issue(b, loop, copies, copyRings, arith::AddIOp::create(b, loc, lb, c(k)),
-            c(k));
+    for (int64_t k = 0; k + 1 < depth; ++k) {
+      // One op per statement: argument evaluation order is unspecified.
+      Value stage = c(k);
+      Value iteration = arith::AddIOp::create(b, loc, lb, c(k));
+      issue(b, loop, copies, copyRings, iteration, stage);
+    }
 
     // Iteration i computes on stage (i - lb) % depth and prefetches
     // i + depth - 1 into the stage iteration i - 1 read.
@@ -192,9 +195,9 @@ struct PipelineSharedCopiesPass
     Value current = arith::RemUIOp::create(b, loc, relative, c(depth));
     Value ahead = arith::AddIOp::create(b, loc, relative, c(depth - 1));
     auto prefetch = [&]() {
-      issue(b, loop, copies, copyRings,
-            arith::AddIOp::create(b, loc, lb, ahead),
-            arith::RemUIOp::create(b, loc, ahead, c(depth)));
+      Value stage = arith::RemUIOp::create(b, loc, ahead, c(depth));
+      Value iteration = arith::AddIOp::create(b, loc, lb, ahead);
+      issue(b, loop, copies, copyRings, iteration, stage);
     };
     if (depth == 2) {
       // Two stages: the prefetch goes out before the wait, and a barrier at

@@ -379,8 +379,7 @@ struct WarpSpecializePass
     auto emptyIndex = [&](int64_t tile, Value stage) {
       return arith::AddIOp::create(b, loc, c(emptyBase + tile * depth), stage);
     };
-    // The producer's copies of values computed per tile (none unless
-    // persistent: the shared ops stay before the split).
+    // Per-tile values the producer copies (persistent kernels only).
     IRMapping tileMap;
     auto coordsOf = [&](const CopySource &source, Value row,
                         const IRMapping &map) {
@@ -412,9 +411,10 @@ struct WarpSpecializePass
     }
     for (auto [i, copy] : llvm::enumerate(copies.once)) {
       SharedTileType tile = copy.getDest().getType();
-      if (tileLoop) // a fresh barrier's previous phase counts as complete
-        WaitBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i),
-                              arith::AddIOp::create(b, loc, tileRound, c(1)));
+      if (tileLoop) { // a fresh barrier's previous phase counts as complete
+        Value phase = arith::AddIOp::create(b, loc, tileRound, c(1));
+        WaitBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i), phase);
+      }
       ArriveExpectBytesOp::create(b, loc, barriers, c(i),
                                   tile.getRows() * tile.getRowBytes());
       TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
