@@ -88,8 +88,7 @@ static void forEachChunk(
   Value chunkElements = c(perChunk);
   Value chunkInRow =
       arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
-  Value col =
-      arith::MulIOp::create(rewriter, loc, chunkInRow, chunkElements);
+  Value col = arith::MulIOp::create(rewriter, loc, chunkInRow, chunkElements);
   Value sourceRow = arith::AddIOp::create(rewriter, loc, firstRow, row);
   Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
                                        sourceRow, limit);
