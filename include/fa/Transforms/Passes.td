@@ -29,7 +29,10 @@ def TileAttention : Pass<"fa-tile-attention"> {
     normalizes the tile and inserts O and LSE. KV blocks that causal or
     window masks hide from every row of the Q block are skipped; blocks
     visible to every row run `unmasked`; only boundary blocks are masked.
-    Ragged edges are padded and masked.
+    Ragged edges are padded and masked. Batch and sequence lengths may be
+    dynamic (runtime shapes): the grid and every bound are then computed
+    from `tensor.dim` of the operands; head counts and head dims must be
+    static.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64",
