@@ -163,9 +163,10 @@ struct LowerArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
   matchAndRewrite(ArriveBarrierOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    Value zero = indexConst(rewriter, loc, 0);
+    Value lane = ThreadPosition::get(rewriter, loc).lane;
     Value laneZero = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::eq,
-        ThreadPosition::get(rewriter, loc).lane, indexConst(rewriter, loc, 0));
+        rewriter, loc, arith::CmpIPredicate::eq, lane, zero);
     auto branch = scf::IfOp::create(rewriter, loc, laneZero);
     {
       OpBuilder::InsertionGuard guard(rewriter);
@@ -187,8 +188,9 @@ struct LowerWarpgroupId : OpConversionPattern<WarpgroupIdOp> {
   matchAndRewrite(WarpgroupIdOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    rewriter.replaceOpWithNewOp<arith::DivUIOp>(
-        op, emitGroupThreadId(rewriter, loc), indexConst(rewriter, loc, 128));
+    Value warpgroupThreads = indexConst(rewriter, loc, 128);
+    Value thread = emitGroupThreadId(rewriter, loc);
+    rewriter.replaceOpWithNewOp<arith::DivUIOp>(op, thread, warpgroupThreads);
     return success();
   }
 };
