@@ -57,6 +57,8 @@ wgmmaDefaultBlocks(const AttentionConfig &c) {
 static std::string wgmmaForwardLimits(const AttentionConfig &c) {
   if (c.backward)
     return "the backward is on mma.sync";
+  if (c.runtimeShapes && c.chip != "sm_90a" && c.chip != "sm_90")
+    return "runtime shapes on " + c.chip;
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   // Positive first: the byte count below multiplies the head dims, and a
@@ -142,6 +144,8 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
 int64_t AttentionConfig::effectivePersistentBlocks() const {
   if (persistentBlocks != -1)
     return persistentBlocks;
+  if (runtimeShapes)
+    return 0;
   int64_t kvBlocks = llvm::divideCeil(seqKV, effectiveBlockKV());
   int64_t perTile = causal ? (kvBlocks + 1) / 2 : kvBlocks;
   return perTile <= kShortTileKVBlocks ? kPersistentGridBlocks : 0;
@@ -151,7 +155,9 @@ std::string AttentionConfig::key() const {
   return llvm::formatv(
       "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
       "t{13}x{14}r{18}k{20}p{21}:{15}{16}:{17}",
-      dtype, batch, headsQ, headsKV, seqQ, seqKV, headDim, headDimV,
+      dtype, runtimeShapes ? "?" : std::to_string(batch), headsQ, headsKV,
+      runtimeShapes ? "?" : std::to_string(seqQ),
+      runtimeShapes ? "?" : std::to_string(seqKV), headDim, headDimV,
       scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
       window ? window->first : -2, window ? window->second : -2,
       softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
@@ -160,17 +166,21 @@ std::string AttentionConfig::key() const {
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
+  // Runtime shapes: `?` for the batch and the sequence lengths.
+  auto size = [&](int64_t n) {
+    return c.runtimeShapes ? std::string("?") : std::to_string(n);
+  };
   auto tensor = [&](int64_t heads, int64_t seq, int64_t dim) {
-    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", c.batch, heads, seq,
-                         dim, c.dtype)
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", size(c.batch), heads,
+                         size(seq), dim, c.dtype)
         .str();
   };
   std::string q = tensor(c.headsQ, c.seqQ, c.headDim);
   std::string k = tensor(c.headsKV, c.seqKV, c.headDim);
   std::string v = tensor(c.headsKV, c.seqKV, c.headDimV);
   std::string o = tensor(c.headsQ, c.seqQ, c.headDimV);
-  std::string lse =
-      llvm::formatv("tensor<{0}x{1}x{2}xf32>", c.batch, c.headsQ, c.seqQ);
+  std::string lse = llvm::formatv("tensor<{0}x{1}x{2}xf32>", size(c.batch),
+                                  c.headsQ, size(c.seqQ));
   std::string attrs;
   if (c.scale)
     attrs += llvm::formatv(" scale = {0:e16}", *c.scale);

@@ -2,6 +2,8 @@
 
 #include "fa/Compiler/Compiler.h"
 
+#include "MetadataText.h"
+
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
@@ -191,91 +193,6 @@ llvm::Error compileError(const Twine &what, StringRef diagnostics) {
       (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
 }
 
-std::string joinInts(ArrayRef<int64_t> values) {
-  return llvm::join(
-      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
-      ",");
-}
-
-/// Launch keys of one kernel: entry, grid, block, shared bytes, arguments,
-/// each name prefixed by `prefix` ("" for the main kernel).
-void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
-                StringRef args) {
-  os << prefix << "entry = " << kernel.getName() << "\n"
-     << prefix << "grid = "
-     << joinInts(
-            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid").asArrayRef())
-     << "\n"
-     << prefix << "block = "
-     << joinInts(
-            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block").asArrayRef())
-     << "\n"
-     << prefix << "shared_bytes = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt() << "\n"
-     << prefix << "args = " << args << "\n";
-}
-
-/// `key = value` lines for the runtime, from the kernels' attributes: the
-/// problem, then the launch of the main kernel and, for the backward, of
-/// its `pre_` (delta, zeroed dq_acc) and `post_` (dq cast) kernels.
-std::string kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
-                           const AttentionConfig &options) {
-  bool backward = kernels.count("backward");
-  gpu::GPUFuncOp kernel = kernels.lookup(backward ? "backward" : "forward");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto shape = [&](unsigned arg) {
-    return cast<MemRefType>(kernel.getArgumentTypes()[arg]).getShape();
-  };
-  Type elt = cast<MemRefType>(kernel.getArgumentTypes()[0]).getElementType();
-  auto window = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.window");
-  auto softcap = kernel->getAttrOfType<FloatAttr>("fa.softcap");
-  os << "kind = " << (backward ? "backward" : "forward")
-     << "\nchip = " << options.chip
-     << "\ndtype = " << (elt.isF16() ? "f16" : "bf16")
-     << "\nbatch = " << shape(0)[0] << "\nheads_q = " << shape(0)[1]
-     << "\nheads_kv = " << shape(1)[1] << "\nseq_q = " << shape(0)[2]
-     << "\nseq_kv = " << shape(1)[2] << "\nhead_dim = " << shape(0)[3]
-     << "\nhead_dim_v = " << shape(2)[3] << "\nscale = "
-     << llvm::formatv(
-            "{0:e16}",
-            kernel->getAttrOfType<FloatAttr>("fa.scale").getValueAsDouble())
-     << "\ncausal = " << (kernel->hasAttr("fa.causal") ? 1 : 0)
-     << "\nwindow_left = " << (window ? window[0] : -1)
-     << "\nwindow_right = " << (window ? window[1] : -1) << "\nsoftcap = "
-     << llvm::formatv("{0:e16}", softcap ? softcap.getValueAsDouble() : 0.0)
-     << "\nblock_q = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.block_q").getInt()
-     << "\nblock_kv = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
-     << "\nrows_per_warp = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
-  if (!backward) {
-    // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
-    // runtime learns their boxes from `tensor_maps`.
-    SmallVector<std::string> args = {"q", "k", "v", "o", "lse"}, maps;
-    for (unsigned i = args.size(); i < kernel.getNumArguments(); ++i) {
-      auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
-      auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
-      if (!map || !of || of.getInt() < 0 || of.getInt() >= 5)
-        continue;
-      std::string tensor = args[of.getInt()];
-      args.push_back("tmap_" + tensor);
-      maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
-                                   map.getBoxCols()));
-    }
-    if (!maps.empty())
-      os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
-    launchKeys(os, kernel, "", llvm::join(args, ","));
-  } else {
-    launchKeys(os, kernel, "", "q,k,v,do,lse,delta,dq_acc,dk,dv");
-    launchKeys(os, kernels.lookup("backward_pre"), "pre_", "o,do,delta,dq_acc");
-    launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
-  }
-  os << "compiler = " << compilerVersion() << "\n";
-  return text;
-}
-
 /// The whole-problem tensors of an attention op, named as in its syntax.
 SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
   if (auto fwd = dyn_cast<AttentionOp>(op))
@@ -303,11 +220,18 @@ SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
 LogicalResult checkRuntimeLimits(Operation *op) {
   for (auto [value, name] : problemTensors(op)) {
     auto type = cast<RankedTensorType>(value.getType()); // FA_Tensor
-    if (!type.hasStaticShape())
-      return op->emitError() << "the GPU kernels are compiled for static "
-                             << "shapes; " << name << " has type " << type;
     int64_t elements = 1;
-    for (int64_t dim : type.getShape()) {
+    for (auto [d, dim] : llvm::enumerate(type.getShape())) {
+      // Runtime shapes: the forward's batch and sequence lengths may be the
+      // call's (the runtime bounds them per call); nothing else is.
+      if (ShapedType::isDynamic(dim)) {
+        if (isa<AttentionOp>(op) && (d == 0 || d == 2))
+          continue;
+        return op->emitError()
+               << "only the forward's batch and sequence lengths may be "
+                  "runtime sizes (dimensions 0 and 2); "
+               << name << " has type " << type;
+      }
       if (dim <= 0)
         return op->emitError()
                << "every dimension must be positive (a GPU grid has no empty "
@@ -492,8 +416,20 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     if (element.isBF16() || element.isF16())
       effective.dtype = element.isBF16() ? "bf16" : "f16";
     if (auto attention = dyn_cast<AttentionOp>(problem)) {
-      effective.seqKV = attention.getKey().getType().getDimSize(2);
+      effective.runtimeShapes =
+          llvm::any_of(problemTensors(problem), [](auto tensor) {
+            return !cast<ShapedType>(tensor.first.getType()).hasStaticShape();
+          });
+      if (!effective.runtimeShapes)
+        effective.seqKV = attention.getKey().getType().getDimSize(2);
       effective.causal = attention.getCausal();
+    }
+    if (effective.runtimeShapes && !effective.usesWgmmaForward()) {
+      problem->emitError()
+          << "runtime batch and sequence lengths need the WGMMA forward "
+             "(sm_90 or sm_90a); this problem compiles for "
+          << effective.forwardVariantReason();
+      return compileError("compiling to a GPU kernel failed", diagnostics);
     }
   }
   if (problem && std::getenv("FLASHMLIR_LOG"))
@@ -564,7 +500,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   AttentionConfig target = effective;
   target.chip = effective.targetChip();
   CompiledKernel result;
-  result.metadata = kernelMetadata(kernels, target);
+  FailureOr<std::string> metadata = kernelMetadata(kernels, target);
+  if (failed(metadata))
+    return compileError("describing the kernel failed", diagnostics);
+  result.metadata = std::move(*metadata);
 
   llvm::Expected<std::string> payload =
       lowerKernels(*module, context, target, emit, diagnostics);
@@ -581,8 +520,12 @@ mlir::fa::compileAttention(const AttentionConfig &config, EmitKind emit) {
         llvm::inconvertibleErrorCode(),
         "unsupported dtype '%s': the GPU kernels take bf16 or f16",
         config.dtype.c_str());
-  for (int64_t dim : {config.batch, config.headsQ, config.headsKV, config.seqQ,
-                      config.seqKV, config.headDim, config.headDimV})
+  SmallVector<int64_t> dims = {config.headsQ, config.headsKV, config.headDim,
+                               config.headDimV};
+  // Runtime shapes ignore batch and lengths (the call's).
+  if (!config.runtimeShapes)
+    dims.append({config.batch, config.seqQ, config.seqKV});
+  for (int64_t dim : dims)
     if (dim <= 0)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),

@@ -126,12 +126,17 @@ std::string jit::metadataMismatch(const KernelMetadata &m,
     return differs("chip", m.chip, config.targetChip());
   if (toString(m.dtype) != config.dtype)
     return differs<std::string>("dtype", toString(m.dtype), config.dtype);
+  if (m.runtimeShapes != config.runtimeShapes)
+    return differs("runtime_shapes", int(m.runtimeShapes),
+                   int(config.runtimeShapes));
+  // A runtime-shapes kernel has no batch or lengths of its own (0).
+  auto callSize = [&](int64_t size) { return config.runtimeShapes ? 0 : size; };
   const std::pair<const char *, std::pair<int64_t, int64_t>> sizes[] = {
-      {"batch", {m.batch, config.batch}},
+      {"batch", {m.batch, callSize(config.batch)}},
       {"heads_q", {m.headsQ, config.headsQ}},
       {"heads_kv", {m.headsKV, config.headsKV}},
-      {"seq_q", {m.seqQ, config.seqQ}},
-      {"seq_kv", {m.seqKV, config.seqKV}},
+      {"seq_q", {m.seqQ, callSize(config.seqQ)}},
+      {"seq_kv", {m.seqKV, callSize(config.seqKV)}},
       {"head_dim", {m.headDim, config.headDim}},
       {"head_dim_v", {m.headDimV, config.headDimV}},
       {"block_q", {m.blockQ, config.effectiveBlockQ()}},

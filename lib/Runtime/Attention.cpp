@@ -283,8 +283,14 @@ size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 } // namespace
 
-Status validateAttentionForward(const KernelMetadata &m,
+Status validateAttentionForward(const KernelMetadata &kernelMetadata,
                                 const AttentionArgs &a) {
+  // A kernel with runtime shapes is checked as built for the call's shape.
+  StatusOr<KernelMetadata> shaped =
+      kernelMetadata.instantiate(a.batch, a.seqQ, a.seqKV);
+  if (!shaped.ok())
+    return shaped.status();
+  const KernelMetadata &m = *shaped;
   if (m.kind != KernelKind::Forward)
     return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
                          " kernel; attentionForward needs a forward kernel");
@@ -494,8 +500,14 @@ backwardKernelParams(const KernelMetadata &m, const AttentionBackwardArgs &args,
 
 Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
                         CUstream stream) {
-  const KernelMetadata &m = kernel.metadata();
-  const std::string context = "attentionForward(" + m.entry + ")";
+  const std::string context =
+      "attentionForward(" + kernel.metadata().entry + ")";
+  // Runtime shapes: the grid and the size parameters are the call's.
+  StatusOr<KernelMetadata> shaped =
+      kernel.metadata().instantiate(args.batch, args.seqQ, args.seqKV);
+  if (!shaped.ok())
+    return shaped.status().withContext(context);
+  const KernelMetadata &m = *shaped;
   FA_RT_RETURN_IF_ERROR(validateAttentionForward(m, args).withContext(context));
   if (!kernel.loaded())
     return Status::error(context + ": kernel is not loaded");

@@ -15,13 +15,18 @@ static_assert(alignof(CUtensorMap) >= 64 && sizeof(CUtensorMap) == 128,
               "CUtensorMap must be a 64-byte aligned 128-byte struct");
 
 void KernelParams::addPointer(CUdeviceptr pointer) {
-  slots_.push_back({false, pointers_.size()});
+  slots_.push_back({Kind::Pointer, pointers_.size()});
   pointers_.push_back(pointer);
 }
 
 void KernelParams::addTensorMap(const CUtensorMap &map) {
-  slots_.push_back({true, maps_.size()});
+  slots_.push_back({Kind::TensorMap, maps_.size()});
   maps_.push_back(map);
+}
+
+void KernelParams::addScalar(int64_t value) {
+  slots_.push_back({Kind::Scalar, scalars_.size()});
+  scalars_.push_back(value);
 }
 
 void **KernelParams::data() {
@@ -29,8 +34,10 @@ void **KernelParams::data() {
   // vectors and move the values.
   addresses_.clear();
   for (const Slot &slot : slots_)
-    addresses_.push_back(slot.isTensorMap
+    addresses_.push_back(slot.kind == Kind::TensorMap
                              ? static_cast<void *>(&maps_[slot.index])
+                         : slot.kind == Kind::Scalar
+                             ? static_cast<void *>(&scalars_[slot.index])
                              : static_cast<void *>(&pointers_[slot.index]));
   return addresses_.data();
 }
@@ -109,6 +116,19 @@ buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
   for (const std::string &name : launch.args) {
     if (const CUdeviceptr *pointer = findPointer(pointers, name)) {
       params.addPointer(*pointer);
+      continue;
+    }
+    if (isSizeParameter(name)) {
+      // A runtime size: the call's, once the metadata is instantiated.
+      const int64_t value = name == "batch"   ? m.batch
+                            : name == "seq_q" ? m.seqQ
+                                              : m.seqKV;
+      if (m.runtimeShapes || value < 1)
+        return Status::error("parameter '" + name + "' of kernel '" +
+                             launch.entry +
+                             "' is a runtime size: instantiate the kernel's "
+                             "metadata for the call's shape first");
+      params.addScalar(value);
       continue;
     }
     const TensorMapParam *map = m.findTensorMap(name);

@@ -32,7 +32,6 @@ const char *toString(DType dtype) {
 
 size_t elementSize(DType) { return 2; }
 
-
 bool LaunchSpec::hasArg(std::string_view name) const {
   return contains(args, name);
 }
@@ -74,7 +73,6 @@ std::vector<LaunchSpec> KernelMetadata::launches() const {
 
 namespace {
 
-
 enum class KeyType {
   Kind,
   Entry,
@@ -113,6 +111,7 @@ const KeySpec kKeys[] = {
     {"head_dim_v", KeyType::PositiveInt, true},
     {"scale", KeyType::Scale, true},
     {"causal", KeyType::Bool, true},
+    {"runtime_shapes", KeyType::Bool, false},
     {"window_left", KeyType::Window, false},
     {"window_right", KeyType::Window, false},
     {"softcap", KeyType::Softcap, false},
@@ -162,6 +161,11 @@ LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
   return {&m.entry, &m.grid, &m.block, &m.sharedBytes, &m.args, key};
 }
 
+/// The keys a kernel with runtime shapes takes from the call.
+bool isCallShapeKey(std::string_view key) {
+  return key == "batch" || key == "seq_q" || key == "seq_kv" || key == "grid";
+}
+
 bool isBackwardParameter(std::string_view name) {
   for (const char *known :
        {"q", "k", "v", "o", "do", "lse", "delta", "dq_acc", "dq", "dk", "dv"})
@@ -169,7 +173,6 @@ bool isBackwardParameter(std::string_view name) {
       return true;
   return false;
 }
-
 
 const KeySpec *findKey(std::string_view name) {
   for (const KeySpec &spec : kKeys)
@@ -282,14 +285,16 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     m.softcap = v;
     return "";
   }
-  case KeyType::Bool:
+  case KeyType::Bool: {
+    bool &flag = key == "causal" ? m.causal : m.runtimeShapes;
     if (value == "1" || value == "true")
-      m.causal = true;
+      flag = true;
     else if (value == "0" || value == "false")
-      m.causal = false;
+      flag = false;
     else
       return bad("0 or 1");
     return "";
+  }
   case KeyType::Dim3: {
     std::vector<std::string_view> parts = splitCommas(value);
     if (parts.size() != 3)
@@ -331,8 +336,9 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     for (std::string_view part : splitCommas(value)) {
       if (!isIdentifier(part))
         return bad("comma-separated parameter names");
+      // A size may be passed more than once (once per tensor it sizes).
       for (const std::string &seen : args)
-        if (seen == part)
+        if (seen == part && !isSizeParameter(part))
           return "bad value for '" + key + "': parameter '" +
                  std::string(part) + "' listed twice";
       args.emplace_back(part);
@@ -347,77 +353,41 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
 
 } // namespace
 
+bool isSizeParameter(std::string_view name) {
+  return name == "batch" || name == "seq_q" || name == "seq_kv";
+}
+
 int KernelMetadata::chipVersion() const { return parseChip(chip); }
+
+StatusOr<KernelMetadata> KernelMetadata::instantiate(int64_t batchSize,
+                                                     int64_t queries,
+                                                     int64_t keys) const {
+  if (!runtimeShapes)
+    return *this;
+  if (batchSize < 1 || queries < 1 || keys < 1)
+    return Status::error(
+        "batch and sequence lengths must be positive, got batch " +
+        std::to_string(batchSize) + ", seq_q " + std::to_string(queries) +
+        ", seq_kv " + std::to_string(keys));
+  const int64_t qBlocks = queries / blockQ + (queries % blockQ != 0);
+  if (qBlocks > kMaxGridX || headsQ > kMaxGridYZ || batchSize > kMaxGridYZ)
+    return Status::error(
+        "grid (" + std::to_string(qBlocks) + ", " + std::to_string(headsQ) +
+        ", " + std::to_string(batchSize) +
+        ") exceeds the launch limits (x at most " + std::to_string(kMaxGridX) +
+        ", y and z at most " + std::to_string(kMaxGridYZ) + ")");
+  KernelMetadata m = *this;
+  m.runtimeShapes = false;
+  m.batch = batchSize;
+  m.seqQ = queries;
+  m.seqKV = keys;
+  m.grid = {uint32_t(qBlocks), uint32_t(headsQ), uint32_t(batchSize)};
+  return m;
+}
 
 bool KernelMetadata::chipIsArchSpecific() const {
   bool specific = false;
   return parseChip(chip, &specific) >= 0 && specific;
-}
-
-std::string KernelMetadata::configString() const {
-  std::string s;
-  auto add = [&](const char *key, const std::string &value) {
-    if (!s.empty())
-      s += ';';
-    s += key;
-    s += '=';
-    s += value;
-  };
-  auto dim = [](const Dim3 &d) {
-    return std::to_string(d.x) + "," + std::to_string(d.y) + "," +
-           std::to_string(d.z);
-  };
-  add("kind", toString(kind));
-  add("entry", entry);
-  add("chip", chip);
-  add("dtype", toString(dtype));
-  add("batch", std::to_string(batch));
-  add("heads_q", std::to_string(headsQ));
-  add("heads_kv", std::to_string(headsKV));
-  add("seq_q", std::to_string(seqQ));
-  add("seq_kv", std::to_string(seqKV));
-  add("head_dim", std::to_string(headDim));
-  add("head_dim_v", std::to_string(headDimV));
-  add("scale", detail::formatShortest(scale));
-  add("causal", causal ? "1" : "0");
-  add("window_left", std::to_string(windowLeft));
-  add("window_right", std::to_string(windowRight));
-  add("softcap", detail::formatShortest(softcap));
-  add("block_q", std::to_string(blockQ));
-  add("block_kv", std::to_string(blockKV));
-  add("rows_per_warp", std::to_string(rowsPerWarp));
-  add("grid", dim(grid));
-  add("block", dim(block));
-  add("shared_bytes", std::to_string(sharedBytes));
-  std::string argList;
-  for (const std::string &a : args)
-    argList += (argList.empty() ? "" : ",") + a;
-  add("args", argList);
-  // Only when present, so that the config strings (and cache keys) of
-  // kernels without tensor maps stay as they were.
-  if (!tensorMaps.empty()) {
-    std::string maps;
-    for (const TensorMapParam &map : tensorMaps)
-      maps += (maps.empty() ? "" : ",") + map.toString();
-    add("tensor_maps", maps);
-  }
-  if (!compiler.empty())
-    add("compiler", compiler);
-  if (kind == KernelKind::Backward) {
-    for (const auto &[prefix, l] :
-         {std::make_pair(std::string("pre_"), &pre),
-          std::make_pair(std::string("post_"), &post)}) {
-      std::string list;
-      for (const std::string &a : l->args)
-        list += (list.empty() ? "" : ",") + a;
-      add((prefix + "entry").c_str(), l->entry);
-      add((prefix + "grid").c_str(), dim(l->grid));
-      add((prefix + "block").c_str(), dim(l->block));
-      add((prefix + "shared_bytes").c_str(), std::to_string(l->sharedBytes));
-      add((prefix + "args").c_str(), list);
-    }
-  }
-  return s;
 }
 
 namespace {
@@ -475,7 +445,8 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
 
   std::string missing;
   for (const KeySpec &spec : kKeys)
-    if (spec.required && !seenOnLine.count(spec.name))
+    if (spec.required && !seenOnLine.count(spec.name) &&
+        !(m.runtimeShapes && isCallShapeKey(spec.name)))
       missing += (missing.empty() ? "" : ", ") + std::string(spec.name);
   if (!missing.empty())
     return Status::error(std::string(missing.find(',') == std::string::npos
@@ -486,6 +457,21 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   auto at = [&](const char *key) {
     return " (line " + std::to_string(seenOnLine[key]) + ")";
   };
+  if (m.runtimeShapes) {
+    if (m.kind != KernelKind::Forward)
+      return Status::error("runtime_shapes" + at("runtime_shapes") +
+                           ": only forward kernels take runtime shapes");
+    for (const auto &[key, line] : seenOnLine)
+      if (isCallShapeKey(key))
+        return Status::error("line " + std::to_string(line) + ": key '" + key +
+                             "' is the call's for a kernel with runtime "
+                             "shapes (runtime_shapes = 1" +
+                             at("runtime_shapes") + ")");
+    if (m.blockQ < 1)
+      return Status::error("runtime_shapes" + at("runtime_shapes") +
+                           ": a kernel with runtime shapes needs block_q "
+                           "(its grid is ceil(seq_q / block_q))");
+  }
   if (m.headsQ % m.headsKV != 0)
     return Status::error("heads_q = " + std::to_string(m.headsQ) +
                          at("heads_q") + " is not a multiple of heads_kv = " +
@@ -548,10 +534,15 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   if (m.kind == KernelKind::Forward) {
     for (const std::string &arg : m.args)
       if (arg != "q" && arg != "k" && arg != "v" && arg != "o" &&
-          arg != "lse" && !m.findTensorMap(arg))
+          arg != "lse" && !m.findTensorMap(arg) &&
+          !(m.runtimeShapes && isSizeParameter(arg)))
         return Status::error(
             "args" + at("args") + ": unknown forward kernel parameter '" + arg +
-            "' (known: " + knownParameters(m, "q, k, v, o, lse") + ")");
+            "' (known: " +
+            knownParameters(m, m.runtimeShapes
+                                   ? "q, k, v, o, lse, batch, seq_q, seq_kv"
+                                   : "q, k, v, o, lse") +
+            ")");
     for (const char *needed : {"q", "k", "v", "o"})
       if (!m.hasArg(needed))
         return Status::error("args" + at("args") +

@@ -26,6 +26,8 @@
 #   FA_SKIP_UNITTESTS=1  do not run the unit tests
 #   FA_BUILD_DIR       build directory (default build-gpu)
 #   FA_LOG_DIR         per-kernel logs (default $FA_BUILD_DIR/gpu-check-logs)
+#   FA_RUNTIME_SHAPES  the calls (B,NQ,NKV ...) a kernel with runtime shapes
+#                      (runtime_shapes = 1) is checked at, a verdict each
 #
 # Exit status: 0 if everything passed, 1 otherwise.
 set -uo pipefail
@@ -76,6 +78,12 @@ for dir in "${kernel_dirs[@]}"; do
   ptx_files+=("${dir_files[@]}")
 done
 meta_value() { sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*\([^#[:space:]]*\).*/\1/p" "$1" | head -n1; }
+# --shape arguments for a kernel with runtime shapes (none otherwise).
+runtime_shapes=${FA_RUNTIME_SHAPES:-1,1,1 2,77,77 1,77,1000 1,1000,77 3,1000,1000 1,4096,4096}
+shape_args() {
+  [ "$(meta_value "$1" runtime_shapes)" = 1 ] || return 0
+  for shape in ${2:-$runtime_shapes}; do printf -- '--shape %s ' "$shape"; done
+}
 sorted=()
 while IFS= read -r line; do sorted+=("${line#* }"); done < <(
   for ptx in "${ptx_files[@]}"; do
@@ -101,14 +109,18 @@ for ptx in "${sorted[@]}"; do
     failures=$((failures + 1))
     continue
   fi
+  # One verdict line per call (several for a kernel with runtime shapes).
   # shellcheck disable=SC2086
-  line=$("$tool" --ptx "$ptx" --meta "$meta" ${FA_CHECK_ARGS:-} 2>"$log_dir/$name.log" |
-    grep -E '^(PASS|FAIL) ' | tail -n1)
+  verdicts=$("$tool" --ptx "$ptx" --meta "$meta" $(shape_args "$meta") \
+    ${FA_CHECK_ARGS:-} 2>"$log_dir/$name.log" | grep -E '^(PASS|FAIL) ')
   rc=${PIPESTATUS[0]}
-  [ -n "$line" ] || line="FAIL $name reason=\"no verdict (exit $rc); see $log_dir/$name.log\""
-  [ "$rc" -eq 0 ] && [[ $line == PASS* ]] || failures=$((failures + 1))
-  echo "$line"
-  results+=("$line")
+  [ -n "$verdicts" ] || verdicts="FAIL $name reason=\"no verdict (exit $rc); see $log_dir/$name.log\""
+  [ "$rc" -eq 0 ] || failures=$((failures + 1))
+  while IFS= read -r line; do
+    [ "$rc" -ne 0 ] || [[ $line == PASS* ]] || failures=$((failures + 1))
+    echo "$line"
+    results+=("$line")
+  done <<<"$verdicts"
 done
 
 echo
@@ -133,17 +145,23 @@ done
 
 if [ "${FA_SANITIZE:-0}" = 1 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for kind in forward backward; do
+  # The smallest forward, backward and runtime-shapes kernel.
+  for kind in forward backward runtime-shapes; do
     first=
     for ptx in "${sorted[@]}"; do
       meta=${ptx%.ptx}.meta
-      [ -f "$meta" ] && [ "$(meta_value "$meta" kind)" = "$kind" ] && { first=$ptx; break; }
+      [ -f "$meta" ] || continue
+      this=$(meta_value "$meta" kind)
+      [ "$(meta_value "$meta" runtime_shapes)" = 1 ] && this=runtime-shapes
+      [ "$this" = "$kind" ] && { first=$ptx; break; }
     done
     [ -n "$first" ] || continue
     echo
     echo "== compute-sanitizer memcheck on $(basename "$first") ($kind)"
+    # shellcheck disable=SC2046
     if "$sanitizer" --tool memcheck --error-exitcode 3 \
         "$tool" --ptx "$first" --meta "${first%.ptx}.meta" --iters 1 \
+        $(shape_args "${first%.ptx}.meta" "2,77,77 1,77,300 1,300,77") \
         >"$log_dir/sanitizer-$kind.log" 2>&1; then
       echo "memcheck: clean"
     else

@@ -22,6 +22,24 @@ for tool in racecheck synccheck; do
   compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/bin/fa-gpu-check \
     --ptx $kernel.ptx --meta $kernel.meta --iters 1 2>&1 | tail -3 || status=1
 done
+rt=.gpu-carry/k90a/rt_d128_causal_gqa_bf16
+if [ -f $rt.meta ]; then
+  echo "== compute-sanitizer racecheck on $(basename $rt) (runtime shapes)"
+  compute-sanitizer --tool racecheck --error-exitcode 3 build-gpu/bin/fa-gpu-check \
+    --ptx $rt.ptx --meta $rt.meta --shape 1,1000,300 --iters 1 2>&1 | tail -3 || status=1
+fi
+# Runtime-shapes kernels (.gpu-carry/rtb, from make-kernels.sh with
+# FA_BENCH_FLAGS=--runtime-shapes) timed at the bench shapes of their head
+# dim, beside the static kernels of the same shapes in the bench below.
+for meta in .gpu-carry/rtb/*.meta; do
+  [ -f "$meta" ] || continue
+  d=$(sed -n 's/^head_dim = //p' "$meta")
+  for n in ${FA_RT_BENCH_SEQS:-2048 8192}; do
+    echo "== bench $(basename "${meta%.meta}") at batch $((16384 / n)), N $n"
+    build-gpu/bin/fa-gpu-check --ptx "${meta%.meta}.ptx" --meta "$meta" \
+      --shape $((16384 / n)),$n,$n --bench 2>&1 | grep -E '^(PASS|FAIL)' || status=1
+  done
+done
 if [ -f .gpu-carry/k90a/d128.cubin ]; then
   echo "== SASS of d128_n1000_causal_f16 (sm_90a)"
   cuobjdump --dump-sass .gpu-carry/k90a/d128.cubin |

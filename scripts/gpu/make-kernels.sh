@@ -47,6 +47,15 @@ d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --hea
 d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7
 d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
 MATRIX
+  # One kernel for every batch and length (sm_90/sm_90a only): check.sh
+  # runs each at several shapes ($FA_RUNTIME_SHAPES).
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+rt_d128_causal_gqa_bf16     --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
+rt_d64_f16                  --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
+rt_d128_window_f16          --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=128 --window=64,64
+MATRIX
+  esac
 }
 
 bwd_matrix() {

@@ -41,6 +41,12 @@ cl::opt<int64_t> seqKV("seq-kv", cl::desc("default: seq-q"), cl::init(0),
 cl::opt<int64_t> headDim("head-dim", cl::init(64), cl::cat(category));
 cl::opt<int64_t> headDimV("head-dim-v", cl::desc("default: head-dim"),
                           cl::init(0), cl::cat(category));
+cl::opt<bool> runtimeShapes(
+    "runtime-shapes",
+    cl::desc("batch and sequence lengths are the call's: one forward kernel "
+             "for every shape (sm_90/sm_90a; --batch, --seq-q and --seq-kv "
+             "are then ignored)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> causal("causal", cl::init(false), cl::cat(category));
 cl::opt<std::string> window("window", cl::desc("L,R (-1 = unbounded)"),
                             cl::init(""), cl::cat(category));
@@ -132,6 +138,7 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
   config.seqKV = seqKV ? seqKV : seqQ;
   config.headDim = headDim;
   config.headDimV = headDimV ? headDimV : headDim;
+  config.runtimeShapes = runtimeShapes;
   config.causal = causal;
   if (scale != 0.0)
     config.scale = scale.getValue();

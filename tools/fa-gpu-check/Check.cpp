@@ -6,7 +6,6 @@
 #include "fa/Runtime/Runtime.h"
 
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -14,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -93,8 +93,7 @@ void runReference(const KernelMetadata &m, const std::vector<double> &q,
 /// head is a problem with batch = heads = 1 whose dK/dV contributions go to
 /// per-query-head partials, summed over each KV head's group afterwards
 /// (what the reference does for GQA, in a different order).
-void runBackwardReference(const KernelMetadata &m,
-                          const std::vector<double> &q,
+void runBackwardReference(const KernelMetadata &m, const std::vector<double> &q,
                           const std::vector<double> &k,
                           const std::vector<double> &v,
                           const std::vector<double> &o,
@@ -121,8 +120,8 @@ void runBackwardReference(const KernelMetadata &m,
         dvPart.data() + qHead * nV);
   });
   parallelFor(m.batch * m.headsKV, [&](int64_t kvHead) {
-    int64_t first = (kvHead / m.headsKV) * m.headsQ +
-                    (kvHead % m.headsKV) * group;
+    int64_t first =
+        (kvHead / m.headsKV) * m.headsQ + (kvHead % m.headsKV) * group;
     for (int64_t i = 0; i < nK; ++i) {
       double sum = 0;
       for (int64_t j = 0; j < group; ++j)
@@ -212,7 +211,6 @@ Status poison(Buffers &buf) {
   return buf.lse.fill(0xFF);
 }
 
-
 //===----------------------------------------------------------------------===//
 // Backward
 //===----------------------------------------------------------------------===//
@@ -255,8 +253,8 @@ Status allocate(DeviceTensor &t, const char *label, size_t bytes,
   t.label = label;
   t.bytes = bytes;
   t.guarded = guarded;
-  StatusOr<DeviceBuffer> b =
-      DeviceBuffer::allocate(std::max<size_t>(1, bytes + (guarded ? kGuardBytes : 0)));
+  StatusOr<DeviceBuffer> b = DeviceBuffer::allocate(
+      std::max<size_t>(1, bytes + (guarded ? kGuardBytes : 0)));
   if (!b.ok())
     return b.status().withContext(std::string("allocating ") + label);
   t.buffer = std::move(*b);
@@ -363,8 +361,7 @@ void printKernelHeader(const Kernel &kernel, const CheckOptions &opt) {
 }
 
 fa::ref::AttentionShape referenceShape(const KernelMetadata &m) {
-  return {m.batch, m.headsQ, m.headsKV, m.seqQ, m.seqKV, m.headDim,
-          m.headDimV};
+  return {m.batch, m.headsQ, m.headsKV, m.seqQ, m.seqKV, m.headDim, m.headDimV};
 }
 
 /// Fresh normal(0, 1) inputs rounded to the dtype: the device gets the
@@ -487,9 +484,9 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
   auto verdictProblems = [&](const BackwardResult &r) {
     std::string p = r.problem;
     char buf[128];
-    for (auto [err, label] : {std::make_pair(r.errDQ, "err_dq"),
-                              std::make_pair(r.errDK, "err_dk"),
-                              std::make_pair(r.errDV, "err_dv")})
+    for (auto [err, label] :
+         {std::make_pair(r.errDQ, "err_dq"), std::make_pair(r.errDK, "err_dk"),
+          std::make_pair(r.errDV, "err_dv")})
       if (!(err <= tol)) {
         std::snprintf(buf, sizeof buf, "%s %.3e > %.0e", label, err, tol);
         p += (p.empty() ? "" : "; ") + std::string(buf);
@@ -541,9 +538,10 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
   // Timing: the three launches together.
   double medianMs = -1;
   if (opt.bench && problems.empty()) {
-    StatusOr<double> ms = timeLaunches(
-        opt, "pre + main + post", poisonAll,
-        [&] { return attentionBackward(kernel, args, workspace); });
+    StatusOr<double> ms =
+        timeLaunches(opt, "pre + main + post", poisonAll, [&] {
+          return attentionBackward(kernel, args, workspace);
+        });
     if (!ms.ok())
       return fail(ms.status().message());
     medianMs = *ms;
@@ -611,7 +609,12 @@ std::string uncheckable(const KernelMetadata &m) {
 
 int checkKernel(const Kernel &kernel, const std::string &name,
                 const CheckOptions &opt) {
-  const KernelMetadata &m = kernel.metadata();
+  // A kernel with runtime shapes is checked at the shape asked for.
+  StatusOr<KernelMetadata> shaped =
+      kernel.metadata().instantiate(opt.batch, opt.seqQ, opt.seqKV);
+  if (!shaped.ok())
+    return setupError(name, shaped.status().message(), opt.extra);
+  const KernelMetadata &m = *shaped;
   if (m.kind == KernelKind::Backward)
     return checkBackwardKernel(kernel, name, opt);
   if (std::string why = uncheckable(m); !why.empty())

@@ -37,6 +37,9 @@ struct CheckOptions {
   uint64_t seed = 0;
   bool bench = false;
   std::string extra; ///< Appended to the verdict line, e.g. "cache=hit".
+  /// The call's batch and sequence lengths, for a kernel with runtime
+  /// shapes (ignored otherwise).
+  int64_t batch = 0, seqQ = 0, seqKV = 0;
 };
 
 /// Prints the verdict line of a setup error (to stdout; the message also to

@@ -29,11 +29,14 @@
 #include "fa/Jit/Jit.h"
 #endif
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace fa::rt;
 using namespace fa::check;
@@ -44,6 +47,8 @@ struct Options {
   std::string ptxPath, metaPath, name;
   bool seedGiven = false, cache = false;
   CheckOptions check;
+  /// --shape B,NQ,NKV: the calls to check a runtime-shapes kernel with.
+  std::vector<std::array<int64_t, 3>> shapes;
 #ifdef FA_GPU_CHECK_JIT
   bool jit = false, backward = false;
   mlir::fa::AttentionConfig config;
@@ -53,16 +58,22 @@ struct Options {
 };
 
 void usage(FILE *out) {
-  std::fprintf(out, "usage: fa-gpu-check --ptx FILE --meta FILE [--iters N] "
-                    "[--warmup N] [--seed S] [--bench] [--cache]\n"
-                    "  --iters N   correctness runs (default 1), or timed runs "
-                    "with --bench (default 20)\n"
-                    "  --warmup N  untimed launches before timing (default 5)\n"
-                    "  --seed S    input seed (default: random, printed)\n"
-                    "  --bench     time with CUDA events; report median ms and "
-                    "TFLOP/s\n"
-                    "  --cache     load through the kernel cache "
-                    "($FLASHMLIR_CACHE_DIR or ~/.cache/flashmlir)\n");
+  std::fprintf(out,
+               "usage: fa-gpu-check --ptx FILE --meta FILE [--iters N] "
+               "[--warmup N] [--seed S] [--bench] [--cache]\n"
+               "                   [--shape B,NQ,NKV ...]\n"
+               "  --iters N   correctness runs (default 1), or timed runs "
+               "with --bench (default 20)\n"
+               "  --warmup N  untimed launches before timing (default 5)\n"
+               "  --seed S    input seed (default: random, printed)\n"
+               "  --bench     time with CUDA events; report median ms and "
+               "TFLOP/s\n"
+               "  --shape B,NQ,NKV  a call of a kernel with runtime shapes "
+               "(runtime_shapes = 1):\n"
+               "              batch, query and key lengths; repeat it to "
+               "check several\n"
+               "  --cache     load through the kernel cache "
+               "($FLASHMLIR_CACHE_DIR or ~/.cache/flashmlir)\n");
 #ifdef FA_GPU_CHECK_JIT
   std::fprintf(
       out,
@@ -75,6 +86,9 @@ void usage(FILE *out) {
       "          [--block-q N] [--block-kv N] [--rows-per-warp N]\n"
       "  --backward        compile and check the backward kernel set (dQ, dK, "
       "dV)\n"
+      "  --runtime-shapes  compile one forward kernel for every batch and "
+      "length (sm_90);\n"
+      "                    check it at --batch, --seq-q and --seq-kv\n"
       "  --chip sm_XY      target (default: the device's; sm_90 without one)\n"
       "  --format F        what the cache holds: ptx (default) or cubin\n"
       "  --emit PREFIX     compile only: write PREFIX.ptx and PREFIX.meta "
@@ -178,6 +192,8 @@ bool parseJitOption(const std::string &arg, const char *v, Options &opt,
       opt.backward = true;
     else if (arg == "--causal")
       c.causal = true;
+    else if (arg == "--runtime-shapes")
+      c.runtimeShapes = true;
     else
       return false;
   }
@@ -218,6 +234,16 @@ int parseOptions(int argc, char **argv, Options &opt) {
     } else if (arg == "--seed") {
       bad = !parseNumber(next, opt.check.seed);
       opt.seedGiven = true;
+    } else if (arg == "--shape") {
+      std::array<uint64_t, 3> v{};
+      std::string text = next ? next : "";
+      size_t a = text.find(','), b = a == text.npos ? a : text.find(',', a + 1);
+      bad = b == text.npos || !parseNumber(text.substr(0, a).c_str(), v[0]) ||
+            !parseNumber(text.substr(a + 1, b - a - 1).c_str(), v[1]) ||
+            !parseNumber(text.substr(b + 1).c_str(), v[2]) ||
+            *std::min_element(v.begin(), v.end()) < 1 ||
+            *std::max_element(v.begin(), v.end()) > (uint64_t(1) << 31);
+      opt.shapes.push_back({int64_t(v[0]), int64_t(v[1]), int64_t(v[2])});
     } else if (arg == "--bench" || arg == "--cache") {
       usedValue = false;
       (arg == "--bench" ? opt.check.bench : opt.cache) = true;
@@ -294,12 +320,32 @@ int runAheadOfTime(Options &opt) {
   }();
   if (!kernel.ok())
     return fail(kernel.status().message());
-  return checkKernel(*kernel, opt.name, opt.check);
+  if (!m.runtimeShapes)
+    return opt.shapes.empty()
+               ? checkKernel(*kernel, opt.name, opt.check)
+               : fail("--shape is for kernels with runtime shapes; this "
+                      "one is built for one shape");
+  if (opt.shapes.empty())
+    return fail("the kernel has runtime shapes (runtime_shapes = 1): give "
+                "the calls to check with --shape B,NQ,NKV");
+  // One verdict line per call, named after its shape; the worst status.
+  int status = 0;
+  for (const auto &[batch, seqQ, seqKV] : opt.shapes) {
+    CheckOptions call = opt.check;
+    call.batch = batch;
+    call.seqQ = seqQ;
+    call.seqKV = seqKV;
+    std::string name = opt.name + "_b" + std::to_string(batch) + "_n" +
+                       std::to_string(seqQ) + "x" + std::to_string(seqKV);
+    status = std::max(status, checkKernel(*kernel, name, call));
+  }
+  return status;
 }
 
 #ifdef FA_GPU_CHECK_JIT
 std::string configName(const mlir::fa::AttentionConfig &c) {
-  std::string s = std::string(c.backward ? "jit_bwd_" : "jit_") + c.dtype + "_b" + std::to_string(c.batch) + "_h" +
+  std::string s = std::string(c.backward ? "jit_bwd_" : "jit_") + c.dtype +
+                  "_b" + std::to_string(c.batch) + "_h" +
                   std::to_string(c.headsQ) + "x" + std::to_string(c.headsKV) +
                   "_n" + std::to_string(c.seqQ) + "x" +
                   std::to_string(c.seqKV) + "_d" + std::to_string(c.headDim);
@@ -390,6 +436,10 @@ int runJit(Options &opt) {
   if (!k.ok())
     return fail(k.status().message());
   opt.check.extra = describe(k->outcome, k->compiled);
+  // A runtime-shapes kernel is checked at the config's batch and lengths.
+  opt.check.batch = opt.config.batch;
+  opt.check.seqQ = opt.config.seqQ;
+  opt.check.seqKV = opt.config.seqKV;
   if (!k->warning.empty())
     std::fprintf(stderr, "# cache warning: %s\n", k->warning.c_str());
   return checkKernel(k->kernel, opt.name, opt.check);

@@ -89,6 +89,49 @@ TEST_F(JitTest, KeySeparatesConfigsChipsAndFormats) {
             forwardCacheKey(a, "sm_90", ImageFormat::PTX).serialize());
 }
 
+TEST_F(JitTest, RuntimeShapesAreOneEntryForEveryLength) {
+  AttentionConfig config = smallConfig();
+  config.runtimeShapes = true;
+  uint64_t before = compilerInvocations();
+  KernelCache cache(dir_);
+  StatusOr<JitArtifact> first =
+      buildForwardKernel(config, cache, ptxFor90_, noDriver_);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const KernelMetadata &m = first->metadata;
+  EXPECT_TRUE(m.runtimeShapes);
+  EXPECT_EQ(m.batch, 0);
+  EXPECT_EQ(m.seqQ, 0);
+  EXPECT_EQ(m.seqKV, 0);
+  EXPECT_TRUE(m.hasArg("seq_kv"));
+  EXPECT_TRUE(contains(first->image, ".param .u64 fa_fwd_param_17"));
+
+  // Other lengths and batches: the same entry, not compiled again.
+  config.batch = 3;
+  config.seqQ = 4097;
+  config.seqKV = 17;
+  KernelCache other(dir_);
+  StatusOr<JitArtifact> again =
+      buildForwardKernel(config, other, ptxFor90_, noDriver_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(compilerInvocations(), before + 1);
+  EXPECT_EQ(entries(), 1);
+  // A static kernel of the same problem is a different entry.
+  config.runtimeShapes = false;
+  EXPECT_NE(forwardCacheKey(config, "sm_90", ImageFormat::PTX).serialize(),
+            again->key.serialize());
+
+  // The mma.sync path has no runtime shapes: a located error.
+  config.runtimeShapes = true;
+  StatusOr<JitArtifact> ampere =
+      buildForwardKernel(config, cache, {"sm_80", ImageFormat::PTX}, noDriver_);
+  ASSERT_FALSE(ampere.ok());
+  EXPECT_TRUE(contains(ampere.status().message(),
+                       "runtime batch and sequence lengths need the WGMMA "
+                       "forward"))
+      << ampere.status().message();
+}
+
 TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {
   struct Case {
     const char *what;
@@ -248,9 +291,12 @@ protected:
   }
 };
 
-/// Runs `kernel` on random inputs; returns ||O - ref|| / ||ref||.
-double runAndCompare(const Kernel &kernel) {
-  const KernelMetadata &m = kernel.metadata();
+/// Runs `kernel` on random inputs, at `call`'s shape for a kernel with
+/// runtime shapes, into poisoned (NaN) outputs; returns
+/// ||O - ref|| / ||ref||.
+double runAndCompare(const Kernel &kernel,
+                     const KernelMetadata *call = nullptr) {
+  const KernelMetadata &m = call ? *call : kernel.metadata();
   ref::AttentionShape shape{m.batch, m.headsQ,  m.headsKV, m.seqQ,
                             m.seqKV, m.headDim, m.headDimV};
   std::mt19937 rng(7);
@@ -277,6 +323,7 @@ double runAndCompare(const Kernel &kernel) {
                          lse = DeviceBuffer::allocate(nLSE * 4);
   if (!o.ok() || !lse.ok())
     return INFINITY;
+  EXPECT_TRUE(o->fill(0xFF).ok());
   AttentionArgs args = AttentionArgs::fromMetadata(m);
   args.q = in[0].ptr();
   args.k = in[1].ptr();
@@ -325,6 +372,26 @@ TEST_F(JitGpuTest, CompilesOnFirstUseThenLoadsFromTheCache) {
   ASSERT_TRUE(cubin.ok()) << cubin.status().message();
   EXPECT_EQ(cubin->kernel.metadata().chip, Driver::get().device().chip());
   EXPECT_LT(runAndCompare(cubin->kernel), 1e-2);
+}
+
+TEST_F(JitGpuTest, RuntimeShapesRunEveryLength) {
+  AttentionConfig config = smallConfig();
+  config.runtimeShapes = true;
+  KernelCache cache(dir_);
+  StatusOr<JitKernel> k = getForwardKernel(config, cache);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  ASSERT_TRUE(k->kernel.metadata().runtimeShapes);
+  // Ragged lengths, Nq != Nk both ways (bottom-right causal: the first
+  // 1000 - 64 rows of the fourth are fully masked), one row, batches.
+  const int64_t shapes[][3] = {
+      {1, 100, 130}, {2, 257, 257}, {3, 64, 1000}, {1, 1000, 64}, {2, 1, 300}};
+  for (const auto &[batch, seqQ, seqKV] : shapes) {
+    StatusOr<KernelMetadata> call =
+        k->kernel.metadata().instantiate(batch, seqQ, seqKV);
+    ASSERT_TRUE(call.ok()) << call.status().message();
+    EXPECT_LT(runAndCompare(k->kernel, &*call), 1e-2)
+        << "batch " << batch << ", seq_q " << seqQ << ", seq_kv " << seqKV;
+  }
 }
 
 /// Runs backward kernel set `kernel` on random inputs (O and LSE from the

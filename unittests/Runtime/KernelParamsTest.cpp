@@ -173,6 +173,50 @@ TEST_F(RuntimeKernelParams, WithoutTensorMapsOnlyPointersAndNoEncoder) {
   EXPECT_TRUE(calls.empty());
 }
 
+TEST_F(RuntimeKernelParams, RuntimeShapesPassTheCallsSizesAndMaps) {
+  // The TMA forward as a kernel with runtime shapes: its sizes go after the
+  // maps, as fa-pass-runtime-sizes appends them.
+  std::string text = goodMetaText();
+  for (const char *key : {"batch", "seq_q", "seq_kv", "grid"})
+    text = withLine(text, key, "");
+  text = withLine(text, "args",
+                  "args = q,k,v,o,lse,tmap_q,tmap_k,tmap_v,batch,seq_q,"
+                  "batch,seq_kv");
+  text += "tensor_maps = q:128x64,k:64x64,v:64x64\nruntime_shapes = 1\n";
+  KernelMetadata m = parseOrDie(text);
+  StatusOr<KernelMetadata> shaped = m.instantiate(3, 77, 500);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  AttentionArgs a = forwardArgs(*shaped);
+  // Checked against the kernel as built for the call's shape.
+  ASSERT_TRUE(validateAttentionForward(m, a).ok());
+  a.headsKV = 4;
+  EXPECT_FALSE(validateAttentionForward(m, a).ok());
+  a.headsKV = 2;
+
+  // Not instantiated: the sizes have no values.
+  LaunchSpec sizesOnly = m.mainLaunch();
+  sizesOnly.args = {"seq_q"};
+  StatusOr<KernelParams> unshaped =
+      buildKernelParams(m, sizesOnly, {}, nullptr);
+  ASSERT_FALSE(unshaped.ok());
+  EXPECT_NE(unshaped.status().message().find("is a runtime size"),
+            std::string::npos);
+
+  calls.clear();
+  StatusOr<KernelParams> params = forwardKernelParams(*shaped, a, fakeEncode);
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  ASSERT_EQ(params->size(), 12u);
+  const int64_t sizes[] = {3, 77, 3, 500};
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(params->isScalar(8 + i)) << i;
+    EXPECT_EQ(*static_cast<int64_t *>(params->data()[8 + i]), sizes[i]) << i;
+  }
+  // The maps span the call's tensors: q [3, 8, 77, 128], k [3, 2, 500, 128].
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].dims, (std::vector<cuuint64_t>{128, 77, 8, 3}));
+  EXPECT_EQ(calls[1].dims, (std::vector<cuuint64_t>{128, 500, 2, 3}));
+}
+
 TEST_F(RuntimeKernelParams, MapsStayAlignedAndInPlaceAsParamsGrow) {
   // Enough maps that the storage reallocates while they are added.
   KernelParams p;

@@ -504,3 +504,86 @@ TEST(RuntimeMetadata, ReadFileErrorsNameThePath) {
 }
 
 } // namespace
+
+namespace {
+
+/// goodMetaText() as a kernel with runtime shapes: no batch, seq_q, seq_kv
+/// or grid; the size parameters after the tensors.
+std::string runtimeShapesMetaText() {
+  std::string text = goodMetaText();
+  for (const char *key : {"batch", "seq_q", "seq_kv", "grid"})
+    text = withLine(text, key, "");
+  text = withLine(text, "args", "args = q,k,v,o,lse,batch,seq_q,seq_kv");
+  return text + "runtime_shapes = 1\n";
+}
+
+TEST(RuntimeMetadata, RuntimeShapesTakeBatchLengthsAndGridFromTheCall) {
+  KernelMetadata m = parseOrDie(runtimeShapesMetaText());
+  EXPECT_TRUE(m.runtimeShapes);
+  EXPECT_EQ(m.batch, 0);
+  EXPECT_EQ(m.seqQ, 0);
+  EXPECT_NE(m.configString().find("runtime_shapes=1"), std::string::npos);
+  EXPECT_EQ(parseOrDie(goodMetaText()).configString().find("runtime_shapes"),
+            std::string::npos);
+
+  StatusOr<KernelMetadata> shaped = m.instantiate(3, 1000, 77);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  EXPECT_FALSE(shaped->runtimeShapes);
+  EXPECT_EQ(shaped->batch, 3);
+  EXPECT_EQ(shaped->seqQ, 1000);
+  EXPECT_EQ(shaped->seqKV, 77);
+  // ceil(1000 / block_q = 64), heads_q, batch.
+  EXPECT_EQ(shaped->grid.x, 16u);
+  EXPECT_EQ(shaped->grid.y, 8u);
+  EXPECT_EQ(shaped->grid.z, 3u);
+  EXPECT_EQ(shaped->args, m.args);
+
+  StatusOr<KernelMetadata> empty = m.instantiate(1, 0, 5);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("must be positive"),
+            std::string::npos);
+  StatusOr<KernelMetadata> huge = m.instantiate(70000, 8, 8);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("exceeds the launch limits"),
+            std::string::npos);
+  // A static kernel's metadata is its own whatever the call (the call's
+  // shape is validated against it afterwards).
+  KernelMetadata fixedMeta = parseOrDie(goodMetaText());
+  StatusOr<KernelMetadata> fixed = fixedMeta.instantiate(2, 0, 1024);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_EQ(fixed->configString(), fixedMeta.configString());
+}
+
+TEST(RuntimeMetadata, RuntimeShapesErrors) {
+  auto error = [](const std::string &text) {
+    KernelMetadata m;
+    Status s = parseKernelMetadata(text, m);
+    EXPECT_FALSE(s.ok()) << "accepted: " << text;
+    return s.message();
+  };
+  // The call's keys may not be fixed in the file.
+  EXPECT_NE(error(runtimeShapesMetaText() + "seq_q = 128\n")
+                .find("key 'seq_q' is the call's for a kernel with runtime "
+                      "shapes"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(runtimeShapesMetaText(), "block_q", ""))
+                .find("a kernel with runtime shapes needs block_q"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(runtimeShapesMetaText(), "runtime_shapes",
+                           "runtime_shapes = maybe"))
+                .find("bad value for 'runtime_shapes': expected 0 or 1"),
+            std::string::npos);
+  // Without runtime shapes the size parameters are unknown, and the keys
+  // are required as before.
+  EXPECT_NE(error(withLine(runtimeShapesMetaText(), "runtime_shapes", ""))
+                .find("missing required keys: batch, seq_q, seq_kv, grid"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(goodMetaText(), "args", "args = q,k,v,o,lse,seq_q"))
+                .find("unknown forward kernel parameter 'seq_q'"),
+            std::string::npos);
+  EXPECT_NE(error(goodBackwardMetaText() + "runtime_shapes = 1\n")
+                .find("only forward kernels take runtime shapes"),
+            std::string::npos);
+}
+
+} // namespace

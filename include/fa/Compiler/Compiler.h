@@ -30,6 +30,10 @@ struct AttentionConfig {
   std::string dtype = "bf16"; ///< bf16 | f16
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128;
   int64_t headDim = 64, headDimV = 64;
+  /// Batch and sequence lengths are the call's (`?` in the op's types): one
+  /// kernel for every shape; batch, seqQ and seqKV above are then ignored.
+  /// The WGMMA forward only.
+  bool runtimeShapes = false;
   std::optional<double> scale; ///< default 1/sqrt(headDim)
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;
@@ -53,7 +57,8 @@ struct AttentionConfig {
   /// if set, else 132 (one per SM of an H100/H200 SXM) where a tile has at
   /// most 5 KV blocks on average (seqKV = 512; causal seqKV <= 1024 at
   /// 128-key blocks) and 0 elsewhere: on the H200 the grid won there and
-  /// lost on longer tiles (docs/perf/README.md, Hopper step 9).
+  /// lost on longer tiles (docs/perf/README.md, Hopper step 9). 0 for
+  /// runtime shapes unless set: the tile count is the call's.
   int64_t effectivePersistentBlocks() const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;

@@ -37,6 +37,12 @@ constexpr llvm::StringLiteral kTensorMapArgsAttr = "fagpu.tensor_map_args";
 /// arguments by fa-pass-runtime-sizes, in order.
 constexpr llvm::StringLiteral kRuntimeSizesAttr = "fa.runtime_sizes";
 
+/// The (argument, dim) pairs that fa-pass-runtime-sizes appends, in order,
+/// for a kernel whose arguments have `argumentTypes`: every dynamic size of
+/// every memref argument. The compiler's .meta names the same list.
+SmallVector<std::pair<unsigned, int64_t>>
+runtimeSizeOperands(TypeRange argumentTypes);
+
 /// Options of the GPU lowering: target chip and PTX features.
 struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
   Option<std::string> chip{*this, "chip",

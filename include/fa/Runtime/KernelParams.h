@@ -37,9 +37,12 @@ public:
   /// Stored at a 64-byte aligned address (CUtensorMap's own alignment), as
   /// the driver requires of a tensor map.
   void addTensorMap(const CUtensorMap &map);
+  /// A 64-bit integer by value (a runtime size: `.param .u64`).
+  void addScalar(int64_t value);
 
   size_t size() const { return slots_.size(); }
-  bool isTensorMap(size_t i) const { return slots_[i].isTensorMap; }
+  bool isTensorMap(size_t i) const { return slots_[i].kind == Kind::TensorMap; }
+  bool isScalar(size_t i) const { return slots_[i].kind == Kind::Scalar; }
 
   /// cuLaunchKernel's kernelParams: element i points at parameter i's value
   /// (a CUdeviceptr or a CUtensorMap). Valid until this object is changed,
@@ -47,13 +50,15 @@ public:
   void **data();
 
 private:
+  enum class Kind { Pointer, TensorMap, Scalar };
   struct Slot {
-    bool isTensorMap;
-    size_t index; ///< Into pointers_ or maps_.
+    Kind kind;
+    size_t index; ///< Into pointers_, maps_ or scalars_.
   };
   std::vector<Slot> slots_;
   std::vector<CUdeviceptr> pointers_;
   std::vector<CUtensorMap> maps_;
+  std::vector<int64_t> scalars_;
   std::vector<void *> addresses_;
 };
 

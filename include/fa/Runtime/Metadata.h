@@ -124,6 +124,11 @@ struct KernelMetadata {
   int64_t windowRight = -1; ///< -1: unbounded.
   double softcap = 0.0;     ///< 0: none.
 
+  /// Runtime shapes (`runtime_shapes = 1`, forward only): one kernel for
+  /// every batch and pair of sequence lengths. batch, seqQ, seqKV and grid
+  /// are then the call's, 0 here until instantiate() fills them in.
+  bool runtimeShapes = false;
+
   int64_t blockQ = 0;      ///< Informational; 0 if absent.
   int64_t blockKV = 0;     ///< Informational; 0 if absent.
   int64_t rowsPerWarp = 0; ///< Informational; 0 if absent.
@@ -155,6 +160,15 @@ struct KernelMetadata {
   /// null if `param` is not a tensor map parameter.
   const TensorMapParam *findTensorMap(std::string_view param) const;
 
+  /// The metadata of one call of batch `batch` and lengths `seqQ`, `seqKV`.
+  /// A static kernel's is its own (the call is validated against it later).
+  /// A runtime-shapes kernel's has batch and lengths set, the grid
+  /// (ceil(seqQ / block_q), heads_q, batch) and runtimeShapes off, so that
+  /// the parameters `batch`, `seq_q` and `seq_kv` have values; errors for
+  /// lengths below 1 or a grid past the hardware's limits.
+  StatusOr<KernelMetadata> instantiate(int64_t batch, int64_t seqQ,
+                                       int64_t seqKV) const;
+
   /// The compute capability named by `chip` as major*10+minor ("sm_90a" ->
   /// 90), or -1 if `chip` is malformed.
   int chipVersion() const;
@@ -168,6 +182,10 @@ struct KernelMetadata {
   /// key.
   std::string configString() const;
 };
+
+/// Whether `name` is a size parameter of a kernel with runtime shapes
+/// ("batch", "seq_q", "seq_kv"): a 64-bit integer passed by value.
+bool isSizeParameter(std::string_view name);
 
 /// Parses .meta text. On error, `out` is unspecified and the message locates
 /// the problem, e.g. "line 7: unknown key 'foo'", "line 5: bad value for

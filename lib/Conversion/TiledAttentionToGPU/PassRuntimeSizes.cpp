@@ -20,6 +20,17 @@ namespace fa {
 
 using namespace mlir;
 
+SmallVector<std::pair<unsigned, int64_t>>
+fa::runtimeSizeOperands(TypeRange argumentTypes) {
+  SmallVector<std::pair<unsigned, int64_t>> sizes;
+  for (auto [index, type] : llvm::enumerate(argumentTypes))
+    if (auto memref = dyn_cast<MemRefType>(type))
+      for (int64_t d = 0; d < memref.getRank(); ++d)
+        if (memref.isDynamicDim(d))
+          sizes.push_back({unsigned(index), d});
+  return sizes;
+}
+
 namespace {
 
 struct PassRuntimeSizesPass
@@ -33,20 +44,18 @@ struct PassRuntimeSizesPass
   LogicalResult rewrite(gpu::GPUFuncOp kernel) {
     MLIRContext *ctx = kernel.getContext();
     Location loc = kernel.getLoc();
-    SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
+    SmallVector<std::pair<unsigned, int64_t>> dynamicSizes =
+        fa::runtimeSizeOperands(kernel.getArgumentTypes());
     SmallVector<unsigned> flattened;
-    for (BlockArgument arg : kernel.getArguments()) {
-      auto type = dyn_cast<MemRefType>(arg.getType());
-      if (!type || type.hasStaticShape())
+    for (auto [arg, dim] : dynamicSizes) {
+      if (!flattened.empty() && flattened.back() == arg)
         continue;
+      auto type = cast<MemRefType>(kernel.getArgumentTypes()[arg]);
       if (!type.getLayout().isIdentity())
         return kernel.emitError()
-               << "fa-pass-runtime-sizes: argument #" << arg.getArgNumber()
+               << "fa-pass-runtime-sizes: argument #" << arg
                << " has runtime sizes and a non-identity layout: " << type;
-      flattened.push_back(arg.getArgNumber());
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        if (type.isDynamicDim(d))
-          dynamicSizes.push_back({arg.getArgNumber(), d});
+      flattened.push_back(arg);
     }
     if (flattened.empty())
       return success();

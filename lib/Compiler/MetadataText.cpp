@@ -1,0 +1,140 @@
+//===- MetadataText.cpp - The .meta text of a compiled problem ------------===//
+//
+// What the runtime needs to launch the kernels a compile produced, read off
+// the kernels' attributes and argument types (docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MetadataText.h"
+
+#include "fa/Conversion/Passes.h"
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+std::string joinInts(ArrayRef<int64_t> values) {
+  return llvm::join(
+      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
+      ",");
+}
+
+/// Launch keys of one kernel: entry, grid, block, shared bytes, arguments,
+/// each name prefixed by `prefix` ("" for the main kernel). A grid with a
+/// runtime size is the call's (runtime shapes) and not written.
+void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
+                StringRef args) {
+  ArrayRef<int64_t> grid =
+      kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid").asArrayRef();
+  os << prefix << "entry = " << kernel.getName() << "\n";
+  if (!llvm::is_contained(grid, ShapedType::kDynamic))
+    os << prefix << "grid = " << joinInts(grid) << "\n";
+  os << prefix << "block = "
+     << joinInts(
+            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block").asArrayRef())
+     << "\n"
+     << prefix << "shared_bytes = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt() << "\n"
+     << prefix << "args = " << args << "\n";
+}
+
+/// The forward's size parameters, named for the runtime: the runtime sizes
+/// fa-pass-runtime-sizes will append, each the batch (dim 0) or a sequence
+/// length (dim 2: seq_q of q, o and lse; seq_kv of k and v). Empty for a
+/// static kernel; an error for a dynamic head count or head dim, which no
+/// call supplies.
+FailureOr<SmallVector<std::string>>
+forwardSizeParameters(gpu::GPUFuncOp kernel) {
+  SmallVector<std::string> names;
+  for (auto [arg, dim] : runtimeSizeOperands(kernel.getArgumentTypes())) {
+    if (arg > 4 || (dim != 0 && dim != 2))
+      return kernel.emitError()
+             << "argument #" << arg << " has a runtime size in dimension "
+             << dim << "; only the batch (0) and the sequence length (2) of "
+             << "q, k, v, o and lse are the call's";
+    names.push_back(dim == 0                 ? "batch"
+                    : (arg == 1 || arg == 2) ? "seq_kv"
+                                             : "seq_q");
+  }
+  return names;
+}
+
+} // namespace
+
+FailureOr<std::string>
+mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
+                         const AttentionConfig &options) {
+  bool backward = kernels.count("backward");
+  gpu::GPUFuncOp kernel = kernels.lookup(backward ? "backward" : "forward");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto shape = [&](unsigned arg) {
+    return cast<MemRefType>(kernel.getArgumentTypes()[arg]).getShape();
+  };
+  // Runtime shapes: batch and lengths are the call's (runtime_shapes = 1).
+  auto problemSize = [&](StringRef key, int64_t size) {
+    if (!ShapedType::isDynamic(size))
+      os << key << " = " << size << "\n";
+  };
+  Type elt = cast<MemRefType>(kernel.getArgumentTypes()[0]).getElementType();
+  auto window = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.window");
+  auto softcap = kernel->getAttrOfType<FloatAttr>("fa.softcap");
+  os << "kind = " << (backward ? "backward" : "forward")
+     << "\nchip = " << options.chip
+     << "\ndtype = " << (elt.isF16() ? "f16" : "bf16") << "\n";
+  problemSize("batch", shape(0)[0]);
+  os << "heads_q = " << shape(0)[1] << "\nheads_kv = " << shape(1)[1] << "\n";
+  problemSize("seq_q", shape(0)[2]);
+  problemSize("seq_kv", shape(1)[2]);
+  os << "head_dim = " << shape(0)[3] << "\nhead_dim_v = " << shape(2)[3]
+     << "\nscale = "
+     << llvm::formatv(
+            "{0:e16}",
+            kernel->getAttrOfType<FloatAttr>("fa.scale").getValueAsDouble())
+     << "\ncausal = " << (kernel->hasAttr("fa.causal") ? 1 : 0)
+     << "\nwindow_left = " << (window ? window[0] : -1)
+     << "\nwindow_right = " << (window ? window[1] : -1) << "\nsoftcap = "
+     << llvm::formatv("{0:e16}", softcap ? softcap.getValueAsDouble() : 0.0)
+     << "\nblock_q = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.block_q").getInt()
+     << "\nblock_kv = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
+     << "\nrows_per_warp = "
+     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
+  if (!backward) {
+    // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
+    // runtime learns their boxes from `tensor_maps`.
+    SmallVector<std::string> args = {"q", "k", "v", "o", "lse"}, maps;
+    for (unsigned i = args.size(); i < kernel.getNumArguments(); ++i) {
+      auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
+      auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
+      if (!map || !of || of.getInt() < 0 || of.getInt() >= 5)
+        continue;
+      std::string tensor = args[of.getInt()];
+      args.push_back("tmap_" + tensor);
+      maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
+                                   map.getBoxCols()));
+    }
+    // The runtime sizes come last (fa-pass-runtime-sizes appends them).
+    FailureOr<SmallVector<std::string>> sizes = forwardSizeParameters(kernel);
+    if (failed(sizes))
+      return failure();
+    if (!sizes->empty())
+      os << "runtime_shapes = 1\n";
+    args.append(sizes->begin(), sizes->end());
+    if (!maps.empty())
+      os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
+    launchKeys(os, kernel, "", llvm::join(args, ","));
+  } else {
+    launchKeys(os, kernel, "", "q,k,v,do,lse,delta,dq_acc,dk,dv");
+    launchKeys(os, kernels.lookup("backward_pre"), "pre_", "o,do,delta,dq_acc");
+    launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
+  }
+  os << "compiler = " << compilerVersion() << "\n";
+  return text;
+}
