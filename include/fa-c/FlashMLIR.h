@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 1
+#define FA_CAPI_VERSION 2
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -77,15 +77,19 @@ typedef struct faKernel_ *faKernel;
 
 /** One attention problem. faConfigInit() fills the defaults. */
 typedef struct faConfig {
-  int32_t dtype; /**< faDType */
+  int32_t dtype;  /**< faDType */
   int32_t causal; /**< 0 / 1 */
   int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
-  double scale;                   /**< 0: 1/sqrt(head_dim) */
-  int64_t window_left;            /**< -1 (both): no window; < -1: error */
+  double scale;        /**< 0: 1/sqrt(head_dim) */
+  int64_t window_left; /**< -1 (both): no window; < -1: error */
   int64_t window_right;
-  double softcap;                 /**< 0: none */
-  int64_t block_q, block_kv;      /**< 0: the compiler's defaults */
-  const char *chip;               /**< "sm_90", or NULL: the device's */
+  double softcap;            /**< 0: none */
+  int64_t block_q, block_kv; /**< 0: the compiler's defaults */
+  const char *chip;          /**< "sm_90", or NULL: the device's */
+  /** 1: one forward kernel for every batch and pair of lengths (batch,
+   *  seq_q and seq_kv above are then ignored; launch with
+   *  faAttentionForwardShape). The WGMMA forward (sm_90) only. */
+  int32_t runtime_shapes;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
@@ -122,8 +126,7 @@ FA_CAPI_EXPORT faStatus faValidateConfig(const faConfig *config,
  *  group or others can write is not used (kernels are then cached in memory
  *  only; $FLASHMLIR_CACHE_TRUST_DIR=1 uses it anyway): the call succeeds and
  *  faContextGetLastWarning() names the path and the reason. */
-FA_CAPI_EXPORT faStatus faContextCreate(const char *cache_dir,
-                                        faContext *out);
+FA_CAPI_EXPORT faStatus faContextCreate(const char *cache_dir, faContext *out);
 FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
 /** The cache directory; NULL for an invalid handle. */
 FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);
@@ -147,8 +150,7 @@ FA_CAPI_EXPORT faStatus faCompile(faContext context, const faConfig *config,
  *  argument validation of launches work; a launch that passes validation
  *  fails with "kernel is not loaded". For tests and tooling. */
 FA_CAPI_EXPORT faStatus faCompileUnloaded(const faConfig *config,
-                                          faDirection direction,
-                                          faKernel *out);
+                                          faDirection direction, faKernel *out);
 /** Compiles `config` into the context's kernel cache (PTX, no GPU or driver
  *  needed) for config->chip (NULL: "sm_90"), under the key faCompile() looks
  *  up on a device of that chip: fills a cache on a build machine for a GPU
@@ -180,6 +182,14 @@ FA_CAPI_EXPORT faStatus faAttentionForward(faKernel kernel, uint64_t q,
                                            uint64_t lse,
                                            const faForwardStrides *strides,
                                            uint64_t stream);
+
+/** faAttentionForward for a call of batch `batch` and lengths `seq_q`,
+ *  `seq_kv`: a kernel with runtime shapes runs at them; any other kernel
+ *  must have been compiled for them. */
+FA_CAPI_EXPORT faStatus faAttentionForwardShape(
+    faKernel kernel, int64_t batch, int64_t seq_q, int64_t seq_kv, uint64_t q,
+    uint64_t k, uint64_t v, uint64_t o, uint64_t lse,
+    const faForwardStrides *strides, uint64_t stream);
 
 /** Validates, then launches the backward's three kernels on `stream`.
  *  `workspace`: faBackwardWorkspaceBytes() bytes, 256-byte aligned. */

@@ -103,8 +103,8 @@ faStatus fail(faStatus status, std::string message) {
   tlsLastError = std::move(message);
   return status;
 }
-template <typename H> faStatus fail(H *handle, faStatus status,
-                                    std::string message) {
+template <typename H>
+faStatus fail(H *handle, faStatus status, std::string message) {
   faStatus s = fail(status, std::move(message));
   std::lock_guard<std::mutex> lock(handle->mutex);
   handle->lastError = tlsLastError;
@@ -153,10 +153,20 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   // Sizes are checked here, not only by the compiler: the JIT computes the
   // cache key (whose default block sizes multiply the head dims) before it
   // compiles, and a negative head dim overflowed there.
+  if (c->runtime_shapes != 0 && c->runtime_shapes != 1)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "runtime_shapes must be 0 or 1, got " +
+                    std::to_string(c->runtime_shapes));
+  out.runtimeShapes = c->runtime_shapes == 1;
+  // Runtime shapes ignore batch and lengths (each call's).
+  const bool callSized = out.runtimeShapes;
   const std::pair<const char *, int64_t> sizes[] = {
-      {"batch", c->batch},          {"heads_q", c->heads_q},
-      {"heads_kv", c->heads_kv},    {"seq_q", c->seq_q},
-      {"seq_kv", c->seq_kv},        {"head_dim", c->head_dim},
+      {"batch", callSized ? 1 : c->batch},
+      {"heads_q", c->heads_q},
+      {"heads_kv", c->heads_kv},
+      {"seq_q", callSized ? 1 : c->seq_q},
+      {"seq_kv", callSized ? 1 : c->seq_kv},
+      {"head_dim", c->head_dim},
       {"head_dim_v", c->head_dim_v}};
   for (auto [name, value] : sizes)
     if (value <= 0)
@@ -445,11 +455,11 @@ static faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
     return nullptr;
   }
   if (k->kernel.metadata().kind != kind) {
-    status = fail(k, FA_ERROR_INVALID_ARGUMENT,
-                  std::string(fn) + ": not a " +
-                      (kind == rt::KernelKind::Forward ? "forward"
-                                                       : "backward") +
-                      " kernel");
+    status =
+        fail(k, FA_ERROR_INVALID_ARGUMENT,
+             std::string(fn) + ": not a " +
+                 (kind == rt::KernelKind::Forward ? "forward" : "backward") +
+                 " kernel");
     return nullptr;
   }
   return k;
@@ -474,15 +484,32 @@ faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
   return ok();
 }
 
-faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k,
-                            uint64_t v, uint64_t o, uint64_t lse,
+faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k, uint64_t v,
+                            uint64_t o, uint64_t lse,
                             const faForwardStrides *strides, uint64_t stream) {
+  faKernel_ *kh = liveKernel(kernel);
+  // A runtime-shapes kernel has no shape of its own (0): the launch says so.
+  const rt::KernelMetadata *m = kh ? &kh->kernel.metadata() : nullptr;
+  return faAttentionForwardShape(kernel, m ? m->batch : 0, m ? m->seqQ : 0,
+                                 m ? m->seqKV : 0, q, k, v, o, lse, strides,
+                                 stream);
+}
+
+faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
+                                 int64_t seq_kv, uint64_t q, uint64_t k,
+                                 uint64_t v, uint64_t o, uint64_t lse,
+                                 const faForwardStrides *strides,
+                                 uint64_t stream) {
   faStatus status = FA_SUCCESS;
   faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Forward,
                                "faAttentionForward", status);
   if (!kh)
     return status;
   auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
+  args.batch = batch;
+  args.seqQ = seq_q;
+  args.seqKV = seq_kv;
+  args.setContiguousStrides();
   args.q = q;
   args.k = k;
   args.v = v;

@@ -108,6 +108,9 @@ class Config:
     block_q: int = 0                # 0: the compiler's default
     block_kv: int = 0
     chip: Optional[str] = None      # None: the device's (sm_90 offline)
+    # One forward kernel for every batch and pair of lengths (sm_90): batch,
+    # seq_q and seq_kv are then each launch's (Kernel.forward(shape=...)).
+    runtime_shapes: bool = False
 
     def __post_init__(self):
         # ctypes would wrap an out-of-range int, truncate a float and take
@@ -138,6 +141,9 @@ class Config:
             for side, value in zip(("left", "right"), self.window):
                 if value is not None:
                     _check_int("window " + side, value)
+        if not isinstance(self.runtime_shapes, bool):
+            raise TypeError("Config.runtime_shapes must be True or False, "
+                            "got %r" % (self.runtime_shapes,))
         if self.chip is not None and not isinstance(self.chip, str):
             raise TypeError("Config.chip must be a string such as 'sm_90' or "
                             "None, got %r" % (self.chip,))
@@ -170,7 +176,15 @@ class Config:
         c.block_q = int(self.block_q)
         c.block_kv = int(self.block_kv)
         c.chip = self.chip.encode() if self.chip else None
+        c.runtime_shapes = 1 if self.runtime_shapes else 0
         return c
+
+    def without_lengths(self):
+        """The config a runtime-shapes kernel is cached under: batch and
+        lengths dropped (they are each launch's)."""
+        if not self.runtime_shapes:
+            return self
+        return dataclasses.replace(self, batch=1, seq_q=1, seq_kv=None)
 
 
 def _direction(backward):
@@ -227,11 +241,18 @@ class Kernel:
                                                    ctypes.byref(n)))
         return n.value
 
-    def forward(self, q, k, v, o, lse, strides=None, stream=0):
-        """Launches the forward on device pointers (ints)."""
+    def forward(self, q, k, v, o, lse, strides=None, stream=0, shape=None):
+        """Launches the forward on device pointers (ints). shape: (batch,
+        seq_q, seq_kv) of this launch, needed by a kernel with runtime
+        shapes; None: the kernel's own."""
         s = ctypes.byref(strides) if strides is not None else None
-        _check(_library().faAttentionForward(self._handle, q, k, v, o, lse,
-                                             s, stream))
+        if shape is None:
+            _check(_library().faAttentionForward(self._handle, q, k, v, o,
+                                                 lse, s, stream))
+            return
+        batch, seq_q, seq_kv = (int(x) for x in shape)
+        _check(_library().faAttentionForwardShape(
+            self._handle, batch, seq_q, seq_kv, q, k, v, o, lse, s, stream))
 
     def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
                         strides=None, stream=0):
@@ -307,7 +328,9 @@ def default_context():
 def compile(config, backward=False):
     """JIT-compiles (or fetches from the cache) the kernel of `config` and
     loads it on the GPU. Kernels are cached per (config, direction) in this
-    process. Raises FlashMLIRError (e.g. without a CUDA driver)."""
+    process (a runtime-shapes kernel once for every batch and length).
+    Raises FlashMLIRError (e.g. without a CUDA driver)."""
+    config = config.without_lengths()
     key = (config, bool(backward))
     with _kernels_lock:
         kernel = _kernels.get(key)

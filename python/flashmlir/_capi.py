@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 1
+API_VERSION = 2
 
 # faStatus
 SUCCESS = 0
@@ -39,6 +39,7 @@ class faConfig(ctypes.Structure):
         ("block_q", ctypes.c_int64),
         ("block_kv", ctypes.c_int64),
         ("chip", ctypes.c_char_p),
+        ("runtime_shapes", ctypes.c_int32),
     ]
 
 
@@ -71,6 +72,7 @@ def candidate_paths():
 def _declare(lib):
     P = ctypes.c_void_p
     u64 = ctypes.c_uint64
+    i64 = ctypes.c_int64
     i32 = ctypes.c_int
     cfg = ctypes.POINTER(faConfig)
     sigs = {
@@ -96,6 +98,10 @@ def _declare(lib):
         "faBackwardWorkspaceBytes": (i32, [P, ctypes.POINTER(u64)]),
         "faAttentionForward": (i32, [P, u64, u64, u64, u64, u64,
                                      ctypes.POINTER(faForwardStrides), u64]),
+        "faAttentionForwardShape": (i32, [P, i64, i64, i64, u64, u64, u64,
+                                          u64, u64,
+                                          ctypes.POINTER(faForwardStrides),
+                                          u64]),
         "faAttentionBackward": (i32, [P] + [u64] * 10 +
                                 [ctypes.POINTER(faBackwardStrides), u64]),
     }

@@ -27,6 +27,7 @@ minutes in the compiler (no torch needed).
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import math
@@ -71,11 +72,14 @@ def config_of(shape, chip=None):
 
 
 def _precompile_one(job):
-    shape, backward, chip = job
+    shape, backward, chip, runtime_shapes = job
     from . import precompile
     t0 = time.time()
+    config = config_of(shape, chip)
+    if runtime_shapes and not backward:
+        config = dataclasses.replace(config, runtime_shapes=True)
     try:
-        hit = precompile(config_of(shape, chip), backward=backward)
+        hit = precompile(config, backward=backward)
         return shape, backward, hit, time.time() - t0, None
     except FlashMLIRError as e:
         return shape, backward, False, time.time() - t0, str(e)
@@ -85,8 +89,8 @@ def precompile_all(args, todo):
     """Fills the kernel cache with every kernel of the sweep; no GPU."""
     import concurrent.futures
     import multiprocessing
-    jobs = [(shape, direction == "bwd", args.chip) for shape in todo
-            for direction in args.directions]
+    jobs = [(shape, direction == "bwd", args.chip, args.runtime_shapes)
+            for shape in todo for direction in args.directions]
     ctx = multiprocessing.get_context("fork")
     failed = 0
     with concurrent.futures.ProcessPoolExecutor(args.jobs,
@@ -144,10 +148,11 @@ class Peers:
     # torch.compile(flex_attention), shared by every shape of the sweep.
     _compiled_flex = None
 
-    def __init__(self, torch, causal, scale):
+    def __init__(self, torch, causal, scale, runtime_shapes=False):
         self.torch = torch
         self.causal = causal
         self.scale = scale
+        self.runtime_shapes = runtime_shapes
 
     def sdpa(self, backend):
         import torch.nn.functional as F
@@ -183,8 +188,12 @@ class Peers:
         if name == "flashmlir":
             # The default scale is self.scale; passing it would make another
             # config (and miss the kernels --precompile put in the cache).
-            return lambda q, k, v: flashmlir.attention(q, k, v,
-                                                       causal=self.causal)
+            # A kernel for the shape unless --runtime-shapes: the default
+            # ("auto") would take the runtime-shapes kernel from a problem's
+            # second length on.
+            return lambda q, k, v: flashmlir.attention(
+                q, k, v, causal=self.causal,
+                runtime_shapes=self.runtime_shapes)
         if name == "flex":
             return self.flex(n)
         backend = {"cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -193,7 +202,7 @@ class Peers:
         return self.sdpa(backend)
 
 
-def check_flashmlir(torch, shape, q, k, v, do, ref):
+def check_flashmlir(torch, shape, q, k, v, do, ref, runtime_shapes=False):
     """Our kernels on NaN-poisoned outputs, through the kernel API (the
     caching allocator could otherwise hand back a buffer that already holds
     a right answer); errors of the first head against the fp64 reference."""
@@ -201,12 +210,14 @@ def check_flashmlir(torch, shape, q, k, v, do, ref):
     cfg = config_of(shape)
     o_ref, (dq_ref, dk_ref, dv_ref) = ref
     nan = float("nan")
-    fwd = flashmlir.compile(cfg)
+    fwd = flashmlir.compile(dataclasses.replace(
+        cfg, runtime_shapes=runtime_shapes))
     o = torch.full_like(q, nan)
     lse = torch.full(q.shape[:3], nan, dtype=torch.float32, device=q.device)
     stream = torch.cuda.current_stream().cuda_stream
     fwd.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                lse.data_ptr(), stream=stream)
+                lse.data_ptr(), stream=stream,
+                shape=(q.shape[0], q.shape[2], k.shape[2]))
     errs = {"fwd": rel_l2(o[0, 0], o_ref),
             "fwd_all_written": bool(o.isfinite().all())}
     bwd = flashmlir.compile(cfg, backward=True)
@@ -252,9 +263,10 @@ def run_shape(torch, do_bench, args, shape):
                                dtype=torch.bfloat16) for _ in range(4))
     ref = reference_head(q, k, v, do, causal, scale)
     row = {"batch": b, "heads": h, "seqlen": n, "hdim": d, "causal": causal,
-           "check": check_flashmlir(torch, shape, q, k, v, do, ref),
+           "check": check_flashmlir(torch, shape, q, k, v, do, ref,
+                                    args.runtime_shapes),
            "fwd": {}, "bwd": {}}
-    peers = Peers(torch, causal, scale)
+    peers = Peers(torch, causal, scale, args.runtime_shapes)
     for name in args.impls:
         fn = peers.get(name, n)
         for direction in args.directions:
@@ -461,6 +473,9 @@ def main(argv=None):
                     help="bound on ||out-ref||/||ref|| (bf16)")
     ap.add_argument("--markdown", metavar="JSON",
                     help="print a result file's tables as Markdown and exit")
+    ap.add_argument("--runtime-shapes", action="store_true",
+                    help="our forward on its runtime-shapes kernel (one for "
+                         "every length) instead of one built for each shape")
     ap.add_argument("--precompile", action="store_true",
                     help="only fill the kernel cache (no GPU needed)")
     ap.add_argument("--chip", default="sm_90", help="with --precompile")

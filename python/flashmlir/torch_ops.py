@@ -1,7 +1,9 @@
 """flashmlir.attention: FlashMLIR kernels on PyTorch CUDA tensors, with
 autograd (the backward runs FlashMLIR's backward kernel set)."""
 
+import dataclasses
 import math
+import os
 
 import torch
 
@@ -67,20 +69,63 @@ def _config(q, k, v, causal, scale, window, softcap):
                   softcap=None if not softcap else float(softcap))
 
 
+# Runtime shapes: one forward kernel for every batch and length (sm_90).
+# They cost 2-6 % against a kernel built for one shape (docs/perf), so by
+# default ("auto") a problem gets a kernel for its first shape and the
+# runtime-shapes kernel from its second shape on: a fixed shape runs at
+# full speed, varying lengths compile once more instead of once per length.
+# FLASHMLIR_RUNTIME_SHAPES=1 (always) or 0 (never) overrides, as does
+# attention(runtime_shapes=...).
+_served = {}          # runtime-shapes config -> {(B, Nq, Nk): kernel, shape}
+_no_runtime_shapes = set()  # runtime-shapes configs that do not compile
+
+
+def _runtime_shapes_mode(asked):
+    if asked is not None:
+        return "1" if asked else "0"
+    mode = os.environ.get("FLASHMLIR_RUNTIME_SHAPES", "auto")
+    return mode if mode in ("0", "1") else "auto"
+
+
+def _forward_kernel(config, device, asked):
+    """The forward kernel for `config` and the shape to launch it with (None:
+    the kernel's own)."""
+    mode = _runtime_shapes_mode(asked)
+    dynamic = dataclasses.replace(config, runtime_shapes=True)
+    dynamic = dynamic.without_lengths()
+    shape = (config.batch, config.seq_q,
+             config.seq_q if config.seq_kv is None else config.seq_kv)
+    served = _served.setdefault(dynamic, {})
+    if shape in served and mode == "auto":
+        return served[shape]
+    use_dynamic = (mode == "1" or (mode == "auto" and served)) and \
+        dynamic not in _no_runtime_shapes and \
+        torch.cuda.get_device_capability(device) == (9, 0)
+    choice = (_compile(config), None)
+    if use_dynamic:
+        try:
+            choice = (_compile(dynamic), shape)
+        except FlashMLIRError:  # e.g. a head dim the WGMMA kernel lacks
+            _no_runtime_shapes.add(dynamic)
+    served[shape] = choice
+    return choice
+
+
 def _stream(t):
     return torch.cuda.current_stream(t.device).cuda_stream
 
 
 class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, config):
-        kernel = _compile(config)
+    def forward(ctx, q, k, v, config, runtime_shapes=None):
+        kernel, shape = _forward_kernel(config, q.device, runtime_shapes)
         o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
                         device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         with torch.cuda.device(q.device):
             kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                           o.data_ptr(), lse.data_ptr(), stream=_stream(q))
+                           o.data_ptr(), lse.data_ptr(), stream=_stream(q),
+                           shape=shape)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
         ctx.mark_non_differentiable(lse)
@@ -96,7 +141,7 @@ class FlashAttentionFunction(torch.autograd.Function):
             raise FlashMLIRError("flashmlir.attention: gradients through lse "
                                  "are not supported")
         if do is None:  # only lse was used, and its gradient is zero
-            return None, None, None, None
+            return None, None, None, None, None
         if do.dtype != q.dtype:
             do = do.to(q.dtype)
         do = do.contiguous()
@@ -112,11 +157,11 @@ class FlashAttentionFunction(torch.autograd.Function):
                                    lse.data_ptr(), dq.data_ptr(),
                                    dk.data_ptr(), dv.data_ptr(),
                                    workspace.data_ptr(), stream=_stream(q))
-        return dq, dk, dv, None
+        return dq, dk, dv, None, None
 
 
 def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
-              return_lse=False):
+              return_lse=False, runtime_shapes=None):
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
 
     q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
@@ -125,11 +170,20 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     bound on that side); softcap caps the logits with softcap*tanh(s/softcap).
     Returns o (B, Hq, Nq, Dv), and lse (B, Hq, Nq, float32, natural log) with
     return_lse=True. Differentiable in q, k and v.
+
+    runtime_shapes: True runs the forward with the kernel compiled once for
+    every batch and length (sm_90), False with one built for this shape;
+    None (default) decides as $FLASHMLIR_RUNTIME_SHAPES says ("1", "0"),
+    else a problem's first shape gets its own kernel and later shapes the
+    runtime-shapes one.
     """
     _check_inputs(q, k, v)
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise ValueError("flashmlir.attention: scale must be a positive finite "
                          "number, got %r" % (scale,))
     config = _config(q, k, v, causal, scale, window, softcap)
-    o, lse = FlashAttentionFunction.apply(q, k, v, config)
+    if runtime_shapes is not None and not isinstance(runtime_shapes, bool):
+        raise TypeError("flashmlir.attention: runtime_shapes must be True, "
+                        "False or None, got %r" % (runtime_shapes,))
+    o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
     return (o, lse) if return_lse else o

@@ -76,6 +76,25 @@ CASES = [
     ("bf16", 1, 4, 4, 512, 512, 64, 64, False, (128, 0), None),
     ("f16", 1, 4, 2, 256, 256, 128, 128, True, None, 30.0),
 ]
+# Runtime shapes: one forward kernel per problem, run at every
+# (B, Nq, Nk) listed (runtime_shapes=True), gradients through autograd.
+RUNTIME_SHAPE_CASES = [
+    # dtype, Hq, Hkv, D, Dv, causal, window, softcap, [(B, Nq, Nk), ...]
+    ("bf16", 8, 2, 128, 128, True, None, None,
+     [(1, 1, 1), (1, 77, 1000), (2, 1000, 77), (3, 257, 257)]),
+    ("f16", 4, 4, 64, 64, False, (64, 64), None,
+     [(2, 300, 300), (1, 4096, 4096), (1, 129, 130)]),
+    ("bf16", 4, 4, 256, 256, True, None, 30.0, [(1, 500, 500), (2, 64, 700)]),
+]
+
+
+def runtime_shape_cases():
+    for dtype, Hq, Hkv, D, Dv, causal, window, softcap, shapes in \
+            RUNTIME_SHAPE_CASES:
+        for B, Nq, Nk in shapes:
+            yield (dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap)
+
+
 # ||out - ref|| / ||ref|| bounds (METHOD: bf16 operands land in 1e-3..1e-2);
 # ||ref|| is floored at an RMS of 1e-2 so that an exactly-zero gradient (N = 1:
 # P = 1, dS = 0) is judged against the inputs' O(1) scale, not against 0.
@@ -111,7 +130,7 @@ def rel_l2(got, want):
     return diff / max(want.norm().item(), floor) if want.numel() else 0.0
 
 
-def run_case(flashmlir, torch, case, seed):
+def run_case(flashmlir, torch, case, seed, runtime_shapes=None):
     dtype_name, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -128,7 +147,8 @@ def run_case(flashmlir, torch, case, seed):
 
     t0 = time.time()
     o, lse = flashmlir.attention(q, k, v, causal=causal, window=window,
-                                 softcap=softcap, return_lse=True)
+                                 softcap=softcap, return_lse=True,
+                                 runtime_shapes=runtime_shapes)
     o.backward(do)
     torch.cuda.synchronize()
     elapsed = time.time() - t0
@@ -281,17 +301,31 @@ def main():
     print("torch:", torch.__version__, "device:", torch.cuda.get_device_name(0))
 
     failures = 0
-    for n, case in enumerate(CASES):
+    os.environ.pop("FLASHMLIR_RUNTIME_SHAPES", None)
+    cases = [(case, None) for case in CASES] + \
+        [(case, True) for case in runtime_shape_cases()]
+    for n, (case, runtime_shapes) in enumerate(cases):
         try:
-            ok, results, elapsed = run_case(flashmlir, torch, case, seed=n)
+            ok, results, elapsed = run_case(flashmlir, torch, case, seed=n,
+                                            runtime_shapes=runtime_shapes)
         except Exception as e:  # report and go on
             ok, results, elapsed = False, {}, 0.0
             print("ERROR", case, "%s: %s" % (type(e).__name__, e))
         failures += not ok
         detail = " ".join("%s=%.1e%s" % (k, r[0], "!" if r[1] else "")
                           for k, r in results.items())
-        print("%s %s %s (%.1fs incl. compile)" % ("PASS" if ok else "FAIL",
-                                                 case, detail, elapsed))
+        print("%s %s%s %s (%.1fs incl. compile)" % (
+            "PASS" if ok else "FAIL", case,
+            " runtime shapes" if runtime_shapes else "", detail, elapsed))
+    # By default a problem's second shape runs on its runtime-shapes kernel.
+    served = {c: s for c, s in flashmlir.torch_ops._served.items()
+              if c.seq_q == 1 and any(
+                  shape is not None for _, shape in s.values())}
+    auto_ok = any(c.heads_q == 4 and c.head_dim == 128 and c.causal and
+                  not c.window and not c.softcap for c in served)
+    print("%s the default (auto) ran a repeated problem's second shape on its "
+          "runtime-shapes kernel" % ("PASS" if auto_ok else "FAIL"))
+    failures += not auto_ok
     for n, case in enumerate(FD_CASES):
         try:
             ok, errors = fd_case(flashmlir, torch, case, seed=n)
@@ -304,7 +338,7 @@ def main():
                                 " ".join("d%s=%.1e" % kv
                                          for kv in errors.items()),
                                 FD_DIRECTIONS, FD_TOLERANCE))
-    total = len(CASES) + len(FD_CASES)
+    total = len(cases) + len(FD_CASES) + 1
     print("summary: %d/%d passed" % (total - failures, total))
     return 1 if failures else 0
 

@@ -101,6 +101,8 @@ inline faConfig pickConfig(FuzzedDataProvider &in, std::string &chipStorage) {
   c.block_q = pickSize(in, c.block_q);
   c.block_kv = pickSize(in, c.block_kv);
   c.chip = pickChip(in, chipStorage);
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
+    c.runtime_shapes = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
   return c;
 }
 

@@ -147,6 +147,34 @@ def test_launch_validation_errors_without_gpu():
         bwd.backward_launch(*([0] * 10))
 
 
+def test_runtime_shapes_kernel_takes_each_launchs_shape():
+    cfg = Config(heads_q=4, heads_kv=2, head_dim=128, causal=True,
+                 chip="sm_90", runtime_shapes=True)
+    fwd = flashmlir.compile_unloaded(cfg)
+    md = fwd.metadata_dict()
+    assert md["runtime_shapes"] == "1"
+    assert "seq_q" not in md and "batch" not in md
+    gib = 1 << 30
+    ptrs = (gib, 2 * gib, 3 * gib, 4 * gib, 5 * gib)
+    # Any shape validates; then the kernel has no code.
+    for shape in ((1, 77, 1000), (3, 4096, 5)):
+        with pytest.raises(FlashMLIRError, match="not loaded"):
+            fwd.forward(*ptrs, shape=shape)
+    with pytest.raises(FlashMLIRError, match="must be positive"):
+        fwd.forward(*ptrs)
+    with pytest.raises(FlashMLIRError, match="must be positive"):
+        fwd.forward(*ptrs, shape=(1, 0, 5))
+    # The lengths do not key the kernel.
+    assert cfg.without_lengths() == Config(
+        heads_q=4, heads_kv=2, head_dim=128, causal=True, chip="sm_90",
+        runtime_shapes=True, batch=7, seq_q=9, seq_kv=11).without_lengths()
+    assert Config(seq_q=9).without_lengths() == Config(seq_q=9)
+    with pytest.raises(TypeError, match="runtime_shapes"):
+        Config(runtime_shapes=1)
+    with pytest.raises(FlashMLIRError, match="need the WGMMA forward"):
+        flashmlir.compile_unloaded(Config(chip="sm_80", runtime_shapes=True))
+
+
 def test_config_is_hashable_for_the_kernel_cache():
     assert hash(Config(causal=True)) == hash(Config(causal=True))
     assert Config(causal=True) != Config()

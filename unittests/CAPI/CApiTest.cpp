@@ -163,6 +163,51 @@ TEST_F(CApiTest, UnloadedKernelsValidateButNeverLaunch) {
   EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
 }
 
+TEST_F(CApiTest, RuntimeShapesKernelsTakeEachLaunchsShape) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.runtime_shapes = 1;
+  c.batch = c.seq_q = c.seq_kv = 0; // ignored with runtime shapes
+  faKernel forward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_NE(std::string(faKernelMetadata(forward)).find("runtime_shapes = 1"),
+            std::string::npos);
+  const uint64_t gib = uint64_t(1) << 30;
+  // Any shape validates, then only the missing code stops the launch.
+  EXPECT_EQ(faAttentionForwardShape(forward, 3, 1000, 77, 1 * gib, 2 * gib,
+                                    3 * gib, 4 * gib, 5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  // Without a shape there is none to run at.
+  EXPECT_EQ(faAttentionForward(forward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                               5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("must be positive")) << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+
+  // A static kernel runs only at its own shape.
+  c.runtime_shapes = 0;
+  c.batch = 1;
+  c.seq_q = c.seq_kv = 128;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS);
+  EXPECT_EQ(faAttentionForwardShape(forward, 1, 129, 128, 1 * gib, 2 * gib,
+                                    3 * gib, 4 * gib, 5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("seq_q")) << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+
+  // Only 0 or 1, and only where the WGMMA forward runs.
+  c.runtime_shapes = 2;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("runtime_shapes must be 0 or 1"));
+  c.runtime_shapes = 1;
+  c.chip = "sm_80";
+  EXPECT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_ERROR_COMPILE);
+  EXPECT_TRUE(lastErrorContains("need the WGMMA forward"));
+}
+
 TEST_F(CApiTest, PrecompileNeedsNoDriverAndHitsTheSecondTime) {
   faConfig c = defaultConfig();
   c.chip = "sm_80";
