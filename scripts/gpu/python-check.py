@@ -259,12 +259,23 @@ def case_configs():
 
 
 def precompile_cases():
+    import dataclasses
     import flashmlir
-    for config in case_configs():
-        for backward in (False, True):
-            hit = flashmlir.precompile(config, backward=backward)
-            print("%s %s %s" % ("hit  " if hit else "built",
-                                "bwd" if backward else "fwd", config))
+    jobs = [(config, backward) for config in case_configs()
+            for backward in (False, True)]
+    # The runtime-shapes cases: one forward each, a backward per shape.
+    for dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap in \
+            runtime_shape_cases():
+        config = flashmlir.Config(
+            dtype=dtype, batch=B, heads_q=Hq, heads_kv=Hkv, seq_q=Nq,
+            seq_kv=Nk, head_dim=D, head_dim_v=Dv, causal=causal,
+            window=window, softcap=softcap)
+        jobs += [(dataclasses.replace(config, runtime_shapes=True), False),
+                 (config, True)]
+    for config, backward in jobs:
+        hit = flashmlir.precompile(config, backward=backward)
+        print("%s %s %s" % ("hit  " if hit else "built",
+                            "bwd" if backward else "fwd", config))
     return 0
 
 

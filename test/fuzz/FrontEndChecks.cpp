@@ -49,9 +49,12 @@ void fuzz::checkMetadataMatches(const mlir::fa::CompiledKernel &kernel,
   };
   expect((m.kind == rt::KernelKind::Backward) == config.backward, "kind");
   expect(config.dtype == rt::toString(m.dtype), "dtype");
-  expect(m.batch == config.batch && m.headsQ == config.headsQ &&
-             m.headsKV == config.headsKV && m.seqQ == config.seqQ &&
-             m.seqKV == config.seqKV && m.headDim == config.headDim &&
+  expect(m.runtimeShapes == config.runtimeShapes, "runtime shapes");
+  // A runtime-shapes kernel has no batch or lengths of its own (0).
+  auto callSize = [&](int64_t size) { return config.runtimeShapes ? 0 : size; };
+  expect(m.batch == callSize(config.batch) && m.headsQ == config.headsQ &&
+             m.headsKV == config.headsKV && m.seqQ == callSize(config.seqQ) &&
+             m.seqKV == callSize(config.seqKV) && m.headDim == config.headDim &&
              m.headDimV == config.headDimV,
          "sizes");
   expect(m.causal == config.causal, "causal");
