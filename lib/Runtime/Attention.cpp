@@ -4,6 +4,7 @@
 
 #include "Format.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <climits>
 #include <cmath>
@@ -24,6 +25,9 @@ struct TensorView {
   size_t alignment;
   bool required;
   int64_t numel = 0;
+  /// Read only through a TMA descriptor: any positive strides that TMA
+  /// takes (16-byte multiples) with a dense innermost dimension.
+  bool tensorMapped = false;
 };
 
 std::string listString(const std::vector<int64_t> &v) {
@@ -203,7 +207,20 @@ Status checkAgainstKernel(const KernelMetadata &m, const std::vector<Dim> &dims,
   return Status::success();
 }
 
-/// Non-null, aligned pointers and dense row-major strides.
+/// Whether TMA can read `t` in place: a dense innermost dimension, every
+/// other stride positive and a multiple of 16 bytes.
+bool isTensorMapLayout(const TensorView &t) {
+  if (t.strides.back() != 1 && t.shape.back() != 1)
+    return false;
+  for (size_t i = 0; i + 1 < t.strides.size(); ++i)
+    if (t.shape[i] > 1 && (t.strides[i] <= 0 ||
+                           (uint64_t(t.strides[i]) * t.elementBytes) % 16 != 0))
+      return false;
+  return true;
+}
+
+/// Non-null, aligned pointers; dense row-major strides, or for a tensor read
+/// through a TMA descriptor any that the descriptor takes.
 Status checkPointersAndLayouts(const std::vector<TensorView> &tensors) {
   for (const TensorView &t : tensors) {
     if (!t.required)
@@ -218,7 +235,16 @@ Status checkPointersAndLayouts(const std::vector<TensorView> &tensors) {
   for (const TensorView &t : tensors) {
     if (!t.required)
       continue;
-    if (!isContiguous(t))
+    if (t.tensorMapped && !isContiguous(t) && !isTensorMapLayout(t))
+      return Status::error(std::string(t.name) + " stride " +
+                           listString(t.strides) + " (shape " +
+                           listString(t.shape) +
+                           ") not supported; the kernel reads it through a "
+                           "TMA descriptor, which needs stride 1 on the "
+                           "last dimension and positive multiples of " +
+                           std::to_string(16 / t.elementBytes) +
+                           " elements (16 bytes) on the others");
+    if (!t.tensorMapped && !isContiguous(t))
       return Status::error(std::string(t.name) + " stride " +
                            listString(t.strides) + " (shape " +
                            listString(t.shape) +
@@ -229,19 +255,32 @@ Status checkPointersAndLayouts(const std::vector<TensorView> &tensors) {
   return Status::success();
 }
 
-/// The tensors listed in `outputs` must not overlap any other tensor.
+/// Bytes from a tensor's first element to past its last: a strided view's
+/// extent (its elements need not be adjacent), numel's for a dense one.
+uint64_t spanBytes(const TensorView &t) {
+  if (t.numel == 0)
+    return 0;
+  uint64_t last = 0;
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    last +=
+        uint64_t(t.shape[i] - 1) * uint64_t(std::max<int64_t>(t.strides[i], 0));
+  return std::max(last + 1, uint64_t(t.numel)) * t.elementBytes;
+}
+
+/// The tensors listed in `outputs` must not overlap any other tensor's
+/// extent.
 Status checkOverlaps(const std::vector<TensorView> &tensors,
                      const std::vector<size_t> &outputs) {
   for (size_t out : outputs) {
     const TensorView &o = tensors[out];
     if (!o.required)
       continue;
-    uint64_t oBegin = o.ptr, oEnd = o.ptr + uint64_t(o.numel) * o.elementBytes;
+    uint64_t oBegin = o.ptr, oEnd = o.ptr + spanBytes(o);
     for (size_t other = 0; other < tensors.size(); ++other) {
       const TensorView &t = tensors[other];
       if (other == out || !t.required)
         continue;
-      uint64_t begin = t.ptr, end = t.ptr + uint64_t(t.numel) * t.elementBytes;
+      uint64_t begin = t.ptr, end = t.ptr + spanBytes(t);
       if (oBegin < end && begin < oEnd)
         return Status::error(std::string(o.name) + " [" + hexPtr(oBegin) +
                              ", " + hexPtr(oEnd) + ") overlaps " + t.name +
@@ -307,6 +346,11 @@ Status validateAttentionForward(const KernelMetadata &kernelMetadata,
               a.dtype, true),
       lseView(a.lse, a.batch, a.headsQ, a.seqQ, a.strideLSE, m.hasArg("lse")),
   };
+  // Q, K and V behind a tensor map are read through it only.
+  for (auto [index, name] : {std::pair<size_t, const char *>{0, "tmap_q"},
+                             {1, "tmap_k"},
+                             {2, "tmap_v"}})
+    tensors[index].tensorMapped = m.findTensorMap(name) && m.hasArg(name);
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
   FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
   FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
@@ -432,7 +476,11 @@ namespace {
 
 /// The device pointers a forward launch's parameters and tensor maps name.
 std::vector<NamedPointer> forwardPointers(const AttentionArgs &a) {
-  return {{"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o}, {"lse", a.lse}};
+  return {{"q", a.q, a.strideQ},
+          {"k", a.k, a.strideK},
+          {"v", a.v, a.strideV},
+          {"o", a.o, a.strideO},
+          {"lse", a.lse}};
 }
 
 /// The same for a backward launch, the scratch tensors included.

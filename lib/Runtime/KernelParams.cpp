@@ -71,11 +71,11 @@ CUtensorMapDataType tensorMapDataType(DType dtype) {
                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 }
 
-const CUdeviceptr *findPointer(const std::vector<NamedPointer> &pointers,
-                               std::string_view name) {
+const NamedPointer *findPointer(const std::vector<NamedPointer> &pointers,
+                                std::string_view name) {
   for (const NamedPointer &p : pointers)
     if (name == p.name)
-      return &p.pointer;
+      return &p;
   return nullptr;
 }
 
@@ -84,12 +84,13 @@ StatusOr<CUtensorMap> encodeParam(const KernelMetadata &m,
                                   const TensorMapParam &map,
                                   const std::vector<NamedPointer> &pointers,
                                   TensorMapEncodeFn encode) {
-  const CUdeviceptr *base = findPointer(pointers, map.tensor);
+  const NamedPointer *base = findPointer(pointers, map.tensor);
   if (!base)
     return Status::error("this call has no tensor '" + map.tensor + "'");
   if (!encode)
     return Status::error("no tensor map encoder (cuTensorMapEncodeTiled)");
-  StatusOr<TensorMapSpec> spec = tensorMapSpec(m, map, *base);
+  StatusOr<TensorMapSpec> spec =
+      tensorMapSpec(m, map, base->pointer, base->strides);
   if (!spec.ok())
     return spec.status();
   return encodeTensorMap(*spec, encode);
@@ -99,13 +100,14 @@ StatusOr<CUtensorMap> encodeParam(const KernelMetadata &m,
 
 StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &m,
                                       const TensorMapParam &map,
-                                      CUdeviceptr base) {
+                                      CUdeviceptr base,
+                                      const std::array<int64_t, 4> &strides) {
   TensorShape shape;
   if (!attentionTensorShape(m, map.tensor, shape))
     return Status::error("'" + map.tensor + "' is not an attention tensor");
   return attentionTileMap(tensorMapDataType(m.dtype), base, uint64_t(m.batch),
                           uint64_t(shape.heads), uint64_t(shape.seq),
-                          uint64_t(shape.dim), map.rows, map.cols);
+                          uint64_t(shape.dim), map.rows, map.cols, strides);
 }
 
 StatusOr<KernelParams>
@@ -114,8 +116,8 @@ buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
                   TensorMapEncodeFn encode) {
   KernelParams params;
   for (const std::string &name : launch.args) {
-    if (const CUdeviceptr *pointer = findPointer(pointers, name)) {
-      params.addPointer(*pointer);
+    if (const NamedPointer *pointer = findPointer(pointers, name)) {
+      params.addPointer(pointer->pointer);
       continue;
     }
     if (isSizeParameter(name)) {

@@ -3,6 +3,7 @@
 #include "fa/Runtime/TensorMap.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 namespace fa::rt {
@@ -56,7 +57,8 @@ uint64_t TensorMapSpec::boxBytes() const {
 
 TensorMapSpec attentionTileMap(CUtensorMapDataType dataType, CUdeviceptr base,
                                uint64_t batch, uint64_t heads, uint64_t seq,
-                               uint64_t dim, uint32_t rows, uint32_t boxCols) {
+                               uint64_t dim, uint32_t rows, uint32_t boxCols,
+                               const std::array<int64_t, 4> &strides) {
   TensorMapSpec spec;
   spec.dataType = dataType;
   spec.base = base;
@@ -64,6 +66,13 @@ TensorMapSpec attentionTileMap(CUtensorMapDataType dataType, CUdeviceptr base,
   spec.dims = {dim, seq, heads, batch};
   spec.strideBytes = {dim * elementBytes, seq * dim * elementBytes,
                       heads * seq * dim * elementBytes};
+  // The given strides of (seq, heads, batch), except where the size is 1
+  // (never stepped; a framework may give such a dimension any stride).
+  // Negative strides wrap to values TMA refuses.
+  if (strides != std::array<int64_t, 4>{})
+    for (int i = 0; i < 3; ++i)
+      if (spec.dims[i + 1] > 1)
+        spec.strideBytes[i] = uint64_t(strides[2 - i]) * elementBytes;
   if (boxCols == 0 && elementBytes != 0)
     boxCols = static_cast<uint32_t>(
         std::min<uint64_t>(dim, swizzleSpanBytes(spec.swizzle) / elementBytes));
@@ -92,17 +101,19 @@ Status validateTensorMap(const TensorMapSpec &s) {
     if (s.dims[i] == 0 || s.dims[i] > (uint64_t(1) << 32))
       return invalid(at("dims", i) + " = " + std::to_string(s.dims[i]) +
                      " is not in [1, 2^32]");
-  uint64_t minStride = s.dims[0] * elementBytes;
+  // Strides need not nest (a [B, N, H, D] view read as [B, H, N, D] has a
+  // head stride below its row stride); each must step past one innermost
+  // row, as TMA reads a row's elements densely.
+  const uint64_t rowSpan = s.dims[0] * elementBytes;
   for (size_t i = 0; i + 1 < rank; ++i) {
     uint64_t stride = s.strideBytes[i];
     if (stride % 16 != 0 || stride >= (uint64_t(1) << 40))
       return invalid(at("strideBytes", i) + " = " + std::to_string(stride) +
                      " is not a multiple of 16 below 2^40");
-    if (stride < minStride)
+    if (stride < rowSpan && s.dims[i + 1] > 1)
       return invalid(at("strideBytes", i) + " = " + std::to_string(stride) +
-                     " is smaller than the " + std::to_string(minStride) +
-                     " bytes the dimensions inside it span");
-    minStride = stride * s.dims[i + 1];
+                     " is smaller than the " + std::to_string(rowSpan) +
+                     " bytes of one innermost row");
   }
   for (size_t i = 0; i < rank; ++i)
     if (s.box[i] == 0 || s.box[i] > 256)

@@ -223,6 +223,18 @@ class Kernel:
             _check(_capi.ERROR_INVALID_HANDLE)
         return text.decode()
 
+    @property
+    def tensor_maps(self):
+        """Names of the tensors the kernel reads through TMA descriptors
+        (these may be strided views: D contiguous, other strides multiples
+        of 16 bytes)."""
+        maps = getattr(self, "_tensor_maps", None)
+        if maps is None:
+            entry = self.metadata_dict().get("tensor_maps", "")
+            maps = frozenset(m.split(":")[0] for m in entry.split(",") if m)
+            self._tensor_maps = maps
+        return maps
+
     def metadata_dict(self):
         out = {}
         for line in self.metadata.splitlines():

@@ -7,7 +7,7 @@ import os
 
 import torch
 
-from . import Config, FlashMLIRError, compile as _compile
+from . import Config, FlashMLIRError, _capi, compile as _compile
 
 _TORCH_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
@@ -27,9 +27,6 @@ def _check_inputs(q, k, v):
             raise TypeError("flashmlir.attention: %s has dtype %s; the kernels "
                             "take torch.bfloat16 or torch.float16"
                             % (name, t.dtype))
-        if not t.is_contiguous():
-            raise ValueError("flashmlir.attention: %s must be contiguous "
-                             "(dense row-major); call .contiguous()" % name)
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError("flashmlir.attention: q, k, v dtypes differ: %s, %s, %s"
                         % (q.dtype, k.dtype, v.dtype))
@@ -111,6 +108,27 @@ def _forward_kernel(config, device, asked):
     return choice
 
 
+def _in_place(t, mapped):
+    """`t` as the kernel reads it: a strided view if the kernel reads it
+    through a TMA descriptor that takes its strides (positive multiples of
+    16 bytes, D contiguous; sizes of 1 never step), else dense."""
+    if t.is_contiguous():
+        return t
+    if mapped and (t.stride(3) == 1 or t.shape[3] == 1) and \
+            all(n == 1 or (s > 0 and s * t.element_size() % 16 == 0)
+                for n, s in zip(t.shape[:3], t.stride()[:3])):
+        return t
+    return t.contiguous()
+
+
+def _forward_strides(q, k, v, o, lse):
+    s = _capi.faForwardStrides()
+    for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+        getattr(s, name)[:] = t.stride()
+    s.lse[:] = lse.stride()
+    return s
+
+
 def _stream(t):
     return torch.cuda.current_stream(t.device).cuda_stream
 
@@ -119,13 +137,19 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, config, runtime_shapes=None):
         kernel, shape = _forward_kernel(config, q.device, runtime_shapes)
+        # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a packed
+        # QKV tensor) are read in place where the kernel takes them through
+        # TMA; copied otherwise.
+        q, k, v = (_in_place(t, name in kernel.tensor_maps)
+                   for name, t in (("q", q), ("k", k), ("v", v)))
         o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
                         device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         with torch.cuda.device(q.device):
             kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                           o.data_ptr(), lse.data_ptr(), stream=_stream(q),
-                           shape=shape)
+                           o.data_ptr(), lse.data_ptr(),
+                           strides=_forward_strides(q, k, v, o, lse),
+                           stream=_stream(q), shape=shape)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
         ctx.mark_non_differentiable(lse)
@@ -145,6 +169,8 @@ class FlashAttentionFunction(torch.autograd.Function):
         if do.dtype != q.dtype:
             do = do.to(q.dtype)
         do = do.contiguous()
+        # The backward kernels take dense tensors.
+        q, k, v = (t.contiguous() for t in (q, k, v))
         kernel = _compile(ctx.config, backward=True)
         dq = torch.empty_like(q)
         dk = torch.empty_like(k)
@@ -165,7 +191,10 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
 
     q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
-    contiguous, on CUDA device 0; Hq a multiple of Hkv (GQA/MQA). scale
+    on CUDA device 0, any strides (the sm_90 forward reads views such as
+    (B, N, H, D) memory or slices of a packed QKV tensor in place where TMA
+    can, D contiguous and other strides multiples of 16 bytes; other layouts
+    are copied); Hq a multiple of Hkv (GQA/MQA). scale
     defaults to 1/sqrt(D); window=(left, right) is a sliding window (-1: no
     bound on that side); softcap caps the logits with softcap*tanh(s/softcap).
     Returns o (B, Hq, Nq, Dv), and lse (B, Hq, Nq, float32, natural log) with

@@ -88,6 +88,16 @@ RUNTIME_SHAPE_CASES = [
 ]
 
 
+# Strided views read in place by the sm_90 forward (its TMA descriptors take
+# the strides): case, runtime_shapes, layout.
+LAYOUT_CASES = [
+    (("bf16", 2, 8, 2, 1000, 1000, 128, 128, True, None, None), None, "bnhd"),
+    (("f16", 1, 4, 4, 333, 333, 64, 64, False, None, None), None, "packed"),
+    (("bf16", 2, 16, 16, 512, 512, 128, 128, True, None, None), True,
+     "packed"),
+]
+
+
 def runtime_shape_cases():
     for dtype, Hq, Hkv, D, Dv, causal, window, softcap, shapes in \
             RUNTIME_SHAPE_CASES:
@@ -130,7 +140,11 @@ def rel_l2(got, want):
     return diff / max(want.norm().item(), floor) if want.numel() else 0.0
 
 
-def run_case(flashmlir, torch, case, seed, runtime_shapes=None):
+def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
+             layout="bhnd"):
+    """layout: "bhnd" (contiguous), "bnhd" ((B, N, H, D) memory viewed as
+    (B, H, N, D)) or "packed" (slices of one (B, N, 3, H, D) tensor, as a
+    fused QKV projection gives; Hq = Hkv, D = Dv)."""
     dtype_name, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -139,9 +153,20 @@ def run_case(flashmlir, torch, case, seed, runtime_shapes=None):
     def rand(*shape):
         return torch.randn(*shape, generator=gen, device=dev).to(dtype)
 
-    q = rand(B, Hq, Nq, D).requires_grad_()
-    k = rand(B, Hkv, Nk, D).requires_grad_()
-    v = rand(B, Hkv, Nk, Dv).requires_grad_()
+    if layout == "packed":
+        qkv = rand(B, Nq, 3, Hq, D).requires_grad_()
+        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+    elif layout == "bnhd":
+        bases = (rand(B, Nq, Hq, D).requires_grad_(),
+                 rand(B, Nk, Hkv, D).requires_grad_(),
+                 rand(B, Nk, Hkv, Dv).requires_grad_())
+        q, k, v = (t.transpose(1, 2) for t in bases)
+    else:
+        q = rand(B, Hq, Nq, D).requires_grad_()
+        k = rand(B, Hkv, Nk, D).requires_grad_()
+        v = rand(B, Hkv, Nk, Dv).requires_grad_()
+    for t in (q, k, v):  # the views' own gradients are compared
+        t.retain_grad()
     do = rand(B, Hq, Nq, Dv)
     scale = 1.0 / math.sqrt(D)
 
@@ -264,13 +289,17 @@ def precompile_cases():
     jobs = [(config, backward) for config in case_configs()
             for backward in (False, True)]
     # The runtime-shapes cases: one forward each, a backward per shape.
-    for dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap in \
-            runtime_shape_cases():
+    # The layout cases as they run.
+    for case, runtime_shapes in [(c, True) for c in runtime_shape_cases()] + \
+            [(c, rs) for c, rs, _ in LAYOUT_CASES]:
+        dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
         config = flashmlir.Config(
             dtype=dtype, batch=B, heads_q=Hq, heads_kv=Hkv, seq_q=Nq,
             seq_kv=Nk, head_dim=D, head_dim_v=Dv, causal=causal,
             window=window, softcap=softcap)
-        jobs += [(dataclasses.replace(config, runtime_shapes=True), False),
+        jobs += [(dataclasses.replace(config,
+                                      runtime_shapes=bool(runtime_shapes)),
+                  False),
                  (config, True)]
     for config, backward in jobs:
         hit = flashmlir.precompile(config, backward=backward)
@@ -313,21 +342,37 @@ def main():
 
     failures = 0
     os.environ.pop("FLASHMLIR_RUNTIME_SHAPES", None)
-    cases = [(case, None) for case in CASES] + \
-        [(case, True) for case in runtime_shape_cases()]
-    for n, (case, runtime_shapes) in enumerate(cases):
+    cases = [(case, None, "bhnd") for case in CASES] + \
+        [(case, True, "bhnd") for case in runtime_shape_cases()] + \
+        [(case, rs, layout) for case, rs, layout in LAYOUT_CASES]
+    # Which inputs the forward read in place (no copy).
+    in_place = []
+    original_in_place = flashmlir.torch_ops._in_place
+
+    def recording_in_place(t, mapped):
+        out = original_in_place(t, mapped)
+        in_place.append(out is t)
+        return out
+    flashmlir.torch_ops._in_place = recording_in_place
+    for n, (case, runtime_shapes, layout) in enumerate(cases):
+        in_place.clear()
         try:
             ok, results, elapsed = run_case(flashmlir, torch, case, seed=n,
-                                            runtime_shapes=runtime_shapes)
+                                            runtime_shapes=runtime_shapes,
+                                            layout=layout)
+            if layout != "bhnd":
+                results["in_place"] = (float(sum(in_place)), not all(in_place))
+                ok = ok and all(in_place)
         except Exception as e:  # report and go on
             ok, results, elapsed = False, {}, 0.0
             print("ERROR", case, "%s: %s" % (type(e).__name__, e))
         failures += not ok
         detail = " ".join("%s=%.1e%s" % (k, r[0], "!" if r[1] else "")
                           for k, r in results.items())
-        print("%s %s%s %s (%.1fs incl. compile)" % (
+        print("%s %s%s%s %s (%.1fs incl. compile)" % (
             "PASS" if ok else "FAIL", case,
-            " runtime shapes" if runtime_shapes else "", detail, elapsed))
+            " runtime shapes" if runtime_shapes else "",
+            "" if layout == "bhnd" else " " + layout, detail, elapsed))
     # By default a problem's second shape runs on its runtime-shapes kernel.
     served = {c: s for c, s in flashmlir.torch_ops._served.items()
               if c.seq_q == 1 and any(

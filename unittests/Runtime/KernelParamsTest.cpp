@@ -159,6 +159,57 @@ TEST_F(RuntimeKernelParams, ForwardPassesPointersAndEncodedMapsInArgsOrder) {
   EXPECT_EQ(calls[2].box, (std::vector<cuuint32_t>{32, 64, 1, 1}));
 }
 
+TEST_F(RuntimeKernelParams, StridedViewsOfMappedTensorsAreReadInPlace) {
+  KernelMetadata m = tmaForwardMeta();
+  AttentionArgs a = forwardArgs(m);
+  // q: [B, N, H, D] memory (row stride H * D = 1024, head stride 128); k: a
+  // slice of a packed [B, N, 2, Hkv, D] tensor (row stride 512).
+  a.strideQ = {300 * 8 * 128, 128, 8 * 128, 1};
+  a.strideK = {200 * 2 * 2 * 128, 128, 2 * 2 * 128, 1};
+  ASSERT_TRUE(validateAttentionForward(m, a).ok())
+      << validateAttentionForward(m, a).message();
+  StatusOr<KernelParams> params = forwardKernelParams(m, a, fakeEncode);
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].strides,
+            (std::vector<cuuint64_t>{8 * 128 * 2, 128 * 2, 300 * 8 * 128 * 2}));
+  EXPECT_EQ(calls[1].strides,
+            (std::vector<cuuint64_t>{4 * 128 * 2, 128 * 2, 200 * 4 * 128 * 2}));
+  // v stays dense.
+  EXPECT_EQ(calls[2].strides,
+            (std::vector<cuuint64_t>{128, 200 * 128, 2 * 200 * 128}));
+
+  // What TMA cannot read is refused before any launch, naming the tensor.
+  AttentionArgs bad = a;
+  bad.strideQ[3] = 2;
+  Status s = validateAttentionForward(m, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("query stride"), std::string::npos);
+  EXPECT_NE(s.message().find("TMA descriptor"), std::string::npos)
+      << s.message();
+  bad = a;
+  bad.strideQ[2] = 8 * 128 + 4; // not a multiple of 16 bytes
+  EXPECT_FALSE(validateAttentionForward(m, bad).ok());
+  bad = a;
+  bad.strideQ[1] = 0;
+  EXPECT_FALSE(validateAttentionForward(m, bad).ok());
+  // The output is written through its pointer: dense only.
+  bad = a;
+  bad.strideO = {300 * 8 * 64, 64, 8 * 64, 1};
+  s = validateAttentionForward(m, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("pass a contiguous tensor"), std::string::npos)
+      << s.message();
+  // A kernel without tensor maps takes dense tensors only.
+  KernelMetadata plain = parseOrDie(goodMetaText()); // [2, 8, 1024, 128]
+  AttentionArgs bnhd = forwardArgs(plain);
+  bnhd.strideQ = {1024 * 8 * 128, 128, 8 * 128, 1};
+  s = validateAttentionForward(plain, bnhd);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("pass a contiguous tensor"), std::string::npos)
+      << s.message();
+}
+
 TEST_F(RuntimeKernelParams, WithoutTensorMapsOnlyPointersAndNoEncoder) {
   KernelMetadata m = parseOrDie(goodMetaText());
   AttentionArgs a = forwardArgs(m);

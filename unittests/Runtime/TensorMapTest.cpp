@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -119,8 +120,9 @@ TEST(TensorMap, EveryLimitIsAnErrorNamingTheField) {
          s.strideBytes[0] = 72;
          s.box[0] = 32;
        }},
-      {"strideBytes[1] = 128 is smaller than the 38400 bytes",
-       [](TensorMapSpec &s) { s.strideBytes[1] = 128; }},
+      {"strideBytes[1] = 112 is smaller than the 128 bytes of one innermost "
+       "row",
+       [](TensorMapSpec &s) { s.strideBytes[1] = 112; }},
       {"box[1] = 512 is not in [1, 256]",
        [](TensorMapSpec &s) { s.box[1] = 512; }},
       {"box[0] = 4 elements (8 bytes) is not a multiple of 16 bytes",
@@ -170,6 +172,30 @@ TEST(TensorMap, EncodePassesTheSpecAndZeroFill) {
   EXPECT_EQ(call.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
   EXPECT_EQ(call.l2, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
   EXPECT_EQ(call.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+TEST(TensorMap, StridedViewsAreReadInPlace) {
+  // [B = 2, N = 300, H = 4, D = 64] memory read as [B, H, N, D]: the head
+  // stride (64 elements) is below the row stride (4 * 64), as after a fused
+  // QKV projection.
+  const std::array<int64_t, 4> bnhd = {300 * 4 * 64, 64, 4 * 64, 1};
+  TensorMapSpec s = attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 2,
+                                     4, 300, 64, 64, 0, bnhd);
+  EXPECT_EQ(s.dims, (std::vector<uint64_t>{64, 300, 4, 2}));
+  EXPECT_EQ(s.strideBytes,
+            (std::vector<uint64_t>{4 * 64 * 2, 64 * 2, 300 * 4 * 64 * 2}));
+  EXPECT_TRUE(validateTensorMap(s).ok()) << validateTensorMap(s).message();
+  // A slice of a packed [B, N, 3, H, D] QKV tensor: row stride 3 * H * D.
+  const std::array<int64_t, 4> packed = {300 * 3 * 4 * 64, 64, 3 * 4 * 64, 1};
+  EXPECT_TRUE(
+      validateTensorMap(attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                         kBase, 2, 4, 300, 64, 64, 0, packed))
+          .ok());
+  // All-zero strides mean dense.
+  EXPECT_EQ(attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 2, 4, 300,
+                             64, 64)
+                .strideBytes,
+            (std::vector<uint64_t>{128, 300 * 128, 4 * 300 * 128}));
 }
 
 TEST(TensorMap, BadSpecsNeverReachTheDriverAndDriverErrorsAreReported) {

@@ -24,6 +24,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -67,16 +68,20 @@ private:
 struct NamedPointer {
   const char *name;
   CUdeviceptr pointer;
+  /// Element strides of a [B, H, N, D] tensor, for a tensor map over it;
+  /// all zero: dense row-major.
+  std::array<int64_t, 4> strides{};
 };
 
 /// The descriptor `map` describes for its tensor at `base`: attentionTileMap()
-/// over the tensor's dense [batch, heads, seq, dim] shape from `metadata` (q,
+/// over the tensor's [batch, heads, seq, dim] shape from `metadata` (q,
 /// dq: heads_q, seq_q, head_dim; o, do: heads_q, seq_q, head_dim_v; k, dk:
 /// heads_kv, seq_kv, head_dim; v, dv: heads_kv, seq_kv, head_dim_v) of
-/// `metadata.dtype`, boxes of map.rows x map.cols.
-StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &metadata,
-                                      const TensorMapParam &map,
-                                      CUdeviceptr base);
+/// `metadata.dtype`, boxes of map.rows x map.cols, with element `strides`
+/// (all zero: dense row-major).
+StatusOr<TensorMapSpec>
+tensorMapSpec(const KernelMetadata &metadata, const TensorMapParam &map,
+              CUdeviceptr base, const std::array<int64_t, 4> &strides = {});
 
 /// The parameters of `launch`, in its `args` order: a name found in
 /// `pointers` is that pointer; a `tmap_<x>` parameter of `metadata` is the

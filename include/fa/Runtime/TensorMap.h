@@ -20,6 +20,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -51,10 +52,14 @@ unsigned tensorMapElementBytes(CUtensorMapDataType dataType);
 /// coming from the next head. boxCols = 0 takes the widest box the swizzle
 /// span allows (128 bytes of elements), capped by `dim`; wider rows are
 /// copied as several boxes.
+/// `strides`, if not all zero, are the tensor's element strides (batch,
+/// heads, seq, dim; dim's must be 1): a view such as [B, N, H, D] memory
+/// seen as [B, H, N, D] is read in place.
 TensorMapSpec attentionTileMap(CUtensorMapDataType dataType, CUdeviceptr base,
                                uint64_t batch, uint64_t heads, uint64_t seq,
                                uint64_t dim, uint32_t rows,
-                               uint32_t boxCols = 0);
+                               uint32_t boxCols = 0,
+                               const std::array<int64_t, 4> &strides = {});
 
 /// Checks `spec` against cuTensorMapEncodeTiled's documented limits.
 Status validateTensorMap(const TensorMapSpec &spec);
