@@ -153,16 +153,20 @@ int64_t AttentionConfig::effectivePersistentBlocks() const {
 
 std::string AttentionConfig::key() const {
   return llvm::formatv(
-      "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
-      "t{13}x{14}r{18}k{20}p{21}:{15}{16}:{17}",
-      dtype, runtimeShapes ? "?" : std::to_string(batch), headsQ, headsKV,
-      runtimeShapes ? "?" : std::to_string(seqQ),
-      runtimeShapes ? "?" : std::to_string(seqKV), headDim, headDimV,
-      scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
-      window ? window->first : -2, window ? window->second : -2,
-      softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
-      effectiveBlockQ(), effectiveBlockKV(), chip, features, entry, rowsPerWarp,
-      backward ? "bwd" : "fwd", kvStages, persistentBlocks);
+             "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/"
+             "{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
+             "t{13}x{14}r{18}k{20}p{21}:{15}{16}:{17}",
+             dtype, runtimeShapes ? "?" : std::to_string(batch), headsQ,
+             headsKV, runtimeShapes ? "?" : std::to_string(seqQ),
+             runtimeShapes ? "?" : std::to_string(seqKV), headDim, headDimV,
+             scale ? llvm::formatv("{0:e16}", *scale).str() : "default", causal,
+             window ? window->first : -2, window ? window->second : -2,
+             softcap ? llvm::formatv("{0:e16}", *softcap).str() : "none",
+             effectiveBlockQ(), effectiveBlockKV(), chip, features, entry,
+             rowsPerWarp, backward ? "bwd" : "fwd", kvStages, persistentBlocks)
+             .str() +
+         // Only when set, so that the other configs' keys stay as they were.
+         (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

@@ -289,6 +289,7 @@ lowerKernels(ModuleOp module, MLIRContext &context,
   GPULoweringOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;
+  lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
   lowering.format = emit == EmitKind::PTX     ? "isa"
                     : emit == EmitKind::Cubin ? "bin"
                                               : "";

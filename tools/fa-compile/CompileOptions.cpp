@@ -81,6 +81,11 @@ cl::opt<int64_t> persistentBlocks(
              "block per tile; -1 = the compiler's choice (132 where tiles "
              "have few KV blocks)"),
     cl::init(-1), cl::cat(category));
+cl::opt<int64_t> exp2OnFmaEvery(
+    "exp2-on-fma-every",
+    cl::desc("the WGMMA forward computes every N-th exponential on the FMA "
+             "pipe instead of MUFU (0 = none)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -158,6 +163,10 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
   config.rowsPerWarp = rowsPerWarp;
   config.kvStages = kvStages;
   config.persistentBlocks = persistentBlocks;
+  if (exp2OnFmaEvery < 0)
+    return invalid("--exp2-on-fma-every must be 0 or positive, got " +
+                   Twine(exp2OnFmaEvery));
+  config.exp2OnFmaEvery = exp2OnFmaEvery;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

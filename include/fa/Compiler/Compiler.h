@@ -48,6 +48,9 @@ struct AttentionConfig {
   /// that loop over the tiles; 0 = a block per tile; -1 (the default) = the
   /// compiler's choice (effectivePersistentBlocks).
   int64_t persistentBlocks = -1;
+  /// The WGMMA forward computes every N-th exponential of the softmax on
+  /// the FMA pipe instead of MUFU (fa-convert-fagpu-to-nvvm); 0: none.
+  int64_t exp2OnFmaEvery = 0;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

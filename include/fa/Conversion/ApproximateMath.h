@@ -23,6 +23,11 @@ enum class ApproximateFn { Exp2, Log2, Tanh };
 Value emitApproximateMath(OpBuilder &b, Location loc, ApproximateFn fn,
                           Value x);
 
+/// 2^x for an f32 `x` on the FMA/ALU pipes, without the MUFU unit: 2^j * p(f)
+/// with j = floor(x), f = x - j and p a cubic (relative error below 1e-4),
+/// the exponent added to p's bits; exactly 0 for x below -127 (and -inf).
+Value emitExp2OnFma(OpBuilder &b, Location loc, Value x);
+
 } // namespace fa
 } // namespace mlir
 

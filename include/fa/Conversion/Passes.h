@@ -54,6 +54,11 @@ struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("LLVM optimization level"),
                            llvm::cl::init(3)};
+  Option<int64_t> exp2OnFmaEvery{
+      *this, "exp2-on-fma-every",
+      llvm::cl::desc("fa-convert-fagpu-to-nvvm: every N-th exponential of a "
+                     "tile on the FMA pipe (0: none)"),
+      llvm::cl::init(0)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX) or bin (cubin "

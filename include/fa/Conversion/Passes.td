@@ -117,7 +117,18 @@ def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
     register-A instruction); shared tiles are placed 1024-byte aligned in the
     kernel's dynamic shared memory, whose size is recorded on the kernel as
     `fa.shared_bytes`.
+
+    With `exp2-on-fma-every=N` (N > 0), every N-th element of a tile's
+    `math.exp2` is computed on the FMA pipe instead (2^floor(x) times a
+    cubic in x - floor(x), relative error below 1e-4; exactly 0 below
+    -127), so that the exponentials of the softmax share the FMA and MUFU
+    pipes (FlashAttention 4's trick, for kernels whose MUFU is the limit).
   }];
+  let options = [
+    Option<"exp2OnFmaEvery", "exp2-on-fma-every", "int64_t", "0",
+           "Compute every N-th exponential of a tile on the FMA pipe (0: "
+           "none)">
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",

@@ -489,6 +489,7 @@ static void retypeTensorMapArgs(gpu::GPUFuncOp func) {
 
 struct ConvertFAGPUToNVVMPass
     : fa::impl::ConvertFAGPUToNVVMBase<ConvertFAGPUToNVVMPass> {
+  using ConvertFAGPUToNVVMBase::ConvertFAGPUToNVVMBase;
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -496,7 +497,13 @@ struct ConvertFAGPUToNVVMPass
 
     TileTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);
-    populateRegisterTilesToNVVMPatterns(converter, patterns);
+    if (exp2OnFmaEvery < 0)
+      return (void)(module.emitError()
+                    << "fa-convert-fagpu-to-nvvm: exp2-on-fma-every must "
+                       "be 0 or positive, got "
+                    << int64_t(exp2OnFmaEvery)),
+             signalPassFailure();
+    populateRegisterTilesToNVVMPatterns(converter, patterns, exp2OnFmaEvery);
     patterns
         .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
              LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,

@@ -35,8 +35,14 @@ static std::optional<fa::ApproximateFn> approximationOf(Operation *op) {
 
 /// arith and math ops on register tiles run unchanged on the registers.
 struct ElementwiseOnTiles : ConversionPattern {
-  ElementwiseOnTiles(TypeConverter &converter, MLIRContext *ctx)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  ElementwiseOnTiles(TypeConverter &converter, MLIRContext *ctx,
+                     int64_t exp2OnFmaEvery)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx),
+        exp2OnFmaEvery(exp2OnFmaEvery) {}
+
+  /// Every this many exponentials of a thread's registers one runs on the
+  /// FMA pipe (0: none).
+  int64_t exp2OnFmaEvery;
 
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
@@ -61,9 +67,14 @@ struct ElementwiseOnTiles : ConversionPattern {
         return rewriter.notifyMatchFailure(op, "f32 approximations only");
       auto type = cast<VectorType>(operands[0].getType());
       SmallVector<Value> results;
-      for (Value x : unpackVector(rewriter, loc, operands[0]))
-        results.push_back(
-            fa::emitApproximateMath(rewriter, loc, *approximationOf(op), x));
+      fa::ApproximateFn fn = *approximationOf(op);
+      for (auto [i, x] :
+           llvm::enumerate(unpackVector(rewriter, loc, operands[0])))
+        results.push_back(fn == fa::ApproximateFn::Exp2 && exp2OnFmaEvery > 0 &&
+                                  int64_t(i) % exp2OnFmaEvery ==
+                                      exp2OnFmaEvery - 1
+                              ? fa::emitExp2OnFma(rewriter, loc, x)
+                              : fa::emitApproximateMath(rewriter, loc, fn, x));
       rewriter.replaceOp(op, packVector(rewriter, loc, type, results));
       return success();
     }
@@ -218,8 +229,10 @@ struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
 } // namespace
 
 void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
-    TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ElementwiseOnTiles, LowerSplat, LowerTileCoords, LowerReduceRows,
-               LowerExpandRows, LowerConvertLayout>(converter,
-                                                    patterns.getContext());
+    TileTypeConverter &converter, RewritePatternSet &patterns,
+    int64_t exp2OnFmaEvery) {
+  patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
+                                   exp2OnFmaEvery);
+  patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
+               LowerConvertLayout>(converter, patterns.getContext());
 }

@@ -205,6 +205,43 @@ Value mlir::fa::emitApproximateMath(OpBuilder &b, Location loc,
       .getResult(0);
 }
 
+Value mlir::fa::emitExp2OnFma(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  // 2^f on [0, 1] within 8.6e-5 relative: 1 + c1 f + c2 f^2 + c3 f^3,
+  // fitted for relative error (Chebyshev nodes, reweighted least squares).
+  constexpr double c1 = 0.6951168, c2 = 0.22764495, c3 = 0.07706708;
+  // NVVM intrinsic calls, not math or LLVM floor/fma ops: convert-gpu-to-
+  // nvvm would turn those into libdevice calls.
+  auto intrinsic = [&](StringRef name, ValueRange args) -> Value {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, TypeRange{f32}, b.getStringAttr(name), args,
+               LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                            LLVM::FastmathFlags::none))
+        .getResult(0);
+  };
+  Value clamped = intrinsic("llvm.nvvm.fmax.f", {x, constant(-127.0)});
+  Value whole = intrinsic("llvm.nvvm.floor.f", {clamped});
+  Value frac = arith::SubFOp::create(b, loc, clamped, whole);
+  Value p = intrinsic("llvm.nvvm.fma.rn.f", {constant(c3), frac, constant(c2)});
+  p = intrinsic("llvm.nvvm.fma.rn.f", {p, frac, constant(c1)});
+  p = intrinsic("llvm.nvvm.fma.rn.f", {p, frac, constant(1.0)});
+  // p is in [1, 2): adding j to its exponent field scales it by 2^j.
+  Value exponent = arith::FPToSIOp::create(b, loc, i32, whole);
+  Value shifted = arith::ShLIOp::create(
+      b, loc, exponent,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(23)));
+  Value bits = arith::AddIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, p), shifted);
+  Value result = arith::BitcastOp::create(b, loc, f32, bits);
+  // Below -127 (masked scores: -inf) the value is 0, as ex2.approx.ftz's.
+  Value underflow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                          constant(-127.0));
+  return arith::SelectOp::create(b, loc, underflow, constant(0.0), result);
+}
+
 bool mlir::fagpu::hasTileTypes(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), isTileType) ||
          llvm::any_of(op->getResultTypes(), isTileType);

@@ -81,8 +81,11 @@ bool hasTileTypes(Operation *op);
 /// Lowers elementwise ops, splats, coordinates, row reductions and
 /// expansions and layout conversions on register tiles (patterns in
 /// RegisterTilesToNVVM.cpp).
+/// `exp2OnFmaEvery` > 0 computes every such element of a tile's math.exp2
+/// on the FMA pipe (fa::emitExp2OnFma).
 void populateRegisterTilesToNVVMPatterns(TileTypeConverter &converter,
-                                         RewritePatternSet &patterns);
+                                         RewritePatternSet &patterns,
+                                         int64_t exp2OnFmaEvery = 0);
 
 /// Lowers the mbarrier and TMA ops (patterns in BarriersToNVVM.cpp).
 void populateBarriersToNVVMPatterns(TileTypeConverter &converter,

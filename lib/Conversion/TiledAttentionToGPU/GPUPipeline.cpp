@@ -23,7 +23,9 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
   // Kernels written at the GPU tile level first become per-thread code;
   // runtime sizes become kernel arguments beside the bare pointers.
   kernels.addPass(createPassRuntimeSizes());
-  kernels.addPass(createConvertFAGPUToNVVM());
+  ConvertFAGPUToNVVMOptions tiles;
+  tiles.exp2OnFmaEvery = options.exp2OnFmaEvery;
+  kernels.addPass(createConvertFAGPUToNVVM(tiles));
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
