@@ -5,7 +5,8 @@ On a GPU machine (torch, triton; matplotlib for the plot):
 
     python -m flashmlir.bench [--hdims 64,128,256] [--seqlens 512,...,16384]
         [--causal both] [--directions fwd,bwd]
-        [--peers cudnn,flash,mem-efficient,flex] [--out docs/perf] [--tag NAME]
+        [--peers cudnn,flash,mem-efficient,flex[,fa4]] [--out docs/perf]
+        [--tag NAME]
 
 Shapes are the FlashAttention-3 paper's: 16k tokens (batch = 16384 / N) and
 hidden size 2048 (heads = 2048 / hdim), bf16, MHA. Every implementation is
@@ -39,10 +40,10 @@ from . import Config, FlashMLIRError, compiler_version
 
 TOKENS = 16384
 HIDDEN = 2048
-IMPLS = ("flashmlir", "cudnn", "flash", "mem-efficient", "flex")
+IMPLS = ("flashmlir", "cudnn", "flash", "mem-efficient", "flex", "fa4")
 LABELS = {"flashmlir": "FlashMLIR", "cudnn": "cuDNN (SDPA)",
           "flash": "FA2 (SDPA flash)", "mem-efficient": "mem-efficient (SDPA)",
-          "flex": "FlexAttention"}
+          "flex": "FlexAttention", "fa4": "FA4 (CuTe DSL)"}
 BWD_FLOP_FACTOR = 2.5  # 5 matmuls in the backward vs 2 in the forward
 
 
@@ -182,6 +183,33 @@ class Peers:
             return fn(q, k, v, block_mask=mask, scale=self.scale)
         return run
 
+    def fa4(self):
+        """FlashAttention 4 (flash-attn-4, CuTe DSL), which takes (B, N, H,
+        D) tensors: views of ours. Its wheels are not torch's: install them
+        into a folder named by $FLASHMLIR_BENCH_SITE (pip --target; the
+        package adds itself through a .pth file, which site.addsitedir
+        reads). If it does not import, every call reports why."""
+        site_dir = os.environ.get("FLASHMLIR_BENCH_SITE")
+        try:
+            if site_dir:
+                import site
+                site.addsitedir(site_dir)
+            from flash_attn.cute.interface import flash_attn_func
+        except Exception as e:  # absent: recorded per shape, not fatal
+            error = e
+
+            def absent(q, k, v):
+                raise RuntimeError("FA4 does not import: %s: %s"
+                                   % (type(error).__name__, error))
+            return absent
+
+        def run(q, k, v):
+            o = flash_attn_func(q.transpose(1, 2), k.transpose(1, 2),
+                                v.transpose(1, 2), causal=self.causal)
+            o = o[0] if isinstance(o, tuple) else o
+            return o.transpose(1, 2)
+        return run
+
     def get(self, name, n):
         from torch.nn.attention import SDPBackend
         import flashmlir
@@ -196,6 +224,8 @@ class Peers:
                 runtime_shapes=self.runtime_shapes)
         if name == "flex":
             return self.flex(n)
+        if name == "fa4":
+            return self.fa4()
         backend = {"cudnn": SDPBackend.CUDNN_ATTENTION,
                    "flash": SDPBackend.FLASH_ATTENTION,
                    "mem-efficient": SDPBackend.EFFICIENT_ATTENTION}[name]

@@ -31,7 +31,7 @@ def test_flops_count_causal_half_and_backward_factor():
     (["--hdims", "96"], "does not divide the hidden size"),
     (["--seqlens", "1000"], "does not divide 16384 tokens"),
     (["--directions", "fwd,sideways"], "fwd and/or bwd"),
-    (["--peers", "cudnn,fa4"], "unknown peer"),
+    (["--peers", "cudnn,fa3"], "unknown peer"),
 ])
 def test_bad_arguments_exit_with_a_message(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
