@@ -152,7 +152,6 @@ class FlashAttentionFunction(torch.autograd.Function):
                            stream=_stream(q), shape=shape)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
-        ctx.mark_non_differentiable(lse)
         # An unused lse then gets None as its gradient instead of a zero
         # tensor, and backward() need not read one back from the device.
         ctx.set_materialize_grads(False)
@@ -161,29 +160,63 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do, dlse):
         q, k, v, o, lse = ctx.saved_tensors
-        if dlse is not None and bool(torch.any(dlse != 0)):
-            raise FlashMLIRError("flashmlir.attention: gradients through lse "
-                                 "are not supported")
-        if do is None:  # only lse was used, and its gradient is zero
-            return None, None, None, None, None
-        if do.dtype != q.dtype:
-            do = do.to(q.dtype)
-        do = do.contiguous()
         # The backward kernels take dense tensors.
         q, k, v = (t.contiguous() for t in (q, k, v))
-        kernel = _compile(ctx.config, backward=True)
-        dq = torch.empty_like(q)
-        dk = torch.empty_like(k)
-        dv = torch.empty_like(v)
-        workspace = torch.empty(max(kernel.workspace_bytes(), 1),
-                                dtype=torch.uint8, device=q.device)
-        with torch.cuda.device(q.device):
-            kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                   o.data_ptr(), do.data_ptr(),
-                                   lse.data_ptr(), dq.data_ptr(),
-                                   dk.data_ptr(), dv.data_ptr(),
-                                   workspace.data_ptr(), stream=_stream(q))
+        dq = dk = dv = None
+        if do is not None:
+            if do.dtype != q.dtype:
+                do = do.to(q.dtype)
+            dq, dk, dv = _launch_backward(ctx.config, q, k, v, o,
+                                          do.contiguous(), lse)
+        if dlse is not None and bool(torch.any(dlse != 0)):
+            dq_lse, dk_lse = _lse_gradient(ctx.config, q, k, lse, dlse)
+            dq = dq_lse if dq is None else dq.float() + dq_lse
+            dk = dk_lse if dk is None else dk.float() + dk_lse
+            dq, dk = dq.to(q.dtype), dk.to(k.dtype)
         return dq, dk, dv, None, None
+
+
+def _launch_backward(config, q, k, v, o, do, lse):
+    """dq, dk, dv of <do, o> from the backward kernel set of `config`."""
+    kernel = _compile(config, backward=True)
+    dq = torch.empty_like(q)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
+    workspace = torch.empty(max(kernel.workspace_bytes(), 1),
+                            dtype=torch.uint8, device=q.device)
+    with torch.cuda.device(q.device):
+        kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                               o.data_ptr(), do.data_ptr(), lse.data_ptr(),
+                               dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                               workspace.data_ptr(), stream=_stream(q))
+    return dq, dk, dv
+
+
+def _lse_gradient(config, q, k, lse, dlse):
+    """dq and dk (float32) of <dlse, lse>. d lse_i / d s_ij = P_ij, so with
+    s = scale q k^T: dq = scale dlse (P K) and dk = scale P^T (dlse q). P K is
+    the forward of (q, k, k); P^T (dlse q) is dV of that problem's backward
+    for dO = dlse q (P recomputed from the same lse). Two extra launches, for
+    what is a rare gradient. A softcap's tanh is not linear in q k^T: there
+    it is refused."""
+    if config.softcap:
+        raise FlashMLIRError("flashmlir.attention: gradients through lse "
+                             "with softcap are not supported")
+    scale = config.scale if config.scale is not None else \
+        1.0 / math.sqrt(config.head_dim)
+    keys = dataclasses.replace(config, head_dim_v=config.head_dim)
+    kernel = _compile(keys)
+    pk = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse_again = torch.empty_like(lse)
+    with torch.cuda.device(q.device):
+        kernel.forward(q.data_ptr(), k.data_ptr(), k.data_ptr(),
+                       pk.data_ptr(), lse_again.data_ptr(),
+                       stream=_stream(q))
+    weight = dlse.to(torch.float32).unsqueeze(-1)
+    dq = scale * weight * pk.float()
+    do_keys = (weight * q.float()).to(q.dtype)
+    _, _, dk = _launch_backward(keys, q, k, k, pk, do_keys, lse)
+    return dq, scale * dk.float()
 
 
 def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
@@ -198,7 +231,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     defaults to 1/sqrt(D); window=(left, right) is a sliding window (-1: no
     bound on that side); softcap caps the logits with softcap*tanh(s/softcap).
     Returns o (B, Hq, Nq, Dv), and lse (B, Hq, Nq, float32, natural log) with
-    return_lse=True. Differentiable in q, k and v.
+    return_lse=True. Differentiable in q, k and v, through o and lse (lse's
+    gradient by two extra launches; not with softcap).
 
     runtime_shapes: True runs the forward with the kernel compiled once for
     every batch and length (sm_90), False with one built for this shape;

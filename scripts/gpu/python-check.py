@@ -98,6 +98,13 @@ LAYOUT_CASES = [
 ]
 
 
+# Gradients through lse as well as o (two extra launches in the backward).
+LSE_GRAD_CASES = [
+    ("bf16", 2, 8, 2, 300, 500, 128, 128, True, None, None),
+    ("f16", 1, 4, 4, 256, 256, 64, 64, False, (32, 32), None),
+]
+
+
 def runtime_shape_cases():
     for dtype, Hq, Hkv, D, Dv, causal, window, softcap, shapes in \
             RUNTIME_SHAPE_CASES:
@@ -141,7 +148,7 @@ def rel_l2(got, want):
 
 
 def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
-             layout="bhnd"):
+             layout="bhnd", lse_grad=False):
     """layout: "bhnd" (contiguous), "bnhd" ((B, N, H, D) memory viewed as
     (B, H, N, D)) or "packed" (slices of one (B, N, 3, H, D) tensor, as a
     fused QKV projection gives; Hq = Hkv, D = Dv)."""
@@ -174,13 +181,22 @@ def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
     o, lse = flashmlir.attention(q, k, v, causal=causal, window=window,
                                  softcap=softcap, return_lse=True,
                                  runtime_shapes=runtime_shapes)
-    o.backward(do)
+    # With lse_grad the loss also weighs lse (its finite rows) by dlse.
+    dlse = torch.randn(B, Hq, Nq, generator=gen, device=dev)
+
+    def loss_of(o, lse, do, dlse):
+        loss = (o * do).sum()
+        if lse_grad:
+            loss = loss + (torch.where(torch.isfinite(lse), lse,
+                                       torch.zeros_like(lse)) * dlse).sum()
+        return loss
+    loss_of(o.float(), lse, do.float(), dlse).backward()
     torch.cuda.synchronize()
     elapsed = time.time() - t0
 
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     o_ref, lse_ref = reference(q64, k64, v64, causal, scale, window, softcap)
-    o_ref.backward(do.double())
+    loss_of(o_ref, lse_ref, do.double(), dlse.double()).backward()
 
     tol = TOLERANCE[dtype_name]
     results = {}
@@ -291,7 +307,8 @@ def precompile_cases():
     # The runtime-shapes cases: one forward each, a backward per shape.
     # The layout cases as they run.
     for case, runtime_shapes in [(c, True) for c in runtime_shape_cases()] + \
-            [(c, rs) for c, rs, _ in LAYOUT_CASES]:
+            [(c, rs) for c, rs, _ in LAYOUT_CASES] + \
+            [(c, None) for c in LSE_GRAD_CASES]:
         dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
         config = flashmlir.Config(
             dtype=dtype, batch=B, heads_q=Hq, heads_kv=Hkv, seq_q=Nq,
@@ -344,7 +361,8 @@ def main():
     os.environ.pop("FLASHMLIR_RUNTIME_SHAPES", None)
     cases = [(case, None, "bhnd") for case in CASES] + \
         [(case, True, "bhnd") for case in runtime_shape_cases()] + \
-        [(case, rs, layout) for case, rs, layout in LAYOUT_CASES]
+        [(case, rs, layout) for case, rs, layout in LAYOUT_CASES] + \
+        [(case, None, "lse") for case in LSE_GRAD_CASES]
     # Which inputs the forward read in place (no copy).
     in_place = []
     original_in_place = flashmlir.torch_ops._in_place
@@ -359,8 +377,10 @@ def main():
         try:
             ok, results, elapsed = run_case(flashmlir, torch, case, seed=n,
                                             runtime_shapes=runtime_shapes,
-                                            layout=layout)
-            if layout != "bhnd":
+                                            layout=("bhnd" if layout == "lse"
+                                                    else layout),
+                                            lse_grad=layout == "lse")
+            if layout not in ("bhnd", "lse"):
                 results["in_place"] = (float(sum(in_place)), not all(in_place))
                 ok = ok and all(in_place)
         except Exception as e:  # report and go on
