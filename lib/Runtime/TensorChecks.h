@@ -1,0 +1,60 @@
+//===- TensorChecks.h - A launch's tensors checked one by one ---*- C++ -*-===//
+//
+// Internal to the runtime: the views validateAttentionForward/Backward build
+// of their tensors and the checks each goes through.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_RUNTIME_TENSORCHECKS_H
+#define FA_LIB_RUNTIME_TENSORCHECKS_H
+
+#include "fa/Runtime/Attention.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace fa::rt {
+
+/// One tensor of a launch as validation sees it.
+struct TensorView {
+  const char *name;
+  CUdeviceptr ptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  size_t elementBytes;
+  size_t alignment;
+  bool required;
+  int64_t numel = 0;
+  /// Read only through a TMA descriptor: any positive strides that TMA
+  /// takes (16-byte multiples) with a dense innermost dimension.
+  bool tensorMapped = false;
+};
+
+/// A device address as 0x... text.
+std::string hexPtr(CUdeviceptr p);
+
+/// Per-tensor element counts (the kernels index with 32 bits); sets numel.
+Status checkElementCounts(std::vector<TensorView> &tensors);
+
+/// Non-null, aligned pointers; dense row-major strides, or for a tensor read
+/// through a TMA descriptor any that the descriptor takes.
+Status checkPointersAndLayouts(const std::vector<TensorView> &tensors);
+
+/// The tensors listed in `outputs` must not overlap any other tensor's
+/// extent.
+Status checkOverlaps(const std::vector<TensorView> &tensors,
+                     const std::vector<size_t> &outputs);
+
+/// A [d0, d1, d2, d3] tensor of `dtype` (16-byte aligned).
+TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
+                   int64_t d2, int64_t d3, const std::array<int64_t, 4> &stride,
+                   DType dtype, bool required);
+
+/// The f32 [b, h, n] log-sum-exp (4-byte aligned).
+TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
+                   const std::array<int64_t, 3> &stride, bool required);
+
+} // namespace fa::rt
+
+#endif // FA_LIB_RUNTIME_TENSORCHECKS_H
