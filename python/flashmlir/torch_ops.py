@@ -54,16 +54,29 @@ def _check_inputs(q, k, v):
                          % (Hq, Hkv))
 
 
+# Per-call cost: the Config of a call's shapes and flags, and the kernel
+# chosen for a config, are computed once (a tiny problem's call is all
+# overhead; issue "thin call path").
+_configs = {}
+_choices = {}  # (config, runtime-shapes mode) -> (kernel, launch shape)
+
+
 def _config(q, k, v, causal, scale, window, softcap):
-    B, Hq, Nq, D = q.shape
-    _, Hkv, Nk, Dv = v.shape
     if window is not None:
         window = (int(window[0]), int(window[1]))
-    return Config(dtype=_TORCH_DTYPES[q.dtype], batch=B, heads_q=Hq,
-                  heads_kv=Hkv, seq_q=Nq, seq_kv=Nk, head_dim=D, head_dim_v=Dv,
-                  scale=None if scale is None else float(scale),
-                  causal=bool(causal), window=window,
-                  softcap=None if not softcap else float(softcap))
+    key = (q.shape, v.shape, q.dtype, causal, scale, window, softcap)
+    config = _configs.get(key)
+    if config is None:
+        B, Hq, Nq, D = q.shape
+        _, Hkv, Nk, Dv = v.shape
+        config = Config(dtype=_TORCH_DTYPES[q.dtype], batch=B, heads_q=Hq,
+                        heads_kv=Hkv, seq_q=Nq, seq_kv=Nk, head_dim=D,
+                        head_dim_v=Dv,
+                        scale=None if scale is None else float(scale),
+                        causal=bool(causal), window=window,
+                        softcap=None if not softcap else float(softcap))
+        _configs[key] = config
+    return config
 
 
 # Runtime shapes: one forward kernel for every batch and length (sm_90).
@@ -88,6 +101,16 @@ def _forward_kernel(config, device, asked):
     """The forward kernel for `config` and the shape to launch it with (None:
     the kernel's own)."""
     mode = _runtime_shapes_mode(asked)
+    # A config's choice never changes once made (auto: its shape's entry).
+    choice = _choices.get((config, mode))
+    if choice is not None:
+        return choice
+    choice = _choose_forward_kernel(config, device, mode)
+    _choices[(config, mode)] = choice
+    return choice
+
+
+def _choose_forward_kernel(config, device, mode):
     dynamic = dataclasses.replace(config, runtime_shapes=True)
     dynamic = dynamic.without_lengths()
     shape = (config.batch, config.seq_q,
@@ -133,23 +156,32 @@ def _stream(t):
     return torch.cuda.current_stream(t.device).cuda_stream
 
 
+def _attention_forward(q, k, v, config, runtime_shapes):
+    """o and lse of one call, and the q, k, v the kernel read."""
+    kernel, shape = _forward_kernel(config, q.device, runtime_shapes)
+    # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a packed
+    # QKV tensor) are read in place where the kernel takes them through
+    # TMA; copied otherwise.
+    q, k, v = (_in_place(t, name in kernel.tensor_maps)
+               for name, t in (("q", q), ("k", k), ("v", v)))
+    o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
+                    device=q.device)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+    # Dense tensors need no strides (the C API's NULL: row-major).
+    strides = None if (q.is_contiguous() and k.is_contiguous() and
+                       v.is_contiguous()) else \
+        _forward_strides(q, k, v, o, lse)
+    with torch.cuda.device(q.device):
+        kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                       o.data_ptr(), lse.data_ptr(), strides=strides,
+                       stream=_stream(q), shape=shape)
+    return q, k, v, o, lse
+
+
 class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, config, runtime_shapes=None):
-        kernel, shape = _forward_kernel(config, q.device, runtime_shapes)
-        # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a packed
-        # QKV tensor) are read in place where the kernel takes them through
-        # TMA; copied otherwise.
-        q, k, v = (_in_place(t, name in kernel.tensor_maps)
-                   for name, t in (("q", q), ("k", k), ("v", v)))
-        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
-                        device=q.device)
-        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-        with torch.cuda.device(q.device):
-            kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                           o.data_ptr(), lse.data_ptr(),
-                           strides=_forward_strides(q, k, v, o, lse),
-                           stream=_stream(q), shape=shape)
+        q, k, v, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
         # An unused lse then gets None as its gradient instead of a zero
@@ -248,5 +280,9 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     if runtime_shapes is not None and not isinstance(runtime_shapes, bool):
         raise TypeError("flashmlir.attention: runtime_shapes must be True, "
                         "False or None, got %r" % (runtime_shapes,))
-    o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
+                                    v.requires_grad):
+        o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
+    else:  # no graph to record: skip autograd's bookkeeping
+        _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
     return (o, lse) if return_lse else o
