@@ -8,11 +8,29 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 namespace fa::rt {
 
 namespace {
+
+/// The metadata a call of `a` runs with, in `out`: `m` itself for a kernel
+/// built for one shape (no copy on the launch path), else `m` instantiated
+/// for the call's shape into `shaped`.
+Status metadataForCall(const KernelMetadata &m, const AttentionArgs &a,
+                       std::optional<KernelMetadata> &shaped,
+                       const KernelMetadata *&out) {
+  out = &m;
+  if (!m.runtimeShapes)
+    return Status::success();
+  StatusOr<KernelMetadata> instance = m.instantiate(a.batch, a.seqQ, a.seqKV);
+  if (!instance.ok())
+    return instance.status();
+  shaped = std::move(*instance);
+  out = &*shaped;
+  return Status::success();
+}
 
 bool sameDouble(double a, double b) {
   return std::fabs(a - b) <= 1e-7 * std::fmax(std::fabs(a), std::fabs(b));
@@ -151,11 +169,10 @@ size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 Status validateAttentionForward(const KernelMetadata &kernelMetadata,
                                 const AttentionArgs &a) {
   // A kernel with runtime shapes is checked as built for the call's shape.
-  StatusOr<KernelMetadata> shaped =
-      kernelMetadata.instantiate(a.batch, a.seqQ, a.seqKV);
-  if (!shaped.ok())
-    return shaped.status();
-  const KernelMetadata &m = *shaped;
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  FA_RT_RETURN_IF_ERROR(metadataForCall(kernelMetadata, a, shaped, call));
+  const KernelMetadata &m = *call;
   if (m.kind != KernelKind::Forward)
     return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
                          " kernel; attentionForward needs a forward kernel");
@@ -377,11 +394,11 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
   const std::string context =
       "attentionForward(" + kernel.metadata().entry + ")";
   // Runtime shapes: the grid and the size parameters are the call's.
-  StatusOr<KernelMetadata> shaped =
-      kernel.metadata().instantiate(args.batch, args.seqQ, args.seqKV);
-  if (!shaped.ok())
-    return shaped.status().withContext(context);
-  const KernelMetadata &m = *shaped;
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  FA_RT_RETURN_IF_ERROR(metadataForCall(kernel.metadata(), args, shaped, call)
+                            .withContext(context));
+  const KernelMetadata &m = *call;
   FA_RT_RETURN_IF_ERROR(validateAttentionForward(m, args).withContext(context));
   if (!kernel.loaded())
     return Status::error(context + ": kernel is not loaded");
