@@ -92,6 +92,44 @@ bool AttentionConfig::usesWgmmaForward() const {
   return chip == "sm_90a" || chip == "sm_90";
 }
 
+/// Why the WGMMA backward cannot take this problem; empty when it can (as
+/// checkWgmmaBackwardConfig in TiledAttentionGradToFAGPU.cpp will).
+static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
+  if (!c.backward)
+    return "not a backward";
+  if (c.chip != "sm_90a" && c.chip != "sm_90")
+    return c.chip + " has no WGMMA";
+  if (c.runtimeShapes)
+    return "runtime shapes";
+  if (c.dtype != "bf16" && c.dtype != "f16")
+    return "dtype " + c.dtype;
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d != 64 && d != 128)
+      return "head dim " + std::to_string(d) +
+             " (the WGMMA backward takes 64 or 128)";
+  if ((c.blockQ && c.blockQ != 64) || (c.blockKV && c.blockKV != 64))
+    return "blocks " + std::to_string(c.blockQ) + " x " +
+           std::to_string(c.blockKV) + " (the WGMMA backward takes 64 x 64)";
+  return "";
+}
+
+bool AttentionConfig::usesWgmmaBackward() const {
+  if (backwardVariant == "mma.sync" || !wgmmaBackwardLimits(*this).empty())
+    return false;
+  return backwardVariant == "wgmma";
+}
+
+std::string AttentionConfig::backwardVariantReason() const {
+  if (usesWgmmaBackward())
+    return "wgmma: asked for";
+  if (backwardVariant == "mma.sync")
+    return "mma.sync: asked for";
+  std::string limits = wgmmaBackwardLimits(*this);
+  if (!limits.empty())
+    return "mma.sync: " + limits;
+  return "mma.sync: the default until the WGMMA backward measures faster";
+}
+
 /// The compiler's persistent grid: a block per SM of an H100/H200 SXM,
 /// where a tile has at most this many KV blocks on average (measured on
 /// the H200, docs/perf/README.md, Hopper step 9).
@@ -125,6 +163,9 @@ std::string AttentionConfig::forwardVariantReason() const {
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   if (usesWgmmaForward())
     return wgmmaDefaultBlocks(*this);
+  if (usesWgmmaBackward())
+    return {64, 64}; // one warpgroup: 64 queries and 64 keys
+
   if (!backward)
     return {128, 64};
   // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
@@ -166,7 +207,8 @@ std::string AttentionConfig::key() const {
              rowsPerWarp, backward ? "bwd" : "fwd", kvStages, persistentBlocks)
              .str() +
          // Only when set, so that the other configs' keys stay as they were.
-         (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "");
+         (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "") +
+         (backward && backwardVariant != "auto" ? ":" + backwardVariant : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

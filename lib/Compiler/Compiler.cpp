@@ -433,10 +433,16 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
   }
+  if (problem && effective.backward && effective.backwardVariant == "wgmma" &&
+      !effective.usesWgmmaBackward()) {
+    problem->emitError() << "the WGMMA backward cannot take this problem: "
+                         << effective.backwardVariantReason();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
                  << (effective.backward
-                         ? "backward on mma.sync"
+                         ? "backward on " + effective.backwardVariantReason()
                          : "forward on " + effective.forwardVariantReason())
                  << "\n";
 
@@ -478,8 +484,17 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
-  } else
+  } else if (effective.usesWgmmaBackward()) {
+    toKernel.addPass(createConvertTiledAttentionGradToFAGPU());
+    // Q and dO (the tiles each Q-block iteration streams) prefetched
+    // through cp.async rings.
+    fagpu::PipelineSharedCopiesOptions ring;
+    ring.stages = effective.kvStages ? effective.kvStages : 2;
+    toKernel.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(ring));
+  } else {
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
+  }
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
   if (failed(toKernel.run(*module)))

@@ -45,8 +45,7 @@ public:
     return tensor::EmptyOp::create(b, loc, shape, f32());
   }
   Value zeros(ArrayRef<int64_t> shape) {
-    return linalg::FillOp::create(b, loc, cst(0.0), empty(shape))
-        .getResult(0);
+    return linalg::FillOp::create(b, loc, cst(0.0), empty(shape)).getResult(0);
   }
   static ArrayRef<int64_t> shapeOf(Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
@@ -68,8 +67,8 @@ public:
           Value product = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
                                                 toF32(nb, nl, args[1]));
           linalg::YieldOp::create(
-              nb, nl, arith::AddFOp::create(nb, nl, args[2], product)
-                          .getResult());
+              nb, nl,
+              arith::AddFOp::create(nb, nl, args[2], product).getResult());
         });
     return generic.getResult(0);
   }
@@ -150,16 +149,20 @@ struct ScoreSpec {
   template <typename OpTy>
   static ScoreSpec get(OpBuilder &b, Location loc, OpTy op, Value qStart,
                        Value kvStart, Value qLen, Value kvLen) {
-    ScoreSpec spec{*asDouble(op.getScale()), asDouble(op.getSoftcap()),
+    ScoreSpec spec{*asDouble(op.getScale()),
+                   asDouble(op.getSoftcap()),
                    !op.getUnmasked(),
-                   qStart,         kvStart,         kvLen,
-                   nullptr,        nullptr};
+                   qStart,
+                   kvStart,
+                   kvLen,
+                   nullptr,
+                   nullptr};
     if (!spec.masked)
       return spec;
     Value shift = arith::SubIOp::create(b, loc, kvLen, qLen);
     auto plus = [&](int64_t v) {
-      return arith::AddIOp::create(
-                 b, loc, shift, arith::ConstantIndexOp::create(b, loc, v))
+      return arith::AddIOp::create(b, loc, shift,
+                                   arith::ConstantIndexOp::create(b, loc, v))
           .getResult();
     };
     if (op.getCausal())
@@ -183,8 +186,8 @@ struct ScoreSpec {
     Value j = linalg::IndexOp::create(nb, nl, 1);
     Value qpos = arith::AddIOp::create(nb, nl, qStart, i);
     Value kpos = arith::AddIOp::create(nb, nl, kvStart, j);
-    Value ok = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, kpos,
-                                     kvLen);
+    Value ok =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, kpos, kvLen);
     auto both = [&](Value cond) {
       ok = arith::AndIOp::create(nb, nl, ok, cond);
     };
@@ -210,8 +213,10 @@ std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
     return {arith::MulFOp::create(nb, nl, raw, cst(spec.scale * extraFactor)),
             nullptr};
   Value t = math::TanhOp::create(
-      nb, nl, arith::MulFOp::create(nb, nl, raw, cst(spec.scale / *spec.softcap)));
-  Value capped = arith::MulFOp::create(nb, nl, t, cst(*spec.softcap * extraFactor));
+      nb, nl,
+      arith::MulFOp::create(nb, nl, raw, cst(spec.scale / *spec.softcap)));
+  Value capped =
+      arith::MulFOp::create(nb, nl, t, cst(*spec.softcap * extraFactor));
   return {capped, t};
 }
 
@@ -220,34 +225,32 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
   Location loc = op.getLoc();
   TileBuilder tb(b, loc);
   ValueRange pos = op.getTilePosition();
-  ScoreSpec spec =
-      ScoreSpec::get(b, loc, op, pos[0], pos[1], pos[2], pos[3]);
+  ScoreSpec spec = ScoreSpec::get(b, loc, op, pos[0], pos[1], pos[2], pos[3]);
   int64_t br = TileBuilder::shapeOf(op.getQuery())[0];
   int64_t bc = TileBuilder::shapeOf(op.getKey())[0];
   const float negInf = -std::numeric_limits<float>::infinity();
 
   Value qk = tb.matmulABt(op.getQuery(), op.getKey(), tb.zeros({br, bc}));
   // s = mask(softcap(scale * qk)) * log2(e)
-  Value s = tb.generic({qk}, {tb.empty({br, bc})},
-                       [&](OpBuilder &nb, Location nl, ValueRange args) {
-                         Value x = emitScore(nb, nl, spec, args[0], kLog2E).first;
-                         if (spec.masked)
-                           x = arith::SelectOp::create(
-                               nb, nl, spec.visible(nb, nl), x,
-                               arith::ConstantOp::create(
-                                   nb, nl, nb.getF32FloatAttr(negInf)));
-                         linalg::YieldOp::create(nb, nl, x);
-                       })[0];
+  Value s = tb.generic(
+      {qk}, {tb.empty({br, bc})},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = emitScore(nb, nl, spec, args[0], kLog2E).first;
+        if (spec.masked)
+          x = arith::SelectOp::create(
+              nb, nl, spec.visible(nb, nl), x,
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(negInf)));
+        linalg::YieldOp::create(nb, nl, x);
+      })[0];
   // m' = max(m, rowmax(s))
-  Value maxNew = tb.generic({s}, {op.getMax()},
-                            [&](OpBuilder &nb, Location nl, ValueRange args) {
-                              linalg::YieldOp::create(
-                                  nb, nl,
-                                  arith::MaximumFOp::create(nb, nl, args[0],
-                                                            args[1])
-                                      .getResult());
-                            },
-                            /*reduceDims=*/1)[0];
+  Value maxNew = tb.generic(
+      {s}, {op.getMax()},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::MaximumFOp::create(nb, nl, args[0], args[1]).getResult());
+      },
+      /*reduceDims=*/1)[0];
   // A row that has seen no key yet keeps m' = -inf; exponentiate against 0
   // instead so that 2^(-inf - -inf) never makes a NaN.
   SmallVector<Value> rescale = tb.generic(
@@ -265,36 +268,35 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
         linalg::YieldOp::create(nb, nl, ValueRange{safe, alpha});
       });
   Value maxSafe = rescale[0], alpha = rescale[1];
-  Value p = tb.generic({s, maxSafe}, {tb.empty({br, bc})},
-                       [&](OpBuilder &nb, Location nl, ValueRange args) {
-                         linalg::YieldOp::create(
-                             nb, nl,
-                             math::Exp2Op::create(
-                                 nb, nl,
-                                 arith::SubFOp::create(nb, nl, args[0], args[1]))
-                                 .getResult());
-                       })[0];
+  Value p = tb.generic(
+      {s, maxSafe}, {tb.empty({br, bc})},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            math::Exp2Op::create(
+                nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]))
+                .getResult());
+      })[0];
   auto scaleRows = [&](Value rowFactor, Value x) {
-    return tb.generic({rowFactor, x}, {tb.empty(TileBuilder::shapeOf(x))},
-                      [&](OpBuilder &nb, Location nl, ValueRange args) {
-                        linalg::YieldOp::create(
-                            nb, nl,
-                            arith::MulFOp::create(nb, nl, args[0], args[1])
-                                .getResult());
-                      })[0];
+    return tb.generic(
+        {rowFactor, x}, {tb.empty(TileBuilder::shapeOf(x))},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::MulFOp::create(nb, nl, args[0], args[1]).getResult());
+        })[0];
   };
   // l' = alpha l + rowsum(p)
-  Value sumNew = tb.generic({p}, {scaleRows(alpha, op.getSum())},
-                            [&](OpBuilder &nb, Location nl, ValueRange args) {
-                              linalg::YieldOp::create(
-                                  nb, nl,
-                                  arith::AddFOp::create(nb, nl, args[0], args[1])
-                                      .getResult());
-                            },
-                            /*reduceDims=*/1)[0];
+  Value sumNew = tb.generic(
+      {p}, {scaleRows(alpha, op.getSum())},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
+      },
+      /*reduceDims=*/1)[0];
   // A' = alpha A + p V
-  Value accNew =
-      tb.matmulAB(p, op.getValue(), scaleRows(alpha, op.getAcc()));
+  Value accNew = tb.matmulAB(p, op.getValue(), scaleRows(alpha, op.getAcc()));
   return {accNew, maxNew, sumNew};
 }
 
@@ -391,7 +393,8 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
       });
   Value p = recomputed[0];
   Value dv = tb.matmulAtB(p, op.getGradOutput(), op.getGradValueAcc());
-  Value dp = tb.matmulABt(op.getGradOutput(), op.getValue(), tb.zeros({br, bc}));
+  Value dp =
+      tb.matmulABt(op.getGradOutput(), op.getValue(), tb.zeros({br, bc}));
   // dS = P (dP - delta) * d(score)/d(qk)
   SmallVector<Value> dsIns{p, dp, op.getDelta()};
   if (spec.softcap)
@@ -401,16 +404,18 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value x = arith::MulFOp::create(
             nb, nl, args[0], arith::SubFOp::create(nb, nl, args[1], args[2]));
-        Value factor =
-            spec.softcap ? args[3]
-                         : arith::ConstantOp::create(
-                               nb, nl, nb.getF32FloatAttr(spec.scale))
-                               .getResult();
+        Value factor = spec.softcap
+                           ? args[3]
+                           : arith::ConstantOp::create(
+                                 nb, nl, nb.getF32FloatAttr(spec.scale))
+                                 .getResult();
         linalg::YieldOp::create(
             nb, nl, arith::MulFOp::create(nb, nl, x, factor).getResult());
       })[0];
-  Value dq = tb.matmulAB(ds, op.getKey(), op.getGradQueryAcc());
+  // dK before dQ: a GPU kernel that sums dQ into memory stores its tile
+  // right after the product, never holding it beside dK's.
   Value dk = tb.matmulAtB(ds, op.getQuery(), op.getGradKeyAcc());
+  Value dq = tb.matmulAB(ds, op.getKey(), op.getGradQueryAcc());
   return {dq, dk, dv};
 }
 

@@ -5,6 +5,8 @@
 #       -> .gpu-carry/kernels, run by scripts/gpu/check.sh
 #   scripts/gpu/make-kernels.sh --bwd [OUT_DIR] [CHIP]    backward matrix
 #       -> .gpu-carry/bwd, run by bench.py --check-only
+#   scripts/gpu/make-kernels.sh --bwd-wgmma [OUT_DIR] [CHIP]  the WGMMA
+#       backward's matrix -> .gpu-carry/bwdw, run by scripts/gpu/check.sh
 #   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
@@ -18,10 +20,12 @@ mode=check
 case "${1:-}" in
   --bench) mode=bench; shift ;;
   --bwd) mode=bwd; shift ;;
+  --bwd-wgmma) mode=bwd_wgmma; shift ;;
 esac
 default_out=.gpu-carry/kernels
 [ "$mode" = bench ] && default_out=.gpu-carry/bench
 [ "$mode" = bwd ] && default_out=.gpu-carry/bwd
+[ "$mode" = bwd_wgmma ] && default_out=.gpu-carry/bwdw
 out=${1:-$default_out}
 chip=${2:-sm_90}
 compile=${FA_COMPILE:-build/bin/fa-compile}
@@ -82,6 +86,23 @@ bwd_d128_q32_kv64_dq_col_split --backward --dtype=bf16 --batch=2 --heads-q=4 --h
 MATRIX
 }
 
+# The WGMMA backward (sm_90a; head dims 64 and 128, 64 x 64 blocks).
+bwd_wgmma_matrix() {
+  cat <<'MATRIX'
+bwdw_d64_n1_bf16                --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1 --head-dim=64
+bwdw_d64_n77_causal_gqa_bf16    --dtype=bf16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=64 --causal
+bwdw_d64_n1000_f16              --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64
+bwdw_d128_n1000_bf16            --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128
+bwdw_d128_n1000_causal_f16      --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --causal
+bwdw_d128_nq77_nk1000_causal    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal
+bwdw_d128_nq1000_nk77_causal    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --seq-kv=77 --head-dim=128 --causal
+bwdw_d128_n1000_window_f16      --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --window=64,64
+bwdw_d128_n1000_softcap_bf16    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --softcap=30 --causal
+bwdw_d128_dv64_n1000_bf16       --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --head-dim-v=64
+bwdw_d128_n4096_causal_gqa_bf16 --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --causal
+MATRIX
+}
+
 bench_matrix() {
   for d in ${FA_BENCH_DIMS:-64 128 256}; do
     for n in ${FA_BENCH_SEQS:-512 2048 8192 16384}; do
@@ -107,6 +128,8 @@ while read -r name flags; do
 done < <(case "$mode" in
            bench) bench_matrix ;;
            bwd) bwd_matrix ;;
+           bwd_wgmma) bwd_wgmma_matrix |
+                        sed 's/$/ --backward --backward-variant=wgmma/' ;;
            *) check_matrix ;;
          esac)
 echo "make-kernels: $(ls "$out"/*.ptx | wc -l) kernels in $out"

@@ -96,8 +96,8 @@ func.func @normalize_tile(%acc: tensor<32x16xf32>, %m: tensor<32xf32>, %l: tenso
 // CHECK: %[[DP:.*]] = linalg.generic {{.*}} ins(%arg3, %arg2 : tensor<64x8xf16>, tensor<16x8xf16>) outs(%{{.*}} : tensor<64x16xf32>)
 // CHECK: %[[DS:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[DP]], %arg5 : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>)
 // CHECK:   arith.subf
-// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[DS]], %arg1 : tensor<64x16xf32>, tensor<16x32xf16>) outs(%arg6 : tensor<64x32xf32>)
 // CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[DS]], %arg0 : tensor<64x16xf32>, tensor<64x32xf16>) outs(%arg7 : tensor<16x32xf32>)
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[DS]], %arg1 : tensor<64x16xf32>, tensor<16x32xf16>) outs(%arg6 : tensor<64x32xf32>)
 // CHECK: return %[[DQ]], %[[DK]], %[[DV]]
 func.func @grad_tile(%q: tensor<64x32xf16>, %k: tensor<16x32xf16>, %v: tensor<16x8xf16>,
                      %do: tensor<64x8xf16>, %lse: tensor<64xf32>, %delta: tensor<64xf32>,

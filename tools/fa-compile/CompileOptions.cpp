@@ -71,8 +71,10 @@ cl::opt<int64_t> rowsPerWarp("rows-per-warp",
                              cl::cat(category));
 cl::opt<int64_t>
     kvStages("kv-stages",
-             cl::desc("K/V buffers of the WGMMA forward's TMA "
-                      "rings; 0 = 3 (fewer where they do not fit)"),
+             cl::desc("buffers of the tiles the main loop streams: K/V "
+                      "of the WGMMA forward's TMA rings (0 = 3, fewer "
+                      "where they do not fit), Q/dO of the WGMMA "
+                      "backward (0 = 2)"),
              cl::init(0), cl::cat(category));
 cl::opt<int64_t> persistentBlocks(
     "persistent-blocks",
@@ -86,6 +88,11 @@ cl::opt<int64_t> exp2OnFmaEvery(
     cl::desc("the WGMMA forward computes every N-th exponential on the FMA "
              "pipe instead of MUFU (0 = none)"),
     cl::init(0), cl::cat(category));
+cl::opt<std::string> backwardVariant(
+    "backward-variant",
+    cl::desc("the backward's main kernel: auto (the compiler's choice), "
+             "wgmma (sm_90: the GPU tile level) or mma.sync"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -167,6 +174,12 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--exp2-on-fma-every must be 0 or positive, got " +
                    Twine(exp2OnFmaEvery));
   config.exp2OnFmaEvery = exp2OnFmaEvery;
+  if (backwardVariant != "auto" && backwardVariant != "wgmma" &&
+      backwardVariant != "mma.sync")
+    return invalid("--backward-variant must be auto, wgmma or mma.sync, "
+                   "got '" +
+                   backwardVariant + "'");
+  config.backwardVariant = backwardVariant;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

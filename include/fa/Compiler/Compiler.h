@@ -51,6 +51,9 @@ struct AttentionConfig {
   /// The WGMMA forward computes every N-th exponential of the softmax on
   /// the FMA pipe instead of MUFU (fa-convert-fagpu-to-nvvm); 0: none.
   int64_t exp2OnFmaEvery = 0;
+  /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
+  /// (the GPU tile level, sm_90a) or "mma.sync".
+  std::string backwardVariant = "auto";
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
@@ -76,10 +79,14 @@ struct AttentionConfig {
   /// not take (head dims not multiples of 64 up to 256, other dtypes).
   bool usesWgmmaForward() const;
   std::string forwardVariantReason() const;
-  /// The chip the kernels are built for: sm_90a for the WGMMA forward (its
+  /// Whether the backward lowers through the GPU tile level to WGMMA
+  /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
+  bool usesWgmmaBackward() const;
+  std::string backwardVariantReason() const;
+  /// The chip the kernels are built for: sm_90a for the WGMMA kernels (their
   /// instructions are arch-specific), else `chip`.
   std::string targetChip() const {
-    return usesWgmmaForward() ? "sm_90a" : chip;
+    return usesWgmmaForward() || usesWgmmaBackward() ? "sm_90a" : chip;
   }
   /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
   /// 64 above head dim 128); forward 128 x 64; backward 64 x

@@ -65,6 +65,35 @@ def ConvertTiledAttentionToFAGPU
   ];
 }
 
+def ConvertTiledAttentionGradToFAGPU
+    : Pass<"fa-convert-tiled-attention-grad-to-fagpu", "::mlir::ModuleOp"> {
+  let summary = "Lower the tiled attention backward to the GPU tile level "
+                "(WGMMA layouts)";
+  let description = [{
+    Takes each function tiled by `fa-tile-attention-grad` and turns it into
+    the backward's kernels: the forall's (batch, KV head) and its loop over
+    KV blocks become the main kernel's grid (block ids z, y, x), so a block
+    keeps its KV block's dK and dV in registers (the WGMMA accumulator
+    layout, one warpgroup) while it walks the group's query heads and the
+    visible Q blocks. The math is the grad tiles' decomposition, carried op
+    by op: `fagpu.mma` from shared Q, K, V, dO tiles; P and dS from
+    registers (dQ = dS K) or through `fagpu.store_to_shared` and
+    `transpose_a` (dV += Pᵀ dO, dK += dSᵀ Q); LSE and delta as per-row
+    register tiles (`fagpu.load_tile`). dQ, summed over KV blocks, is added
+    with `fagpu.store_tile accumulate`. delta = rowsum(dO ∘ O) and dQ's cast
+    are the row kernels NAME_pre and NAME_post; the main kernel takes the
+    mma.sync backward's arguments (q, k, v, dO, lse, delta, dq_acc, dk, dv).
+    Block-q and block-kv 64, head dims 64 or 128, static shapes.
+  }];
+  let dependentDialects = [
+    "::mlir::fagpu::FAGPUDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
 def FinalizeNVVMKernels : Pass<"fa-finalize-nvvm-kernels",
                                "::mlir::gpu::GPUModuleOp"> {
   let summary = "Fix-ups on NVVM kernels before PTX generation";

@@ -95,17 +95,6 @@ static void forEachChunk(
   body(row, col, sourceRow, inside);
 }
 
-/// Makes the shared tiles written so far visible to every thread and to the
-/// tensor cores, which read shared memory through the async proxy.
-static void publishSharedWrites(OpBuilder &b, Location loc) {
-  NVVM::FenceProxyOp::create(
-      b, loc,
-      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
-  gpu::BarrierOp::create(b, loc);
-}
-
 struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -322,23 +311,27 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     TileLayout layout = getTileLayout(type);
-    ThreadPosition thread = ThreadPosition::get(rewriter, loc);
-    auto [threadRow, threadCol] =
-        emitThreadCoords(rewriter, loc, layout, thread);
+    auto origin =
+        ThreadTileOrigin::get(rewriter, loc, layout, adaptor.getRow());
+    const ThreadPosition &thread = origin.thread;
+    Value rowBase = origin.row, threadCol = origin.col;
     Value owner = emitIsFirstCopy(rewriter, loc, layout, thread);
-    Value rowBase =
-        arith::AddIOp::create(rewriter, loc, adaptor.getRow(), threadRow);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
+    bool accumulate = op.getAccumulate();
     // Registers 2i and 2i + 1 side by side in a row, at an even column for
     // every thread, go out as one 2-element store (the runtime's tensors
     // are 16-byte aligned with even row strides).
-    if (auto bits = quadChunkBits(layout, type, op.getDest().getType())) {
+    auto bits = accumulate
+                    ? std::nullopt
+                    : quadChunkBits(layout, type, op.getDest().getType());
+    if (bits) {
       storeQuadChunks(rewriter, loc, op, adaptor, layout, thread, owner,
                       rowBase, threadCol, regs, *bits);
       rewriter.eraseOp(op);
       return success();
     }
-    bool paired = storesPairs(layout, type, op.getDest().getType());
+    bool paired =
+        !accumulate && storesPairs(layout, type, op.getDest().getType());
     Type element = type.getElementType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
@@ -363,6 +356,11 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
         vector::StoreOp::create(rewriter, loc, pair, adaptor.getDest(), indices,
                                 /*nontemporal=*/false,
                                 llvm::MaybeAlign(2 * elementBytes));
+        continue;
+      }
+      if (accumulate) {
+        memref::AtomicRMWOp::create(rewriter, loc, arith::AtomicRMWKind::addf,
+                                    regs[reg], adaptor.getDest(), indices);
         continue;
       }
       memref::StoreOp::create(rewriter, loc, regs[reg], adaptor.getDest(),
@@ -508,6 +506,7 @@ struct ConvertFAGPUToNVVMPass
         .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
              LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
              LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter, ctx);
+    populateTileAccessToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns);
     populateBarriersToNVVMPatterns(converter, patterns);
 

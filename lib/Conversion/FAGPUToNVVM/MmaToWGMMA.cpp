@@ -52,10 +52,13 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
 /// K-major: 8-row core-matrix groups 1024 B apart (SBO); the leading offset
 /// is unused for swizzled K-major tiles. N-major: SBO steps 8 k-rows (1024
 /// B), LBO steps 64-column atoms (a band of the tile's rows).
+/// An N-major operand (a non-transposed B, a transposed A) starts at
+/// column `row0` of the tile (a 64-column atom band: M of a warpgroup).
 Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
                             SharedTileType tile, bool kMajor, Value row0) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value offset = kMajor ? emitSharedByteOffset(b, loc, tile, row0, zero) : zero;
+  Value offset = kMajor ? emitSharedByteOffset(b, loc, tile, row0, zero)
+                        : emitSharedByteOffset(b, loc, tile, zero, row0);
   Value address = emitSharedAddress(b, loc, tileBase, offset);
   int64_t leading = kMajor ? 16 : tile.getRows() * tile.getSwizzle();
   return emitDescriptor(b, loc, address, leading, 1024);
@@ -215,23 +218,25 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
           arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
       Value firstB = emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
                                            transposeB, zeroRow);
-      Value firstA =
-          aTile ? emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
-                                        /*kMajor=*/true, row0)
-                : Value();
+      bool aKMajor = !op.getTransposeA();
+      Value firstA = aTile
+                         ? emitOperandDescriptor(rewriter, loc, adaptor.getA(),
+                                                 aTile, aKMajor, row0)
+                         : Value();
       for (int64_t k = 0; k < kSteps; ++k) {
         int64_t k0 = k * kInstructionK;
         Value descB =
             emitStepDescriptor(rewriter, loc, firstB, bTile, transposeB, k0);
         if (aTile) {
-          Value descA = emitStepDescriptor(rewriter, loc, firstA, aTile,
-                                           /*kMajor=*/true, k0);
+          Value descA =
+              emitStepDescriptor(rewriter, loc, firstA, aTile, aKMajor, k0);
           d = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structType, d, descA, descB,
               NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kInstructionK),
               wgmmaType(element), wgmmaType(element), NVVM::WGMMATypes::f32,
               NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-              NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+              NVVM::WGMMAScaleIn::one,
+              aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
               transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
               /*satfinite=*/nullptr);
         } else {

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -114,6 +115,15 @@ mlir::fagpu::emitThreadCoords(OpBuilder &b, Location loc,
   return {coords[0], coords[1]};
 }
 
+ThreadTileOrigin ThreadTileOrigin::get(OpBuilder &b, Location loc,
+                                       const TileLayout &layout,
+                                       Value firstRow) {
+  ThreadPosition thread = ThreadPosition::get(b, loc);
+  auto [threadRow, threadCol] = emitThreadCoords(b, loc, layout, thread);
+  return {thread, arith::AddIOp::create(b, loc, firstRow, threadRow),
+          threadCol};
+}
+
 Value mlir::fagpu::emitIsFirstCopy(OpBuilder &b, Location loc,
                                    const TileLayout &layout,
                                    const ThreadPosition &thread) {
@@ -182,6 +192,15 @@ Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
   return swizzledByteOffsetIn(a, row, col, tile.getElementBytes(),
                               tile.getRows(), tile.getRowBytes(),
                               tile.getSwizzle());
+}
+
+void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
 }
 
 Value mlir::fagpu::emitSharedAddress(OpBuilder &b, Location loc, Value base,

@@ -56,6 +56,15 @@ std::pair<Value, Value> emitThreadCoords(OpBuilder &b, Location loc,
                                          const TileLayout &layout,
                                          const ThreadPosition &thread);
 
+/// Where the thread's register 0 lands when a tile of `layout` covers rows
+/// [firstRow, ...) of a global matrix: its row there and its tile column.
+struct ThreadTileOrigin {
+  ThreadPosition thread;
+  Value row, col;
+  static ThreadTileOrigin get(OpBuilder &b, Location loc,
+                              const TileLayout &layout, Value firstRow);
+};
+
 /// i1: this thread is the first of the threads holding a copy of its
 /// elements (lane and warp bits along which the layout replicates are 0).
 Value emitIsFirstCopy(OpBuilder &b, Location loc, const TileLayout &layout,
@@ -95,6 +104,16 @@ void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
 /// per-thread code) by a branch on the thread's warpgroup, each side
 /// starting with its `setmaxnreg`.
 void lowerWarpSpecialize(Operation *root);
+
+/// Makes the shared tiles written so far visible to every thread and to the
+/// tensor cores, which read shared memory through the async proxy (a proxy
+/// fence and a block barrier).
+void publishSharedWrites(OpBuilder &b, Location loc);
+
+/// Lowers `fagpu.load_tile` and `fagpu.store_to_shared` (patterns in
+/// TileAccessToNVVM.cpp).
+void populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
+                                      RewritePatternSet &patterns);
 
 /// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp).
 void populateMmaToWGMMAPatterns(TileTypeConverter &converter,

@@ -268,3 +268,49 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// The backward's memory ops: per-row statistics loaded by the threads that
+// hold each row (2 rows a thread in a 64-row accumulator, rows past the
+// limit 0); a 16-bit tile written into shared memory two columns a store,
+// after a barrier and before the proxy fence and barrier that publish it;
+// an accumulated store adds each element atomically.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @backward_memory
+  // CHECK-COUNT-2: memref.load %{{.*}} : memref<256xf32>
+  // CHECK: gpu.barrier
+  // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+  // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  // CHECK: gpu.barrier
+  // CHECK-COUNT-32: memref.atomic_rmw addf
+  // CHECK-NOT: memref.store
+  gpu.func @backward_memory(%lse: memref<256xf32>, %dq: memref<256x64xf32>, %p: tensor<64x64xbf16, #acc>, %acc: tensor<64x64xf32, #acc>, %row: index, %n: index) kernel {
+    %stats = fagpu.load_tile %lse[%row] limit %n : memref<256xf32> -> tensor<64xf32, #rows>
+    %ps = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    fagpu.store_to_shared %p, %ps : tensor<64x64xbf16, #acc>, !fagpu.smem<64x64xbf16, swizzle = 128>
+    fagpu.store_tile %acc, %dq[%row] limit %n accumulate : tensor<64x64xf32, #acc>, memref<256x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// A transposed A (Pᵀ for Pᵀ·dO) is read from shared memory M-major: the
+// descriptor's layout is col, one instruction per k16 step (4 for K = 64).
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @transposed_a
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+  // CHECK-NOT: nvvm.wgmma.mma_async
+  gpu.func @transposed_a(%acc: tensor<64x128xf32, #acc>) kernel {
+    %ps = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %dos = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+    %dv = fagpu.mma %ps, %dos, %acc transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
+    gpu.return
+  }
+}

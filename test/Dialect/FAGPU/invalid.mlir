@@ -563,3 +563,56 @@ func.func @in_flight_across_blocks(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %
   }
   return
 }
+
+// -----
+
+func.func @transpose_a_registers(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps = 4>>, %acc: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  %b = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // expected-error @+1 {{transpose_a reads A from a shared tile}}
+  %r = fagpu.mma %a, %b, %acc transpose_a : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 4>>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @transpose_a_shape(%acc: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  %a = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+  %b = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // expected-error @+1 {{A is 64x128, expected 64x64}}
+  %r = fagpu.mma %a, %b, %acc transpose_a : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @accumulate_bf16(%x: tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, %dst: memref<64x64xbf16>, %row: index) {
+  // expected-error @+1 {{accumulates f32 tiles only, got 'bf16'}}
+  fagpu.store_tile %x, %dst[%row] limit %row accumulate : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, memref<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_rank(%src: memref<64x64xf32>, %row: index) {
+  // expected-error @+1 {{a rank-1 tile loads from a memref of the same rank}}
+  %x = fagpu.load_tile %src[%row] limit %row : memref<64x64xf32> -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
+  return
+}
+
+// -----
+
+func.func @store_to_shared_f32(%x: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 128>
+  // expected-error @+1 {{writes f16 or bf16 tiles, got 'f32'}}
+  fagpu.store_to_shared %x, %s : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xf32, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @store_to_shared_shape(%x: tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+  // expected-error @+1 {{the shared tile 64x128}}
+  fagpu.store_to_shared %x, %s : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x128xbf16, swizzle = 128>
+  return
+}

@@ -159,3 +159,23 @@ func.func @wait_leaving_one_in_flight(%a: !fagpu.smem<64x64xbf16, swizzle = 128>
   %wt = fagpu.mma_wait %t : tensor<64x64xf32, #acc_in_flight>
   return %ws, %wt : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
 }
+
+// The backward's ops: per-row statistics loaded into registers, P written to
+// shared memory and read transposed (Pᵀ·dO), dQ summed into memory.
+
+// CHECK-LABEL: func.func @backward_tile
+// CHECK: fagpu.load_tile %{{.*}}[%{{.*}}] limit %{{.*}} : memref<256xf32> -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
+// CHECK: fagpu.store_to_shared %{{.*}}, %{{.*}} : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xbf16, swizzle = 128>
+// CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>
+// CHECK: fagpu.store_tile %{{.*}}, %{{.*}}[%{{.*}}] limit %{{.*}} accumulate : tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>, memref<256x128xf32>
+func.func @backward_tile(%lse: memref<256xf32>, %dq: memref<256x128xf32>,
+                         %p: tensor<64x64xbf16, #acc>, %row: index, %n: index) {
+  %stats = fagpu.load_tile %lse[%row] limit %n : memref<256xf32> -> tensor<64xf32, #rows>
+  %ps = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  %dos = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+  fagpu.store_to_shared %p, %ps : tensor<64x64xbf16, #acc>, !fagpu.smem<64x64xbf16, swizzle = 128>
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #acc>
+  %dv = fagpu.mma %ps, %dos, %zero transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
+  fagpu.store_tile %dv, %dq[%row] limit %n accumulate : tensor<64x128xf32, #acc>, memref<256x128xf32>
+  return
+}

@@ -128,12 +128,23 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "reads one stage of a ring (fagpu.stage)";
     if (!wgmma)
       return emitOpError() << "mma.sync takes A from registers";
-    if (aTile.getRows() != m || aTile.getCols() != k)
+    int64_t am = getTransposeA() ? aTile.getCols() : aTile.getRows();
+    int64_t ak = getTransposeA() ? aTile.getRows() : aTile.getCols();
+    if (am != m || ak != k)
       return emitOpError() << "A is " << aTile.getRows() << "x"
-                           << aTile.getCols() << ", expected " << m << "x" << k;
+                           << aTile.getCols() << ", expected "
+                           << (getTransposeA() ? k : m) << "x"
+                           << (getTransposeA() ? m : k);
+    // A transposed is read in whole 64-column atoms, one per warpgroup.
+    if (getTransposeA() && m != 16 * warps)
+      return emitOpError() << "a transposed A has one 64-row block of M per "
+                              "warpgroup: M must be "
+                           << 16 * warps << ", got " << m;
     if (aTile.getElementType() != element)
       return emitOpError() << "A and B element types differ";
   } else {
+    if (getTransposeA())
+      return emitOpError() << "transpose_a reads A from a shared tile";
     if (failed(verifyRegisterTile(*this, getA().getType(), "A")))
       return failure();
     auto aTensor = cast<RankedTensorType>(getA().getType());
@@ -257,23 +268,60 @@ LogicalResult ConvertLayoutOp::verify() {
   return success();
 }
 
+/// Checks of a register tile moved to (`what` = "stores into") or from
+/// ("loads from") rows of a global memref.
+static LogicalResult verifyGlobalRows(Operation *op, RankedTensorType tile,
+                                      MemRefType memory, StringRef what,
+                                      StringRef rows) {
+  if (failed(verifyRegisterTile(op, tile, "the tile")))
+    return failure();
+  if (memory.getRank() != tile.getRank())
+    return op->emitOpError() << "a rank-" << tile.getRank() << " tile " << what
+                             << " a memref of the same rank";
+  if (memory.getElementType() != tile.getElementType())
+    return op->emitOpError() << "element types differ";
+  if (tile.getRank() == 2 && !memory.isDynamicDim(1) &&
+      memory.getDimSize(1) != tile.getDimSize(1))
+    return op->emitOpError() << rows << " rows have " << memory.getDimSize(1)
+                             << " elements, the tile " << tile.getDimSize(1);
+  if (!hasContiguousRows(memory))
+    return op->emitOpError() << rows << " rows must be contiguous (unit "
+                             << "inner stride)";
+  return success();
+}
+
 LogicalResult StoreTileOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (failed(verifyGlobalRows(*this, value, getDest().getType(), "stores into",
+                              "destination")))
+    return failure();
+  if (getAccumulate() && !value.getElementType().isF32())
+    return emitOpError() << "accumulates f32 tiles only, got "
+                         << value.getElementType();
+  return success();
+}
+
+LogicalResult LoadTileOp::verify() {
+  return verifyGlobalRows(*this, getResult().getType(), getSource().getType(),
+                          "loads from", "source");
+}
+
+LogicalResult StoreToSharedOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   if (failed(verifyRegisterTile(*this, value, "value")))
     return failure();
-  auto dest = cast<MemRefType>(getDest().getType());
-  if (dest.getRank() != value.getRank())
-    return emitOpError() << "a rank-" << value.getRank()
-                         << " tile stores into a memref of the same rank";
-  if (dest.getElementType() != value.getElementType())
+  SharedTileType dest = getDest().getType();
+  if (dest.getStages() != 1)
+    return emitOpError() << "writes one stage of a ring (fagpu.stage)";
+  if (value.getRank() != 2 || value.getDimSize(0) != dest.getRows() ||
+      value.getDimSize(1) != dest.getCols())
+    return emitOpError() << "the tile is " << value << ", the shared tile "
+                         << dest.getRows() << "x" << dest.getCols();
+  if (value.getElementType() != dest.getElementType())
     return emitOpError() << "element types differ";
-  if (value.getRank() == 2 && !dest.isDynamicDim(1) &&
-      dest.getDimSize(1) != value.getDimSize(1))
-    return emitOpError() << "destination rows have " << dest.getDimSize(1)
-                         << " elements, the tile " << value.getDimSize(1);
-  if (!hasContiguousRows(dest))
-    return emitOpError() << "destination rows must be contiguous (unit "
-                            "inner stride)";
+  if (!is16BitFloat(value.getElementType()))
+    return emitOpError() << "writes f16 or bf16 tiles, got "
+                         << value.getElementType();
   return success();
 }
 

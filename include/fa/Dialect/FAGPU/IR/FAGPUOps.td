@@ -114,6 +114,9 @@ def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
     `#fagpu.mma_sync_acc` (mma.sync.m16n8k16). `a` is [M, K], from shared
     memory or from registers in the family's A layout; `b` is a shared tile,
     [K, N], or [N, K] with `transpose_b` (K contiguous, as K is for QKᵀ).
+    With `transpose_a` (WGMMA, 16-bit operands) `a` is a shared tile [K, M]
+    read as its transpose (M contiguous): the backward's Pᵀ·dO and dSᵀ·Q
+    read P and dS where the forward-shaped product left them.
 
     With `async` (WGMMA only) the product is issued and the op returns at
     once: its result may only be read through `fagpu.mma_wait`, so that
@@ -122,10 +125,19 @@ def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
   }];
   let arguments = (ins AnyType:$a, FAGPU_SharedTile:$b,
                        FAGPU_RegisterTile:$acc, UnitAttr:$transpose_b,
-                       UnitAttr:$async);
+                       UnitAttr:$async, UnitAttr:$transpose_a);
   let results = (outs FAGPU_RegisterTile:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$a,
+                   "::mlir::Value":$b, "::mlir::Value":$acc,
+                   "bool":$transpose_b), [{
+      build($_builder, $_state, result, a, b, acc, transpose_b,
+            /*async=*/false, /*transpose_a=*/false);
+    }]>
+  ];
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? (`async` $async^)?
+    $a `,` $b `,` $acc (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? (`async` $async^)?
     attr-dict `:`
     qualified(type($a)) `,` qualified(type($b)) `,` type($acc) `->`
     type($result)
@@ -221,13 +233,55 @@ def FAGPU_StoreTileOp : FAGPU_Op<"store_tile"> {
   let description = [{
     `dest[row + i, j] = value[i, j]` (or `dest[row + i] = value[i]` for a
     1-D tile) for `row + i < limit`; each element is written once, by one of
-    the threads that hold it.
+    the threads that hold it. With `accumulate` (f32) each element is added
+    to the destination atomically instead: blocks that share rows of the
+    destination (the backward's dQ, one partial sum per KV block) sum into
+    it.
   }];
   let arguments = (ins FAGPU_RegisterTile:$value, AnyMemRef:$dest,
-                       Index:$row, Index:$limit);
+                       Index:$row, Index:$limit, UnitAttr:$accumulate);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$value, "::mlir::Value":$dest,
+                   "::mlir::Value":$row, "::mlir::Value":$limit), [{
+      build($_builder, $_state, value, dest, row, limit,
+            /*accumulate=*/false);
+    }]>
+  ];
   let assemblyFormat = [{
-    $value `,` $dest `[` $row `]` `limit` $limit attr-dict `:` type($value)
-    `,` type($dest)
+    $value `,` $dest `[` $row `]` `limit` $limit (`accumulate` $accumulate^)?
+    attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_LoadTileOp : FAGPU_Op<"load_tile"> {
+  let summary = "Load rows of a global matrix into a register tile";
+  let description = [{
+    `result[i, j] = source[row + i, j]` (or `result[i] = source[row + i]`
+    for a 1-D tile) for `row + i < limit`, 0 past it: every thread loads the
+    elements its registers hold (per-row statistics such as the backward's
+    LSE and delta).
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$row, Index:$limit);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $source `[` $row `]` `limit` $limit attr-dict `:` type($source) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_StoreToSharedOp : FAGPU_Op<"store_to_shared"> {
+  let summary = "Write a register tile into a shared tile";
+  let description = [{
+    `dest[i, j] = value[i, j]` for a 16-bit tile, then makes the tile
+    visible to the block and to the tensor cores (a WGMMA operand read
+    transposed, such as the backward's P for Pᵀ·dO). The threads first wait
+    until nobody reads the tile's previous contents.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$value, FAGPU_SharedTile:$dest);
+  let assemblyFormat = [{
+    $value `,` $dest attr-dict `:` type($value) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }

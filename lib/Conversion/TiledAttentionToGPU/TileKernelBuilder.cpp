@@ -1,0 +1,478 @@
+//===- TileKernelBuilder.cpp - Tiled attention ops onto GPU tiles --------===//
+
+#include "TileKernelBuilder.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+constexpr int64_t kSwizzleBytes = 128;
+} // namespace
+
+TileKernelBuilder::TileKernelBuilder(OpBuilder &b, int64_t warps)
+    : b(b), accLayout(fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps)),
+      rowsLayout(fagpu::RowsLayoutAttr::get(
+          b.getContext(), cast<fagpu::DistributedLayoutAttr>(accLayout))),
+      aLayout(fagpu::WgmmaALayoutAttr::get(b.getContext(), warps)) {}
+
+FailureOr<Value> TileKernelBuilder::tile(Value tensor) {
+  if (Value v = mapped(tensor))
+    return v;
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  auto splat = splats.find(tensor);
+  if (!type || splat == splats.end())
+    return emitError(tensor.getLoc())
+           << "the GPU tile level has no register tile for this value";
+  Value value = tensor::SplatOp::create(
+      b, tensor.getLoc(), tileType(type.getShape(), type.getElementType()),
+      splat->second);
+  map.map(tensor, value);
+  return value;
+}
+
+RowSource TileKernelBuilder::rowsOf(Value memref,
+                                    ArrayRef<OpFoldResult> offsets,
+                                    Location loc) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> viewOffsets(offsets.take_front(2));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1)};
+  SmallVector<int64_t> viewShape;
+  for (int64_t d = 2; d < rank; ++d) {
+    viewOffsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(memref::getMixedSize(b, loc, memref, d));
+    viewShape.push_back(type.getDimSize(d));
+  }
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  // Drop the (batch, head) dims, whatever the sizes of the others: a 1-row
+  // sequence must not lose its row dim instead.
+  auto [allStrides, offset] = type.getStridesAndOffset();
+  auto viewType = MemRefType::get(
+      viewShape, type.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                             ArrayRef<int64_t>(allStrides).drop_front(2)));
+  Value view = memref::SubViewOp::create(b, loc, viewType, memref, viewOffsets,
+                                         sizes, strides);
+  Value row = getValueOrCreateConstantIndexOp(b, loc, offsets[2]);
+  Value limit = getValueOrCreateConstantIndexOp(
+      b, loc, memref::getMixedSize(b, loc, memref, 2));
+  return {memref, view, row, limit};
+}
+
+static SmallVector<OpFoldResult> mapFolds(IRMapping &map,
+                                          ArrayRef<OpFoldResult> folds) {
+  SmallVector<OpFoldResult> result;
+  for (OpFoldResult f : folds) {
+    if (auto v = dyn_cast<Value>(f))
+      result.push_back(map.lookupOrDefault(v));
+    else
+      result.push_back(f);
+  }
+  return result;
+}
+
+LogicalResult TileKernelBuilder::convertOp(Operation &op) {
+  Location loc = op.getLoc();
+  auto isTensor = [](Type t) { return isa<TensorType>(t); };
+  bool tensors = llvm::any_of(op.getOperandTypes(), isTensor) ||
+                 llvm::any_of(op.getResultTypes(), isTensor);
+
+  if (!tensors && op.getNumRegions() == 0 &&
+      isa<arith::ArithDialect, math::MathDialect, affine::AffineDialect>(
+          op.getDialect())) {
+    b.clone(op, map);
+    return success();
+  }
+  if (isa<tensor::EmptyOp>(op))
+    return success(); // only ever a destination
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    // Runtime shapes: a size of an input is the size of its kernel argument.
+    Value memref = inputArguments.lookup(dim.getSource());
+    if (!memref)
+      return dim.emitError() << "the GPU tile level reads sizes of the "
+                                "attention's inputs only";
+    map.map(dim.getResult(),
+            memref::DimOp::create(b, loc, memref,
+                                  map.lookupOrDefault(dim.getIndex())));
+    return success();
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    splats[fill.getResult(0)] = map.lookupOrDefault(fill.getInputs()[0]);
+    return success();
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return convertSlice(slice);
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return convertInsert(insert);
+  if (auto pad = dyn_cast<tensor::PadOp>(op))
+    return convertPad(pad);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return convertLoop(loop);
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return raiseGeneric(generic);
+  return op.emitError() << "the GPU tile level cannot lower this op";
+}
+
+/// `base` + `delta` per dim, where `delta` covers the trailing dims (a
+/// rank-reducing slice keeps the last ones).
+static SmallVector<OpFoldResult> addOffsets(OpBuilder &b, Location loc,
+                                            ArrayRef<OpFoldResult> base,
+                                            ArrayRef<OpFoldResult> delta) {
+  SmallVector<OpFoldResult> sum(base);
+  size_t first = base.size() - delta.size();
+  for (auto [i, d] : llvm::enumerate(delta)) {
+    OpFoldResult &s = sum[first + i];
+    if (isConstantIntValue(d, 0))
+      continue;
+    if (isConstantIntValue(s, 0)) {
+      s = d;
+      continue;
+    }
+    s = arith::AddIOp::create(b, loc,
+                              getValueOrCreateConstantIndexOp(b, loc, s),
+                              getValueOrCreateConstantIndexOp(b, loc, d))
+            .getResult();
+  }
+  return sum;
+}
+
+LogicalResult TileKernelBuilder::convertSlice(tensor::ExtractSliceOp slice) {
+  Location loc = slice.getLoc();
+  Value source = slice.getSource();
+  if (splats.count(source)) {
+    splats[slice.getResult()] = splats[source];
+    return success();
+  }
+  auto output = outputs.find(source);
+  if (output != outputs.end()) {
+    OutputView view = output->second;
+    view.offsets = addOffsets(b, loc, view.offsets,
+                              mapFolds(map, slice.getMixedOffsets()));
+    outputs[slice.getResult()] = view;
+    return success();
+  }
+  Value memref = sliceArguments.lookup(slice);
+  if (!memref)
+    memref = arguments.lookup(source);
+  if (memref) {
+    slices[slice.getResult()] =
+        rowsOf(memref, mapFolds(map, slice.getMixedOffsets()), loc);
+    return success();
+  }
+  // The valid rows of a result tile: the store is bounded by the rows.
+  if (Value v = mapped(source)) {
+    map.map(slice.getResult(), v);
+    return success();
+  }
+  return slice.emitError() << "the GPU tile level cannot slice this tensor";
+}
+
+LogicalResult TileKernelBuilder::convertInsert(tensor::InsertSliceOp insert) {
+  Location loc = insert.getLoc();
+  auto output = outputs.find(insert.getDest());
+  if (output == outputs.end())
+    return insert.emitError() << "the GPU tile level inserts tiles only "
+                                 "into the kernel's outputs";
+  OutputView view = output->second;
+  FailureOr<Value> value = tile(insert.getSource());
+  if (failed(value))
+    return failure();
+  SmallVector<OpFoldResult> offsets =
+      addOffsets(b, loc, view.offsets, mapFolds(map, insert.getMixedOffsets()));
+  RowSource dest = rowsOf(view.memref, offsets, loc);
+  // Rows [row, row + the slice's rows): a tile's padding is not stored.
+  SmallVector<OpFoldResult> sizes = mapFolds(map, insert.getMixedSizes());
+  int64_t rank = cast<MemRefType>(view.memref.getType()).getRank();
+  size_t rowDim = 2 - (rank - sizes.size());
+  Value limit = arith::AddIOp::create(
+      b, loc, dest.row, getValueOrCreateConstantIndexOp(b, loc, sizes[rowDim]));
+  fagpu::StoreTileOp::create(b, loc, *value, dest.view, dest.row, limit,
+                             view.accumulate);
+  outputs[insert.getResult()] = view;
+  return success();
+}
+
+Value TileKernelBuilder::sharedTile(std::pair<Value, Type> key, Location loc) {
+  Value &shared = sharedTiles[key];
+  if (!shared) {
+    OpBuilder::InsertionGuard guard(b);
+    if (lastAlloc)
+      b.setInsertionPointAfter(lastAlloc);
+    else
+      b.setInsertionPointToStart(entry);
+    shared = fagpu::AllocSharedOp::create(
+        b, loc, cast<fagpu::SharedTileType>(key.second));
+    lastAlloc = shared.getDefiningOp();
+  }
+  return shared;
+}
+
+LogicalResult TileKernelBuilder::convertPad(tensor::PadOp pad) {
+  Location loc = pad.getLoc();
+  Value source = pad.getSource();
+  auto type = pad.getResultType();
+  if (splats.count(source)) {
+    splats[pad.getResult()] = splats[source];
+    return success();
+  }
+  if (auto output = outputs.find(source); output != outputs.end()) {
+    if (!output->second.accumulate)
+      return pad.emitError() << "the GPU tile level reads back only outputs "
+                                "that it accumulates into";
+    // A tile that is summed into: this block adds its part, from zero.
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    map.map(
+        pad.getResult(),
+        tensor::SplatOp::create(
+            b, loc, tileType(type.getShape(), type.getElementType()), zero));
+    return success();
+  }
+  auto it = slices.find(source);
+  if (it == slices.end())
+    return pad.emitError() << "the GPU tile level pads only tiles cut from "
+                              "the kernel's inputs";
+  const RowSource &rows = it->second;
+  // Rows past the sequence end read as zeros: the pad.
+  if (type.getRank() == 1) {
+    // Per-row statistics (LSE, delta) go to the registers of their rows.
+    map.map(pad.getResult(),
+            fagpu::LoadTileOp::create(
+                b, loc, tileType(type.getShape(), type.getElementType()),
+                rows.view, rows.row, rows.limit));
+    return success();
+  }
+  auto tileType = fagpu::SharedTileType::get(
+      b.getContext(), type.getShape(), type.getElementType(), kSwizzleBytes);
+  // One buffer per input and tile shape for the whole kernel: the masked
+  // and unmasked KV loops take turns with it.
+  Value shared = sharedTile({rows.argument, tileType}, loc);
+  fagpu::CopyToSharedOp::create(b, loc, rows.view, rows.row, rows.limit,
+                                shared);
+  map.map(pad.getResult(), shared);
+  return success();
+}
+
+LogicalResult TileKernelBuilder::convertLoop(scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  // Values carrying output views are not loop values on the GPU: the
+  // stores into them happen in place.
+  SmallVector<Value> inits;
+  SmallVector<int64_t> carried; // old iter arg index -> new one, or -1
+  for (Value init : loop.getInitArgs()) {
+    if (outputs.count(init)) {
+      carried.push_back(-1);
+      continue;
+    }
+    FailureOr<Value> v = tile(init);
+    if (failed(v))
+      return failure();
+    carried.push_back(inits.size());
+    inits.push_back(*v);
+  }
+  auto newLoop =
+      scf::ForOp::create(b, loc, map.lookupOrDefault(loop.getLowerBound()),
+                         map.lookupOrDefault(loop.getUpperBound()),
+                         map.lookupOrDefault(loop.getStep()), inits);
+  map.map(loop.getInductionVar(), newLoop.getInductionVar());
+  for (auto [i, from] : llvm::enumerate(loop.getRegionIterArgs())) {
+    if (carried[i] < 0)
+      outputs[from] = outputs[loop.getInitArgs()[i]];
+    else
+      map.map(from, newLoop.getRegionIterArgs()[carried[i]]);
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(newLoop.getBody());
+    if (failed(convertBlock(*loop.getBody())))
+      return failure();
+    SmallVector<Value> yielded;
+    for (auto [i, v] :
+         llvm::enumerate(loop.getBody()->getTerminator()->getOperands())) {
+      if (carried[i] < 0)
+        continue;
+      FailureOr<Value> t = tile(v);
+      if (failed(t))
+        return failure();
+      yielded.push_back(*t);
+    }
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  for (auto [i, result] : llvm::enumerate(loop.getResults())) {
+    if (carried[i] < 0)
+      outputs[result] = outputs[loop.getInitArgs()[i]];
+    else
+      map.map(result, newLoop.getResult(carried[i]));
+  }
+  return success();
+}
+
+LogicalResult TileKernelBuilder::raiseGeneric(linalg::GenericOp generic) {
+  auto iterators = generic.getIteratorTypesArray();
+  auto isParallel = [](utils::IteratorType t) {
+    return t == utils::IteratorType::parallel;
+  };
+  if (llvm::all_of(iterators, isParallel))
+    return raiseElementwise(generic);
+  if (iterators.size() == 3 && isParallel(iterators[0]) &&
+      isParallel(iterators[1]))
+    return raiseContraction(generic);
+  if (iterators.size() == 2 && isParallel(iterators[0]))
+    return raiseRowReduction(generic);
+  return generic.emitError() << "the GPU tile level takes elementwise ops, "
+                                "row reductions and contractions";
+}
+
+LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
+  Location loc = generic.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  auto map2 = [&](unsigned x, unsigned y) {
+    return AffineMap::get(3, 0, {dim(x), dim(y)}, ctx);
+  };
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  bool transposeA = maps[0] == map2(2, 0);
+  if ((!transposeA && maps[0] != map2(0, 2)) || maps[2] != map2(0, 1))
+    return generic.emitError() << "the GPU tile level takes C += A B, "
+                                  "C += A Bᵀ and C += Aᵀ B contractions";
+  bool transposeB = maps[1] == map2(1, 2);
+  if (!transposeB && maps[1] != map2(2, 1))
+    return generic.emitError() << "unsupported B operand map";
+  Value b2 = mapped(generic.getInputs()[1]);
+  if (!b2 || !isa<fagpu::SharedTileType>(b2.getType()))
+    return generic.emitError() << "the B operand must be a tile of the "
+                                  "kernel's inputs (shared memory)";
+  Value a = mapped(generic.getInputs()[0]);
+  if (!a)
+    return generic.emitError() << "no tile for the A operand";
+  Type element = cast<fagpu::SharedTileType>(b2.getType()).getElementType();
+  if (auto aTile = dyn_cast<RankedTensorType>(a.getType())) {
+    // A register operand (P, dS) is rounded to the operands' type, as
+    // FlashAttention does, and read in the register-A layout, or (Pᵀ, dSᵀ)
+    // through shared memory, where WGMMA reads it transposed.
+    Value rounded = a;
+    if (aTile.getElementType() != element)
+      rounded = arith::TruncFOp::create(b, loc,
+                                        tileType(aTile.getShape(), element), a);
+    if (transposeA) {
+      auto sharedType = fagpu::SharedTileType::get(
+          b.getContext(), aTile.getShape(), element, kSwizzleBytes);
+      // One tile for every such operand: each product is complete before
+      // the next store_to_shared (its barrier), so P and dS take turns.
+      Value shared = sharedTile({Value(), sharedType}, loc);
+      fagpu::StoreToSharedOp::create(b, loc, rounded, shared);
+      a = shared;
+    } else {
+      a = fagpu::ConvertLayoutOp::create(
+          b, loc, RankedTensorType::get(aTile.getShape(), element, aLayout),
+          rounded);
+    }
+  } else if (transposeA) {
+    return generic.emitError() << "the GPU tile level takes Aᵀ from registers";
+  }
+  FailureOr<Value> acc = tile(generic.getOutputs()[0]);
+  if (failed(acc))
+    return failure();
+  Value result = fagpu::MmaOp::create(b, loc, acc->getType(), a, b2, *acc,
+                                      transposeB, /*async=*/false, transposeA);
+  map.map(generic.getResult(0), result);
+  return success();
+}
+
+LogicalResult TileKernelBuilder::raiseRowReduction(linalg::GenericOp generic) {
+  Operation *combiner =
+      generic.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  fagpu::ReductionKind kind;
+  if (isa_and_nonnull<arith::MaximumFOp>(combiner))
+    kind = fagpu::ReductionKind::max;
+  else if (isa_and_nonnull<arith::AddFOp>(combiner))
+    kind = fagpu::ReductionKind::sum;
+  else
+    return generic.emitError() << "row reductions are max or sum";
+  FailureOr<Value> source = tile(generic.getInputs()[0]);
+  FailureOr<Value> init = tile(generic.getOutputs()[0]);
+  if (failed(source) || failed(init))
+    return failure();
+  Location loc = generic.getLoc();
+  Value reduced = fagpu::ReduceRowsOp::create(
+      b, loc, init->getType(),
+      fagpu::ReductionKindAttr::get(b.getContext(), kind), *source);
+  Value result =
+      kind == fagpu::ReductionKind::max
+          ? arith::MaximumFOp::create(b, loc, *init, reduced).getResult()
+          : arith::AddFOp::create(b, loc, *init, reduced).getResult();
+  map.map(generic.getResult(0), result);
+  return success();
+}
+
+LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
+  Location loc = generic.getLoc();
+  ArrayRef<int64_t> space =
+      cast<RankedTensorType>(generic.getOutputs()[0].getType()).getShape();
+  Block *body = generic.getBody();
+  IRMapping inner;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    BlockArgument arg = body->getArgument(operand.getOperandNumber());
+    if (arg.use_empty())
+      continue;
+    FailureOr<Value> t = tile(operand.get());
+    if (failed(t))
+      return failure();
+    Value v = *t;
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() < static_cast<int64_t>(space.size()))
+      v = fagpu::ExpandRowsOp::create(
+          b, loc, tileType(space, type.getElementType()), v);
+    inner.map(arg, v);
+  }
+  DenseMap<Value, Value> splatted;
+  for (Operation &op : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      inner.map(index.getResult(),
+                fagpu::TileCoordsOp::create(
+                    b, loc, tileType(space, b.getIndexType()), index.getDim()));
+      continue;
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto type = tileType(space, constant.getType());
+      inner.map(
+          constant.getResult(),
+          arith::ConstantOp::create(
+              b, loc, type, SplatElementsAttr::get(type, constant.getValue())));
+      continue;
+    }
+    // Scalars from outside the body hold for every element.
+    for (Value operand : op.getOperands()) {
+      if (inner.contains(operand))
+        continue;
+      Value &s = splatted[operand];
+      if (!s)
+        s = tensor::SplatOp::create(b, loc, tileType(space, operand.getType()),
+                                    map.lookupOrDefault(operand));
+      inner.map(operand, s);
+    }
+    Operation *clone = b.clone(op, inner);
+    for (OpResult result : clone->getResults())
+      result.setType(tileType(space, result.getType()));
+  }
+  for (auto [result, yielded] :
+       llvm::zip(generic.getResults(), body->getTerminator()->getOperands()))
+    map.map(result, inner.lookup(yielded));
+  return success();
+}
+
+void TileKernelBuilder::storeRows(tensor::ParallelInsertSliceOp insert) {
+  Location loc = insert.getLoc();
+  Value memref = arguments.lookup(insert.getDest());
+  RowSource dest = rowsOf(memref, mapFolds(map, insert.getMixedOffsets()), loc);
+  fagpu::StoreTileOp::create(b, loc, map.lookup(insert.getSource()), dest.view,
+                             dest.row, dest.limit);
+}

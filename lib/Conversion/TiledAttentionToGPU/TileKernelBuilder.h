@@ -1,0 +1,114 @@
+//===- TileKernelBuilder.h - Tiled attention ops onto GPU tiles -*- C++ -*-===//
+//
+// Carries the ops of a tiled attention (forward or backward, decomposed into
+// tile-sized linalg ops) into a kernel at the GPU tile level, op by op:
+// contractions become fagpu.mma, row reductions fagpu.reduce_rows, row
+// broadcasts fagpu.expand_rows, linalg.index fagpu.tile_coords, tiles cut
+// from the inputs shared tiles (2-D) or register tiles (1-D, per-row
+// statistics), and results stores of register tiles. The passes that use it
+// decide what the loops and block ids become.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_CONVERSION_TILEKERNELBUILDER_H
+#define FA_LIB_CONVERSION_TILEKERNELBUILDER_H
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir {
+namespace fa {
+
+/// Rows [row, limit) of a 2-D (or 1-D) view of a kernel argument.
+struct RowSource {
+  Value argument; ///< the kernel argument the rows come from
+  Value view;
+  Value row;
+  Value limit;
+};
+
+/// A tensor that stands for a part of an output kernel argument: a slice of
+/// a forall's shared output, or a loop value carrying one. Inserting a tile
+/// into it stores the tile.
+struct OutputView {
+  Value memref;
+  /// The slice's offset in each dim of the memref.
+  SmallVector<OpFoldResult> offsets;
+  /// Stores add into the memory (atomically): the output is a sum over
+  /// blocks that run in parallel (the backward's dQ over KV blocks), so a
+  /// tile read from it is a zero to be added to.
+  bool accumulate = false;
+};
+
+class TileKernelBuilder {
+public:
+  /// Register tiles spread over `warps` warps (4 per 64-row warpgroup).
+  TileKernelBuilder(OpBuilder &b, int64_t warps);
+
+  IRMapping map;
+  /// Tensors that are one value everywhere (fills and slices of fills).
+  DenseMap<Value, Value> splats;
+  /// Kernel arguments (memrefs) standing for whole tensors: outputs of the
+  /// forward's forall, inputs of the backward.
+  DenseMap<Value, Value> arguments;
+  /// The kernel argument each slice of a function argument reads: the one
+  /// of the q / k / v operand the slice feeds.
+  DenseMap<Operation *, Value> sliceArguments;
+  /// A kernel argument for each function argument that is an input: where
+  /// its runtime sizes (tensor.dim) are read.
+  DenseMap<Value, Value> inputArguments;
+  /// Tensors standing for parts of output arguments.
+  DenseMap<Value, OutputView> outputs;
+  /// The kernel's entry block, where shared tiles are allocated.
+  Block *entry = nullptr;
+
+  LogicalResult convertOp(Operation &op);
+  LogicalResult convertBlock(Block &block) {
+    for (Operation &op : block.without_terminator())
+      if (failed(convertOp(op)))
+        return failure();
+    return success();
+  }
+  /// The register tile standing for `tensor`.
+  FailureOr<Value> tile(Value tensor);
+  /// Rows [row, row + n) of a [B, H, N, X] / [B, H, N] argument at
+  /// (batch, head): a rank-2 / rank-1 view with contiguous rows.
+  RowSource rowsOf(Value memref, ArrayRef<OpFoldResult> offsets, Location loc);
+  void storeRows(tensor::ParallelInsertSliceOp insert);
+
+private:
+  RankedTensorType tileType(ArrayRef<int64_t> shape, Type element) {
+    Attribute layout = shape.size() == 2 ? Attribute(accLayout) : rowsLayout;
+    return RankedTensorType::get(shape, element, layout);
+  }
+  LogicalResult convertLoop(scf::ForOp loop);
+  LogicalResult convertPad(tensor::PadOp pad);
+  LogicalResult convertSlice(tensor::ExtractSliceOp slice);
+  LogicalResult convertInsert(tensor::InsertSliceOp insert);
+  LogicalResult raiseGeneric(linalg::GenericOp generic);
+  LogicalResult raiseContraction(linalg::GenericOp generic);
+  LogicalResult raiseRowReduction(linalg::GenericOp generic);
+  LogicalResult raiseElementwise(linalg::GenericOp generic);
+  /// A shared tile of `type` for the kernel, allocated once per `key`.
+  Value sharedTile(std::pair<Value, Type> key, Location loc);
+  Value mapped(Value v) { return map.lookupOrNull(v); }
+
+  OpBuilder &b;
+  fagpu::WgmmaAccLayoutAttr accLayout;
+  fagpu::RowsLayoutAttr rowsLayout;
+  fagpu::WgmmaALayoutAttr aLayout;
+  DenseMap<Value, RowSource> slices;
+  /// The shared tile of each (kernel argument or register value, tile type).
+  DenseMap<std::pair<Value, Type>, Value> sharedTiles;
+  Operation *lastAlloc = nullptr;
+};
+
+} // namespace fa
+} // namespace mlir
+
+#endif // FA_LIB_CONVERSION_TILEKERNELBUILDER_H

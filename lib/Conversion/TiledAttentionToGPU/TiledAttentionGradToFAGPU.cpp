@@ -1,0 +1,233 @@
+//===- TiledAttentionGradToFAGPU.cpp - Tiled backward -> GPU tile level ---===//
+//
+// Lowers the tiled backward (fa-tile-attention-grad), as it is, onto the GPU
+// tile level: the forall's (batch, KV head) and its loop over KV blocks
+// become the grid (block ids z, y, x), so each block keeps one KV block's
+// dK and dV in registers while it walks the query heads of its group and
+// the visible Q blocks (the masked / unmasked / masked loops stay loops).
+// The tile math is the decomposition's (decomposeAttentionTiles) carried op
+// by op by the TileKernelBuilder: S = QKᵀ and dP = dO Vᵀ from shared tiles,
+// dQ = dS K with dS from registers, dV += Pᵀ dO and dK += dSᵀ Q with P and
+// dS written to shared memory and read transposed by WGMMA. dQ, which every
+// KV block adds to, is the one output read back: each block's part is
+// summed in with f32 atomic adds (`fagpu.store_tile accumulate`).
+//
+// The IR around the forall (delta = rowsum(dO ∘ O) before, dQ's cast
+// after) becomes the backward's row kernels NAME_pre and NAME_post, the
+// ones the mma.sync backward uses; the main kernel takes the same
+// arguments (q, k, v, dO, lse, delta, dq_acc, dk, dv), so the runtime runs
+// either.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Conversion/Passes.h"
+
+#include "BackwardRowKernels.h"
+#include "KernelConfig.h"
+#include "TileKernelBuilder.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+#include "fa/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir {
+namespace fa {
+#define GEN_PASS_DEF_CONVERTTILEDATTENTIONGRADTOFAGPU
+#include "fa/Conversion/Passes.h.inc"
+} // namespace fa
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+/// One warpgroup: 64 query rows (S, P, dP, dS) and 64 keys (dK, dV) a block.
+constexpr int64_t kWarps = 4;
+constexpr int64_t kBlockRows = 64;
+
+/// Why the WGMMA backward cannot take `c` (empty when it can).
+std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
+  auto fail = [](const Twine &why) { return why.str(); };
+  if (!c.elementType.isF16() && !c.elementType.isBF16())
+    return fail("operands must be f16 or bf16");
+  if (c.blockQ != kBlockRows || c.blockKV != kBlockRows)
+    return fail("block-q and block-kv must be 64 (one warpgroup), got " +
+                Twine(c.blockQ) + " and " + Twine(c.blockKV));
+  // dK and dV stay in registers with S, dP and dQ: 128 columns each at most.
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d != 64 && d != 128)
+      return fail("head dims must be 64 or 128, got " + Twine(d));
+  std::string problem = checkStaticShapes(c);
+  if (!problem.empty())
+    return problem;
+  return checkGridLimits(c);
+}
+
+/// Kernel arguments, in the order of the mma.sync backward's main kernel.
+enum Argument { Q, K, V, DO, Lse, Delta, DqAcc, DK, DV, NumArguments };
+
+struct ConvertTiledAttentionGradToFAGPUPass
+    : fa::impl::ConvertTiledAttentionGradToFAGPUBase<
+          ConvertTiledAttentionGradToFAGPUPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs;
+    getOperation().walk([&](func::FuncOp func) {
+      if (!func.getOps<scf::ForallOp>().empty())
+        funcs.push_back(func);
+    });
+    gpu::GPUModuleOp gpuModule;
+    for (func::FuncOp func : funcs)
+      if (failed(convert(func, gpuModule)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(func::FuncOp func, gpu::GPUModuleOp &gpuModule) {
+    auto foralls = llvm::to_vector(func.getOps<scf::ForallOp>());
+    AttentionGradTileOp tileOp;
+    func.walk([&](AttentionGradTileOp t) {
+      if (!tileOp)
+        tileOp = t;
+    });
+    if (foralls.size() != 1 || !tileOp)
+      return func.emitError()
+             << "fa-convert-tiled-attention-grad-to-fagpu takes one tiled "
+                "attention backward per function (fa-tile-attention-grad)";
+    scf::ForallOp forall = foralls.front();
+    FailureOr<AttentionKernelConfig> config =
+        readKernelConfig(tileOp, func.getSymName());
+    if (failed(config))
+      return failure();
+    std::string problem = checkWgmmaBackwardConfig(*config);
+    if (!problem.empty())
+      return tileOp.emitError()
+             << "cannot lower to the WGMMA backward: " << problem;
+    // The forall's body: slices of its outputs, then the loop over KV
+    // blocks, which becomes the grid's x.
+    scf::ForOp kvLoop;
+    for (Operation &op : forall.getBody()->without_terminator()) {
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (kvLoop)
+          return loop.emitError() << "expects one loop over KV blocks";
+        kvLoop = loop;
+      } else if (kvLoop) {
+        return op.emitError() << "expects the loop over KV blocks to end the "
+                                 "backward's forall";
+      }
+    }
+    if (!kvLoop || forall.getInductionVars().size() > 2)
+      return forall.emitError() << "expects a forall over (batch, KV head) "
+                                   "around one loop over KV blocks";
+    // The sources of the tile's operands: the function's inputs, and delta
+    // (computed before the forall: the pre kernel).
+    SmallVector<std::pair<Value, Argument>> inputs = {
+        {sourceOfTile(tileOp.getQuery()), Q},
+        {sourceOfTile(tileOp.getKey()), K},
+        {sourceOfTile(tileOp.getValue()), V},
+        {sourceOfTile(tileOp.getGradOutput()), DO},
+        {sourceOfTile(tileOp.getLse()), Lse},
+        {sourceOfTile(tileOp.getDelta()), Delta}};
+    for (auto [source, role] : inputs)
+      if (!source)
+        return tileOp.emitError()
+               << "operand " << role << " is not a tile of the inputs";
+    if (failed(decomposeAttentionTiles(func)))
+      return failure();
+
+    OpBuilder b(func.getContext());
+    ModuleOp module = getOperation();
+    if (!gpuModule) {
+      b.setInsertionPointToEnd(module.getBody());
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      b.getUnitAttr());
+      gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
+    }
+    Location loc = func.getLoc();
+    const AttentionKernelConfig &c = *config;
+    Type t = c.elementType, f32 = b.getF32Type();
+    SmallVector<Type> arguments = {
+        backwardTensorType(c, c.headsQ, c.seqQ, c.headDim, t),
+        backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
+        backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t),
+        backwardTensorType(c, c.headsQ, c.seqQ, c.headDimV, t),
+        backwardRowType(c, f32),
+        backwardRowType(c, f32),
+        backwardTensorType(c, c.headsQ, c.seqQ, c.headDim, f32),
+        backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
+        backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t)};
+    int64_t kvBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
+    emitBackwardPreKernel(b, loc, gpuModule, c);
+    gpu::GPUFuncOp kernel = createKernelFunc(
+        b, loc, gpuModule, c.name, arguments, "backward",
+        {kvBlocks, c.headsKV, c.batch}, 32 * kWarps, /*sharedBytes=*/0, c);
+    emitBackwardPostKernel(b, loc, gpuModule, c);
+    Block &entry = kernel.getBody().front();
+    b.setInsertionPointToStart(&entry);
+
+    TileKernelBuilder builder(b, kWarps);
+    builder.entry = &entry;
+    for (auto [source, role] : inputs)
+      builder.arguments[source] = entry.getArgument(role);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (auto [i, out] : llvm::enumerate(forall.getRegionIterArgs())) {
+      OutputView view;
+      view.memref = entry.getArgument(DqAcc + i);
+      view.offsets.assign(4, zero);
+      // dQ: every KV block adds its part.
+      view.accumulate = i == 0;
+      builder.outputs[out] = view;
+    }
+    // Block ids: (KV block, KV head, batch) = (x, y, z).
+    auto ivs = forall.getInductionVars();
+    builder.map.map(ivs.back(),
+                    gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+    if (ivs.size() == 2)
+      builder.map.map(ivs.front(),
+                      gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+    for (Operation &op : func.getBody().front()) {
+      if (&op == forall.getOperation())
+        break;
+      // delta is the pre kernel's; the rest are constants and fills.
+      if (op.getNumResults() == 1 && op.getResult(0) == inputs.back().first)
+        continue;
+      if (failed(builder.convertOp(op)))
+        return failure();
+    }
+    for (Operation &op : forall.getBody()->without_terminator()) {
+      if (&op == kvLoop.getOperation())
+        break;
+      if (failed(builder.convertOp(op)))
+        return failure();
+    }
+    builder.map.map(kvLoop.getInductionVar(),
+                    gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+    for (auto [arg, init] :
+         llvm::zip(kvLoop.getRegionIterArgs(), kvLoop.getInitArgs())) {
+      auto view = builder.outputs.find(init);
+      if (view == builder.outputs.end())
+        return kvLoop.emitError() << "the loop over KV blocks carries "
+                                     "outputs only";
+      builder.outputs[arg] = view->second;
+    }
+    if (failed(builder.convertBlock(*kvLoop.getBody())))
+      return failure();
+    gpu::ReturnOp::create(b, loc);
+
+    int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
+    if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
+      kernel.erase();
+      return tileOp.emitError()
+             << "cannot lower to the WGMMA backward: its tiles need "
+             << sharedBytes << " bytes of shared memory, over the "
+             << fagpu::kMaxSharedBytesPerBlock;
+    }
+    kernel->setAttr("fa.shared_bytes", b.getI64IntegerAttr(sharedBytes));
+    // The launches live in the runtime; the kernels carry their geometry.
+    func.erase();
+    return success();
+  }
+};
+
+} // namespace
