@@ -107,27 +107,30 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
     if (d != 64 && d != 128)
       return "head dim " + std::to_string(d) +
              " (the WGMMA backward takes 64 or 128)";
-  if ((c.blockQ && c.blockQ != 64) || (c.blockKV && c.blockKV != 64))
+  if ((c.blockQ && c.blockQ != 64) ||
+      (c.blockKV && c.blockKV != 64 && c.blockKV != 128))
     return "blocks " + std::to_string(c.blockQ) + " x " +
-           std::to_string(c.blockKV) + " (the WGMMA backward takes 64 x 64)";
+           std::to_string(c.blockKV) +
+           " (the WGMMA backward takes 64 x 64 or 64 x 128)";
   return "";
 }
 
+/// The WGMMA backward is the default wherever it runs: on the H200 it
+/// measured 1.07-1.25x the mma.sync backward at head dims 64 and 128
+/// (docs/perf/README.md, 2026-12-01).
 bool AttentionConfig::usesWgmmaBackward() const {
-  if (backwardVariant == "mma.sync" || !wgmmaBackwardLimits(*this).empty())
-    return false;
-  return backwardVariant == "wgmma";
+  return backwardVariant != "mma.sync" && wgmmaBackwardLimits(*this).empty();
 }
 
 std::string AttentionConfig::backwardVariantReason() const {
   if (usesWgmmaBackward())
-    return "wgmma: asked for";
+    return backwardVariant == "wgmma"
+               ? "wgmma: asked for"
+               : "wgmma: " + chip + ", head dims " + std::to_string(headDim) +
+                     "/" + std::to_string(headDimV);
   if (backwardVariant == "mma.sync")
     return "mma.sync: asked for";
-  std::string limits = wgmmaBackwardLimits(*this);
-  if (!limits.empty())
-    return "mma.sync: " + limits;
-  return "mma.sync: the default until the WGMMA backward measures faster";
+  return "mma.sync: " + wgmmaBackwardLimits(*this);
 }
 
 /// The compiler's persistent grid: a block per SM of an H100/H200 SXM,
@@ -164,7 +167,7 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   if (usesWgmmaForward())
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
-    return {64, 64}; // one warpgroup: 64 queries and 64 keys
+    return {64, 128}; // two warpgroups: 64 queries, 128 keys
 
   if (!backward)
     return {128, 64};

@@ -178,13 +178,18 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto accType = cast<RankedTensorType>(op.getAcc().getType());
-    if (!isa<WgmmaAccLayoutAttr>(accType.getEncoding()))
+    // Warpgroups split the rows (m-repeats of 64 rows each), or share the
+    // 64 rows and split the columns (n = N / G each).
+    bool byColumns = isa<WgmmaAccColsLayoutAttr>(accType.getEncoding());
+    if (!byColumns && !isa<WgmmaAccLayoutAttr>(accType.getEncoding()))
       return rewriter.notifyMatchFailure(op, "not a WGMMA accumulator");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+    int64_t m = accType.getDimSize(0);
     int64_t warps = getLayout(accType).getWarps();
-    int64_t blockRows = 16 * warps; // rows of one m-repeat of the block
+    int64_t n =
+        byColumns ? accType.getDimSize(1) / (warps / 4) : accType.getDimSize(1);
+    int64_t blockRows = byColumns ? m : 16 * warps; // rows of one m-repeat
     int64_t reps = m / blockRows;
     int64_t regsPerRep = n / 2;
     SharedTileType bTile = op.getB().getType();
@@ -199,9 +204,20 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
         arith::ConstantIndexOp::create(rewriter, loc, kWarpgroupRows);
     Value warpgroup = arith::DivUIOp::create(
         rewriter, loc, warp, arith::ConstantIndexOp::create(rewriter, loc, 4));
-    Value warpgroupRow =
-        arith::MulIOp::create(rewriter, loc, warpgroup, rowsPerGroup);
     Value zeroRow = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value warpgroupRow =
+        byColumns
+            ? zeroRow
+            : arith::MulIOp::create(rewriter, loc, warpgroup, rowsPerGroup)
+                  .getResult();
+    // B's columns (N) of this warpgroup: rows of a K-major B, columns of an
+    // N-major one.
+    Value firstColumn =
+        byColumns ? arith::MulIOp::create(
+                        rewriter, loc, warpgroup,
+                        arith::ConstantIndexOp::create(rewriter, loc, n))
+                        .getResult()
+                  : zeroRow;
 
     SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
     auto structType = LLVM::LLVMStructType::getLiteral(
@@ -217,7 +233,7 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
           rewriter, loc, warpgroupRow,
           arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
       Value firstB = emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
-                                           transposeB, zeroRow);
+                                           transposeB, firstColumn);
       bool aKMajor = !op.getTransposeA();
       Value firstA = aTile
                          ? emitOperandDescriptor(rewriter, loc, adaptor.getA(),

@@ -18,10 +18,25 @@ constexpr int64_t kSwizzleBytes = 128;
 } // namespace
 
 TileKernelBuilder::TileKernelBuilder(OpBuilder &b, int64_t warps)
-    : b(b), accLayout(fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps)),
-      rowsLayout(fagpu::RowsLayoutAttr::get(
-          b.getContext(), cast<fagpu::DistributedLayoutAttr>(accLayout))),
+    : b(b), warps(warps),
       aLayout(fagpu::WgmmaALayoutAttr::get(b.getContext(), warps)) {}
+
+fagpu::DistributedLayoutAttr
+TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rows = shape[0];
+  auto tile = [&]() -> fagpu::DistributedLayoutAttr {
+    if (rows % (16 * warps) != 0 && rows == 64 && warps > 4)
+      return cast<fagpu::DistributedLayoutAttr>(
+          fagpu::WgmmaAccColsLayoutAttr::get(ctx, warps));
+    return cast<fagpu::DistributedLayoutAttr>(
+        fagpu::WgmmaAccLayoutAttr::get(ctx, warps));
+  }();
+  if (shape.size() == 2)
+    return tile;
+  return cast<fagpu::DistributedLayoutAttr>(
+      fagpu::RowsLayoutAttr::get(ctx, tile));
+}
 
 FailureOr<Value> TileKernelBuilder::tile(Value tensor) {
   if (Value v = mapped(tensor))
@@ -362,13 +377,23 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     if (aTile.getElementType() != element)
       rounded = arith::TruncFOp::create(b, loc,
                                         tileType(aTile.getShape(), element), a);
-    if (transposeA) {
+    // Warpgroups that split the columns all read the whole A: it goes
+    // through shared memory too.
+    if (transposeA || isa<fagpu::WgmmaAccColsLayoutAttr>(aTile.getEncoding())) {
       auto sharedType = fagpu::SharedTileType::get(
           b.getContext(), aTile.getShape(), element, kSwizzleBytes);
       // One tile for every such operand: each product is complete before
       // the next store_to_shared (its barrier), so P and dS take turns.
       Value shared = sharedTile({Value(), sharedType}, loc);
-      fagpu::StoreToSharedOp::create(b, loc, rounded, shared);
+      Value source = generic.getInputs()[0];
+      if (storedTiles.lookup(source) != shared) {
+        fagpu::StoreToSharedOp::create(b, loc, rounded, shared);
+        // What the tile held before is gone.
+        for (auto &entry : storedTiles)
+          if (entry.second == shared)
+            entry.second = Value();
+        storedTiles[source] = shared;
+      }
       a = shared;
     } else {
       a = fagpu::ConvertLayoutOp::create(

@@ -82,9 +82,13 @@ public:
   void storeRows(tensor::ParallelInsertSliceOp insert);
 
 private:
+  /// The register layout of a tile of `shape`: the WGMMA accumulator's,
+  /// its warpgroups splitting the rows where the rows fill every warp, else
+  /// (64 rows over several warpgroups) the columns; per-row values in the
+  /// rows of that layout.
+  fagpu::DistributedLayoutAttr layoutFor(ArrayRef<int64_t> shape);
   RankedTensorType tileType(ArrayRef<int64_t> shape, Type element) {
-    Attribute layout = shape.size() == 2 ? Attribute(accLayout) : rowsLayout;
-    return RankedTensorType::get(shape, element, layout);
+    return RankedTensorType::get(shape, element, layoutFor(shape));
   }
   LogicalResult convertLoop(scf::ForOp loop);
   LogicalResult convertPad(tensor::PadOp pad);
@@ -99,9 +103,11 @@ private:
   Value mapped(Value v) { return map.lookupOrNull(v); }
 
   OpBuilder &b;
-  fagpu::WgmmaAccLayoutAttr accLayout;
-  fagpu::RowsLayoutAttr rowsLayout;
+  int64_t warps;
   fagpu::WgmmaALayoutAttr aLayout;
+  /// The shared tile each register value (by its tensor) was last written
+  /// to: a tile read twice (dS for dK and dQ) is written once.
+  DenseMap<Value, Value> storedTiles;
   DenseMap<Value, RowSource> slices;
   /// The shared tile of each (kernel argument or register value, tile type).
   DenseMap<std::pair<Value, Type>, Value> sharedTiles;

@@ -44,17 +44,18 @@ using namespace mlir::fa;
 
 namespace {
 
-/// One warpgroup: 64 query rows (S, P, dP, dS) and 64 keys (dK, dV) a block.
-constexpr int64_t kWarps = 4;
-constexpr int64_t kBlockRows = 64;
+/// 64 query rows (S, P, dP, dS, dQ) a block; its keys (dK, dV rows) split
+/// over one warpgroup (64 keys) or two (128, which then split S's columns).
+constexpr int64_t kBlockQ = 64;
 
 /// Why the WGMMA backward cannot take `c` (empty when it can).
 std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
   auto fail = [](const Twine &why) { return why.str(); };
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return fail("operands must be f16 or bf16");
-  if (c.blockQ != kBlockRows || c.blockKV != kBlockRows)
-    return fail("block-q and block-kv must be 64 (one warpgroup), got " +
+  if (c.blockQ != kBlockQ || (c.blockKV != 64 && c.blockKV != 128))
+    return fail("block-q must be 64 and block-kv 64 or 128 (one or two "
+                "warpgroups), got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ: 128 columns each at most.
   for (int64_t d : {c.headDim, c.headDimV})
@@ -161,12 +162,12 @@ struct ConvertTiledAttentionGradToFAGPUPass
     emitBackwardPreKernel(b, loc, gpuModule, c);
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, loc, gpuModule, c.name, arguments, "backward",
-        {kvBlocks, c.headsKV, c.batch}, 32 * kWarps, /*sharedBytes=*/0, c);
+        {kvBlocks, c.headsKV, c.batch}, 2 * c.blockKV, /*sharedBytes=*/0, c);
     emitBackwardPostKernel(b, loc, gpuModule, c);
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
 
-    TileKernelBuilder builder(b, kWarps);
+    TileKernelBuilder builder(b, /*warps=*/c.blockKV / 16);
     builder.entry = &entry;
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);

@@ -106,6 +106,26 @@ FAGPU_TENSOR_CORE_LAYOUT(WgmmaALayoutAttr, 16, 16, true, wgmmaOperandA,
                          "WGMMA A operand")
 #undef FAGPU_TENSOR_CORE_LAYOUT
 
+// One 64-row tile whose columns the warpgroups split.
+LogicalResult
+WgmmaAccColsLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t warps) {
+  return verifyWarps(emitError, warps, true);
+}
+std::string WgmmaAccColsLayoutAttr::checkShape(ArrayRef<int64_t> shape) const {
+  std::string problem = checkTensorCoreShape(
+      shape, 16 * 4, 8 * (getWarps() / 4), "column-split WGMMA accumulator");
+  if (problem.empty() && shape[0] != 64)
+    problem = "column-split WGMMA accumulator tiles have 64 rows (one m64 "
+              "instruction a warpgroup), got " +
+              std::to_string(shape[0]);
+  return problem;
+}
+TileLayout
+WgmmaAccColsLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
+  return TileLayout::wgmmaAccumulatorByColumns(shape[0], shape[1], getWarps());
+}
+
 // B fragments are replicated over warps: the rows are the k dimension.
 LogicalResult
 MmaSyncBLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -124,6 +144,8 @@ int64_t RowsLayoutAttr::getWarps() const { return getParent().getWarps(); }
 // The smallest column count the parent takes; per-row placement does not
 // depend on the columns.
 static int64_t parentColumns(DistributedLayoutAttr parent) {
+  if (isa<WgmmaAccColsLayoutAttr>(parent))
+    return 8 * (parent.getWarps() / 4); // 8 a warpgroup
   return isa<MmaSyncALayoutAttr, WgmmaALayoutAttr>(parent) ? 16 : 8;
 }
 

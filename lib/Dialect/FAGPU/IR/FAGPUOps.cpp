@@ -94,10 +94,12 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "result type " << getResult().getType()
                          << " differs from the accumulator's " << acc;
   Attribute accLayout = acc.getEncoding();
-  bool wgmma = isa<WgmmaAccLayoutAttr>(accLayout);
+  bool byColumns = isa<WgmmaAccColsLayoutAttr>(accLayout);
+  bool wgmma = byColumns || isa<WgmmaAccLayoutAttr>(accLayout);
   if (!wgmma && !isa<MmaSyncAccLayoutAttr>(accLayout))
-    return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc "
-                            "or #fagpu.mma_sync_acc, got "
+    return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc, "
+                            "#fagpu.wgmma_acc_cols or #fagpu.mma_sync_acc, "
+                            "got "
                          << accLayout;
   if (getAsync() && !wgmma)
     return emitOpError() << "only WGMMA products can be asynchronous";
@@ -136,7 +138,7 @@ LogicalResult MmaOp::verify() {
                            << (getTransposeA() ? k : m) << "x"
                            << (getTransposeA() ? m : k);
     // A transposed is read in whole 64-column atoms, one per warpgroup.
-    if (getTransposeA() && m != 16 * warps)
+    if (getTransposeA() && !byColumns && m != 16 * warps)
       return emitOpError() << "a transposed A has one 64-row block of M per "
                               "warpgroup: M must be "
                            << 16 * warps << ", got " << m;
@@ -145,6 +147,9 @@ LogicalResult MmaOp::verify() {
   } else {
     if (getTransposeA())
       return emitOpError() << "transpose_a reads A from a shared tile";
+    if (byColumns)
+      return emitOpError() << "warpgroups that split the accumulator's "
+                              "columns all read A: it must be a shared tile";
     if (failed(verifyRegisterTile(*this, getA().getType(), "A")))
       return failure();
     auto aTensor = cast<RankedTensorType>(getA().getType());
@@ -167,6 +172,8 @@ LogicalResult MmaOp::verify() {
   }
   if (!is16BitFloat(element))
     return emitOpError() << "operands must be f16 or bf16, got " << element;
+  if (byColumns && (n / (warps / 4)) % 8 != 0)
+    return emitOpError() << "each warpgroup's columns must be a multiple of 8";
   if (wgmma) {
     if (n > 256)
       return emitOpError() << "a WGMMA accumulator has at most 256 columns, "

@@ -190,6 +190,18 @@ TileLayout TileLayout::wgmmaAccumulator(int64_t rows, int64_t cols,
   return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
 }
 
+TileLayout TileLayout::wgmmaAccumulatorByColumns(int64_t rows, int64_t cols,
+                                                 int64_t warps) {
+  assert(warps % 4 == 0 && rows == 64 && "whole warpgroups, 64 rows");
+  int64_t groupCols = cols / (warps / 4);
+  SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
+  appendSteps(regs, /*alongRows=*/false, 8, groupCols);
+  SmallVector<TileCoord> warpBases;
+  appendSteps(warpBases, /*alongRows=*/true, 16, 64);
+  appendSteps(warpBases, /*alongRows=*/false, groupCols, cols);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+}
+
 TileLayout TileLayout::wgmmaOperandA(int64_t rows, int64_t cols,
                                      int64_t warps) {
   assert(warps % 4 == 0 && "whole warpgroups");

@@ -67,6 +67,17 @@ def FAGPU_WgmmaAccLayout : FAGPU_TensorCoreLayout<"WgmmaAccLayout",
     rows, warp w of it rows 16 w .. 16 w + 15. `warps` is a multiple of 4.
   }];
 }
+def FAGPU_WgmmaAccColsLayout : FAGPU_TensorCoreLayout<"WgmmaAccColsLayout",
+    "wgmma_acc_cols", "wgmma.m64nNk16 accumulators split along the columns"> {
+  let description = [{
+    f32 D fragments of `wgmma.mma_async.m64nNk16` where the warpgroups split
+    the columns of one 64-row tile: warpgroup g holds columns
+    [g N / G, (g + 1) N / G) of all 64 rows (G = warps / 4), each with the
+    #fagpu.wgmma_acc fragments of its slice. The backward's S, dP and dQ
+    tiles: 64 query rows whose 128 keys (or head-dim columns) two
+    warpgroups share, beside dK and dV whose rows they split.
+  }];
+}
 def FAGPU_WgmmaALayout : FAGPU_TensorCoreLayout<"WgmmaALayout",
     "wgmma_a", "wgmma register A operand fragments"> {
   let description = [{

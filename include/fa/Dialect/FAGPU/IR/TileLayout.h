@@ -107,6 +107,10 @@ public:
   /// column 8 * (i / 4) + 2 t + i % 2 (g = lane / 4, t = lane % 4). `warps`
   /// is a multiple of 4; rows = 64 * warps / 4 * m-repeats.
   static TileLayout wgmmaAccumulator(int64_t rows, int64_t cols, int64_t warps);
+  /// The same fragments with the warpgroups splitting the columns of one
+  /// 64-row tile (warpgroup g: columns [g cols / G, (g + 1) cols / G)).
+  static TileLayout wgmmaAccumulatorByColumns(int64_t rows, int64_t cols,
+                                              int64_t warps);
   /// wgmma.m64nNk16 register A operand (16-bit elements): per warp the
   /// mma.sync A fragment of its 16 rows, k16 steps in the registers.
   static TileLayout wgmmaOperandA(int64_t rows, int64_t cols, int64_t warps);
