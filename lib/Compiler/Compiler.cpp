@@ -290,6 +290,10 @@ lowerKernels(ModuleOp module, MLIRContext &context,
   lowering.chip = options.chip;
   lowering.features = options.features;
   lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
+  // The backward's K and V stay put across its loop: their descriptors
+  // built at each product keep 48 registers free at head dim 128 (0.6 KB
+  // of spills otherwise); the forward measured 0-1 % slower with it.
+  lowering.descriptorsAtUse = options.backward;
   lowering.format = emit == EmitKind::PTX     ? "isa"
                     : emit == EmitKind::Cubin ? "bin"
                                               : "";
@@ -492,6 +496,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createPipelineSharedCopies(ring));
+    // Products issued as early and waited for as late as they allow.
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts());
   } else {
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   }

@@ -19,6 +19,7 @@
 // CHECK: %[[DOS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[QS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[PS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+// CHECK: %[[DSS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK-DAG: %[[KVH:.*]] = gpu.block_id  y
 // CHECK-DAG: %[[B:.*]] = gpu.block_id  z
 // CHECK-DAG: %[[KB:.*]] = gpu.block_id  x
@@ -36,8 +37,8 @@
 // CHECK:     fagpu.store_to_shared %{{.*}}, %[[PS]]
 // CHECK:     fagpu.mma %[[PS]], %[[DOS]], %{{.*}} transpose_a
 // CHECK:     fagpu.mma %[[DOS]], %[[VS]], %{{.*}} transpose_b
-// CHECK:     fagpu.store_to_shared %{{.*}}, %[[PS]]
-// CHECK:     fagpu.mma %[[PS]], %[[QS]], %{{.*}} transpose_a
+// CHECK:     fagpu.store_to_shared %{{.*}}, %[[DSS]]
+// CHECK:     fagpu.mma %[[DSS]], %[[QS]], %{{.*}} transpose_a
 // CHECK:     %[[DSA:.*]] = fagpu.convert_layout %{{.*}} -> tensor<64x64xbf16, #fagpu.wgmma_a<warps = 4>>
 // CHECK:     %[[DQT:.*]] = fagpu.mma %[[DSA]], %[[KS]], %{{.*}} :
 // CHECK:     fagpu.store_tile %[[DQT]], %{{.*}} accumulate : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, memref<200x64xf32, strided<[64, 1], offset: ?>>
@@ -64,3 +65,4 @@ func.func @grad_gqa_causal(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x200x64xbf
       -> tensor<2x4x200x64xbf16>, tensor<2x2x200x64xbf16>, tensor<2x2x200x64xbf16>
   return %dq, %dk, %dv : tensor<2x4x200x64xbf16>, tensor<2x2x200x64xbf16>, tensor<2x2x200x64xbf16>
 }
+

@@ -59,6 +59,11 @@ struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
       llvm::cl::desc("fa-convert-fagpu-to-nvvm: every N-th exponential of a "
                      "tile on the FMA pipe (0: none)"),
       llvm::cl::init(0)};
+  Option<bool> descriptorsAtUse{
+      *this, "descriptors-at-use",
+      llvm::cl::desc("fa-convert-fagpu-to-nvvm: WGMMA descriptors built "
+                     "where each product is issued"),
+      llvm::cl::init(false)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX) or bin (cubin "

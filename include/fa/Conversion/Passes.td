@@ -156,7 +156,11 @@ def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
   let options = [
     Option<"exp2OnFmaEvery", "exp2-on-fma-every", "int64_t", "0",
            "Compute every N-th exponential of a tile on the FMA pipe (0: "
-           "none)">
+           "none)">,
+    Option<"descriptorsAtUse", "descriptors-at-use", "bool", "false",
+           "Build each WGMMA descriptor where its product is issued, not "
+           "once before a loop (the backward: K and V's descriptors would "
+           "hold 48 registers at head dim 128)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

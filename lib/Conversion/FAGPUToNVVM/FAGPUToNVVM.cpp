@@ -507,7 +507,7 @@ struct ConvertFAGPUToNVVMPass
              LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
              LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter, ctx);
     populateTileAccessToNVVMPatterns(converter, patterns);
-    populateMmaToWGMMAPatterns(converter, patterns);
+    populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);
     populateBarriersToNVVMPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);

@@ -32,12 +32,24 @@ constexpr int64_t kInstructionK = 16;
 /// offset >> 4 in 16-29, stride-dimension byte offset >> 4 in 32-45, swizzle
 /// mode 1 (128 B) in bits 62-63.
 Value emitDescriptor(OpBuilder &b, Location loc, Value address,
-                     int64_t leadingBytes, int64_t strideBytes) {
+                     int64_t leadingBytes, int64_t strideBytes, bool atUse) {
   Type i64 = b.getI64Type();
   auto c = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
   Value raw = LLVM::PtrToIntOp::create(b, loc, i64, address);
+  // At use: through an opaque move, so that the descriptors of a tile that
+  // stays put across a loop are not hoisted out of it and held in
+  // registers for the whole loop.
+  if (atUse)
+    raw =
+        LLVM::InlineAsmOp::create(
+            b, loc, i64, ValueRange{raw}, "mov.b64 $0, $1;", "=l,l",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            ArrayAttr())
+            .getResult(0);
   // One op per statement: argument evaluation order is unspecified.
   Value shift = c(4);
   Value start = arith::ShRUIOp::create(
@@ -55,13 +67,14 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
 /// An N-major operand (a non-transposed B, a transposed A) starts at
 /// column `row0` of the tile (a 64-column atom band: M of a warpgroup).
 Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
-                            SharedTileType tile, bool kMajor, Value row0) {
+                            SharedTileType tile, bool kMajor, Value row0,
+                            bool atUse) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value offset = kMajor ? emitSharedByteOffset(b, loc, tile, row0, zero)
                         : emitSharedByteOffset(b, loc, tile, zero, row0);
   Value address = emitSharedAddress(b, loc, tileBase, offset);
   int64_t leading = kMajor ? 16 : tile.getRows() * tile.getSwizzle();
-  return emitDescriptor(b, loc, address, leading, 1024);
+  return emitDescriptor(b, loc, address, leading, 1024, atUse);
 }
 
 /// The descriptor of k16 step `k0` from that of step 0: the steps of one
@@ -172,7 +185,11 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
 }
 
 struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LowerMmaToWGMMA(TileTypeConverter &converter, MLIRContext *ctx,
+                  bool descriptorsAtUse)
+      : OpConversionPattern(converter, ctx),
+        descriptorsAtUse(descriptorsAtUse) {}
+  bool descriptorsAtUse;
 
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
@@ -232,13 +249,14 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
       Value row0 = arith::AddIOp::create(
           rewriter, loc, warpgroupRow,
           arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
-      Value firstB = emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
-                                           transposeB, firstColumn);
+      Value firstB =
+          emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
+                                transposeB, firstColumn, descriptorsAtUse);
       bool aKMajor = !op.getTransposeA();
-      Value firstA = aTile
-                         ? emitOperandDescriptor(rewriter, loc, adaptor.getA(),
-                                                 aTile, aKMajor, row0)
-                         : Value();
+      Value firstA =
+          aTile ? emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
+                                        aKMajor, row0, descriptorsAtUse)
+                : Value();
       for (int64_t k = 0; k < kSteps; ++k) {
         int64_t k0 = k * kInstructionK;
         Value descB =
@@ -303,6 +321,9 @@ struct LowerMmaWait : OpConversionPattern<MmaWaitOp> {
 } // namespace
 
 void mlir::fagpu::populateMmaToWGMMAPatterns(TileTypeConverter &converter,
-                                             RewritePatternSet &patterns) {
-  patterns.add<LowerMmaToWGMMA, LowerMmaWait>(converter, patterns.getContext());
+                                             RewritePatternSet &patterns,
+                                             bool descriptorsAtUse) {
+  patterns.add<LowerMmaToWGMMA>(converter, patterns.getContext(),
+                                descriptorsAtUse);
+  patterns.add<LowerMmaWait>(converter, patterns.getContext());
 }

@@ -115,9 +115,12 @@ void publishSharedWrites(OpBuilder &b, Location loc);
 void populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
                                       RewritePatternSet &patterns);
 
-/// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp).
+/// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp);
+/// `descriptorsAtUse` builds each shared operand's descriptor where the
+/// product is issued, opaque to loop-invariant code motion.
 void populateMmaToWGMMAPatterns(TileTypeConverter &converter,
-                                RewritePatternSet &patterns);
+                                RewritePatternSet &patterns,
+                                bool descriptorsAtUse = false);
 
 } // namespace fagpu
 } // namespace mlir

@@ -25,6 +25,7 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
   kernels.addPass(createPassRuntimeSizes());
   ConvertFAGPUToNVVMOptions tiles;
   tiles.exp2OnFmaEvery = options.exp2OnFmaEvery;
+  tiles.descriptorsAtUse = options.descriptorsAtUse;
   kernels.addPass(createConvertFAGPUToNVVM(tiles));
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());

@@ -215,8 +215,9 @@ LogicalResult TileKernelBuilder::convertInsert(tensor::InsertSliceOp insert) {
   return success();
 }
 
-Value TileKernelBuilder::sharedTile(std::pair<Value, Type> key, Location loc) {
-  Value &shared = sharedTiles[key];
+Value TileKernelBuilder::sharedTile(std::pair<Value, Type> key, Location loc,
+                                    int64_t slot) {
+  Value &shared = sharedTiles[{key.first, key.second, slot}];
   if (!shared) {
     OpBuilder::InsertionGuard guard(b);
     if (lastAlloc)
@@ -382,11 +383,14 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     if (transposeA || isa<fagpu::WgmmaAccColsLayoutAttr>(aTile.getEncoding())) {
       auto sharedType = fagpu::SharedTileType::get(
           b.getContext(), aTile.getShape(), element, kSwizzleBytes);
-      // One tile for every such operand: each product is complete before
-      // the next store_to_shared (its barrier), so P and dS take turns.
-      Value shared = sharedTile({Value(), sharedType}, loc);
       Value source = generic.getInputs()[0];
-      if (storedTiles.lookup(source) != shared) {
+      Value shared = storedTiles.lookup(source);
+      if (!shared) {
+        // Two buffers take turns (P, then dS): a product may still read
+        // one (dV += Pᵀ dO, when products run asynchronously) while the
+        // next operand is written to the other.
+        int64_t slot = operandStores++ % 2;
+        shared = sharedTile({Value(), sharedType}, loc, slot);
         fagpu::StoreToSharedOp::create(b, loc, rounded, shared);
         // What the tile held before is gone.
         for (auto &entry : storedTiles)

@@ -98,8 +98,9 @@ private:
   LogicalResult raiseContraction(linalg::GenericOp generic);
   LogicalResult raiseRowReduction(linalg::GenericOp generic);
   LogicalResult raiseElementwise(linalg::GenericOp generic);
-  /// A shared tile of `type` for the kernel, allocated once per `key`.
-  Value sharedTile(std::pair<Value, Type> key, Location loc);
+  /// A shared tile of `type` for the kernel, allocated once per `key` and
+  /// `slot`.
+  Value sharedTile(std::pair<Value, Type> key, Location loc, int64_t slot = 0);
   Value mapped(Value v) { return map.lookupOrNull(v); }
 
   OpBuilder &b;
@@ -109,8 +110,10 @@ private:
   /// to: a tile read twice (dS for dK and dQ) is written once.
   DenseMap<Value, Value> storedTiles;
   DenseMap<Value, RowSource> slices;
-  /// The shared tile of each (kernel argument or register value, tile type).
-  DenseMap<std::pair<Value, Type>, Value> sharedTiles;
+  /// The shared tile of each (kernel argument or none, tile type, slot).
+  DenseMap<std::tuple<Value, Type, int64_t>, Value> sharedTiles;
+  /// Register operands written to shared memory so far.
+  int64_t operandStores = 0;
   Operation *lastAlloc = nullptr;
 };
 

@@ -314,3 +314,24 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Warpgroups that split a 64-row accumulator's columns each issue m64n64
+// (N / 2) over the whole A; B's descriptor starts at the warpgroup's 64
+// rows of K (128 bytes each: 8 KiB for warpgroup 1).
+
+#cols = #fagpu.wgmma_acc_cols<warps = 8>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @column_split
+  // CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c4{{.*}} : index
+  // CHECK: arith.muli %[[WG]], %c64{{.*}} : index
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+  // CHECK-NOT: nvvm.wgmma.mma_async
+  gpu.func @column_split(%acc: tensor<64x128xf32, #cols>) kernel {
+    %q = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %k = fagpu.alloc_shared : !fagpu.smem<128x64xbf16, swizzle = 128>
+    %s = fagpu.mma %q, %k, %acc transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 128>, tensor<64x128xf32, #cols> -> tensor<64x128xf32, #cols>
+    gpu.return
+  }
+}

@@ -616,3 +616,20 @@ func.func @store_to_shared_shape(%x: tensor<64x64xbf16, #fagpu.wgmma_acc<warps =
   fagpu.store_to_shared %x, %s : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x128xbf16, swizzle = 128>
   return
 }
+
+// -----
+
+func.func @column_split_rows() {
+  // expected-error @+1 {{column-split WGMMA accumulator tiles have 64 rows (one m64 instruction a warpgroup), got 128}}
+  %c = fagpu.tile_coords dim = 0 : tensor<128x128xi32, #fagpu.wgmma_acc_cols<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @column_split_register_a(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, %acc: tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>) {
+  %b = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+  // expected-error @+1 {{warpgroups that split the accumulator's columns all read A: it must be a shared tile}}
+  %r = fagpu.mma %a, %b, %acc : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  return
+}

@@ -179,3 +179,18 @@ func.func @backward_tile(%lse: memref<256xf32>, %dq: memref<256x128xf32>,
   fagpu.store_tile %dv, %dq[%row] limit %n accumulate : tensor<64x128xf32, #acc>, memref<256x128xf32>
   return
 }
+
+// Two warpgroups splitting the columns of a 64-row accumulator (the
+// backward's S and dQ) and its per-row values.
+
+// CHECK-LABEL: func.func @column_split
+// CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<128x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+// CHECK: fagpu.expand_rows %{{.*}} : tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc_cols<warps = 8>>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+func.func @column_split(%q: !fagpu.smem<64x128xbf16, swizzle = 128>,
+                        %k: !fagpu.smem<128x128xbf16, swizzle = 128>,
+                        %lse: tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc_cols<warps = 8>>>) {
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  %s = fagpu.mma %q, %k, %zero transpose_b : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<128x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  %l = fagpu.expand_rows %lse : tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc_cols<warps = 8>>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  return
+}

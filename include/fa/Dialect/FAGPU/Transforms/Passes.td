@@ -176,4 +176,23 @@ def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AsyncProducts : Pass<"fagpu-async-products", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Issue WGMMA products early and wait for them late";
+  let description = [{
+    In each block that holds synchronous WGMMA products (`fagpu.mma` with a
+    `#fagpu.wgmma_acc` or `#fagpu.wgmma_acc_cols` accumulator), each product
+    moves up past the ops before it that it does not depend on: ops free of
+    memory effects that define none of its operands, `fagpu.load_tile`, and
+    writes of shared tiles it does not read; not past another product (they
+    keep their order) nor any other effect on memory. It then becomes
+    `async`, and a `fagpu.mma_wait` (`in_flight` = the products issued after
+    it) goes right before the first op that uses its result, writes a shared
+    tile it reads, or has another effect on memory (a fence), or before the
+    block's terminator. Waiting for a product waits for the older ones too
+    (products complete in issue order), so they are waited for there as
+    well. The backward then runs dP = dO Vᵀ under the exponentials of P,
+    and dV, dK and dQ back to back.
+  }];
+}
+
 #endif // FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD
