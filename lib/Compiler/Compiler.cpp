@@ -289,6 +289,10 @@ lowerKernels(ModuleOp module, MLIRContext &context,
   GPULoweringOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;
+  // The WGMMA backward sums dQ with vector reductions (red.global.add.v2.f32),
+  // PTX 8.1's.
+  if (options.usesWgmmaBackward() && options.features == "+ptx80")
+    lowering.features = "+ptx81";
   lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
   // The backward's K and V stay put across its loop: their descriptors
   // built at each product keep 48 registers free at head dim 128 (0.6 KB

@@ -141,9 +141,6 @@ struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
     Location loc = op.getLoc();
     SharedTileType tile = op.getDest().getType();
     Value source = adaptor.getSource();
-    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, source);
-    Value base =
-        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, source);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
@@ -154,19 +151,8 @@ struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
           // valid address, row 0.
           Value readRow =
               arith::SelectOp::create(rewriter, loc, inside, sourceRow, c(0));
-          Value element = arith::AddIOp::create(
-              rewriter, loc, meta.getOffset(),
-              arith::AddIOp::create(rewriter, loc,
-                                    arith::MulIOp::create(rewriter, loc,
-                                                          readRow,
-                                                          meta.getStrides()[0]),
-                                    col));
-          Value byte = arith::AddIOp::create(
-              rewriter, loc, base,
-              arith::MulIOp::create(rewriter, loc, element,
-                                    c(tile.getElementBytes())));
-          Value address = arith::IndexCastOp::create(
-              rewriter, loc, rewriter.getI64Type(), byte);
+          Value address =
+              emitGlobalAddress(rewriter, loc, source, {readRow, col});
           Value globalPtr = LLVM::IntToPtrOp::create(
               rewriter, loc, LLVM::LLVMPointerType::get(op.getContext(), 1),
               address);
@@ -227,9 +213,9 @@ struct LowerStage : OpConversionPattern<StageOp> {
 /// time: register bit 0 steps one column, every other basis an even number
 /// of columns, 16-bit elements and rows an even number of elements apart.
 static bool storesPairs(const TileLayout &layout, RankedTensorType type,
-                        MemRefType dest) {
-  if (type.getRank() != 2 ||
-      type.getElementType().getIntOrFloatBitWidth() != 16)
+                        MemRefType dest, bool allowF32 = false) {
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (type.getRank() != 2 || (bits != 16 && !(allowF32 && bits == 32)))
     return false;
   ArrayRef<TileCoord> regs = layout.registerBases();
   if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
@@ -303,6 +289,20 @@ static void transposeQuad(OpBuilder &b, Location loc, Value lane,
   }
 }
 
+/// dest[indices] += a, dest[indices + 1] += b in one vector reduction, the
+/// one instruction for it (MLIR's reductions are scalar).
+static void emitPairReduction(OpBuilder &b, Location loc, Value dest,
+                              ValueRange indices, Value first, Value second) {
+  Value address = emitGlobalAddress(b, loc, dest, indices);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{}, ValueRange{address, first, second},
+      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
 struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -330,8 +330,10 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    bool paired =
-        !accumulate && storesPairs(layout, type, op.getDest().getType());
+    // f32 sums: registers 2i and 2i + 1 side by side go out as one vector
+    // reduction (red.global.add.v2.f32, 8-byte aligned as above).
+    bool paired = storesPairs(layout, type, op.getDest().getType(),
+                              /*allowF32=*/accumulate);
     Type element = type.getElementType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
@@ -350,6 +352,11 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
         indices.push_back(arith::AddIOp::create(
             rewriter, loc, threadCol,
             arith::ConstantIndexOp::create(rewriter, loc, c.col)));
+      if (paired && accumulate) {
+        emitPairReduction(rewriter, loc, adaptor.getDest(), indices, regs[reg],
+                          regs[reg + 1]);
+        continue;
+      }
       if (paired) {
         Value pair = packVector(rewriter, loc, VectorType::get({2}, element),
                                 {regs[reg], regs[reg + 1]});

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -201,6 +202,23 @@ void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc) {
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b, loc);
+}
+
+Value mlir::fagpu::emitGlobalAddress(OpBuilder &b, Location loc, Value memref,
+                                     ValueRange indices) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value element = meta.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+    element = arith::AddIOp::create(
+        b, loc, element, arith::MulIOp::create(b, loc, index, stride));
+  int64_t bytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value byte = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, element,
+                            arith::ConstantIndexOp::create(b, loc, bytes)));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), byte);
 }
 
 Value mlir::fagpu::emitSharedAddress(OpBuilder &b, Location loc, Value base,

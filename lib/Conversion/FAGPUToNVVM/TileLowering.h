@@ -81,6 +81,10 @@ Value packVector(OpBuilder &b, Location loc, VectorType type,
 Value emitSharedByteOffset(OpBuilder &b, Location loc, SharedTileType tile,
                            Value row, Value col);
 
+/// The global address (i64) of element `indices` of a memref.
+Value emitGlobalAddress(OpBuilder &b, Location loc, Value memref,
+                        ValueRange indices);
+
 /// Pointer `bytes` (index) past `base` in shared memory.
 Value emitSharedAddress(OpBuilder &b, Location loc, Value base, Value bytes);
 
