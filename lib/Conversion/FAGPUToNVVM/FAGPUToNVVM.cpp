@@ -2,7 +2,8 @@
 //
 // Register tiles become each thread's registers (a vector in the layout's
 // register order; their ops: RegisterTilesToNVVM.cpp); shared tiles are
-// placed in the kernel's dynamic shared memory and filled and stored here.
+// placed in the kernel's dynamic shared memory and filled here; register
+// tiles go to memory in StoreTileToNVVM.cpp and TileAccessToNVVM.cpp.
 // Matrix products: MmaToWGMMA.cpp; barriers and TMA: BarriersToNVVM.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -209,231 +210,6 @@ struct LowerStage : OpConversionPattern<StageOp> {
   }
 };
 
-/// Whether a 2-D tile of `layout` can be stored two adjacent columns at a
-/// time: register bit 0 steps one column, every other basis an even number
-/// of columns, 16-bit elements and rows an even number of elements apart.
-static bool storesPairs(const TileLayout &layout, RankedTensorType type,
-                        MemRefType dest, bool allowF32 = false) {
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  if (type.getRank() != 2 || (bits != 16 && !(allowF32 && bits == 32)))
-    return false;
-  ArrayRef<TileCoord> regs = layout.registerBases();
-  if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
-    return false;
-  auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
-  if (!llvm::all_of(regs.drop_front(), even) ||
-      !llvm::all_of(layout.laneBases(), even) ||
-      !llvm::all_of(layout.warpBasesRef(), even))
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(dest.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1 && !ShapedType::isDynamic(strides[0]) &&
-         strides[0] % 2 == 0;
-}
-
-/// The register bit of `layout` that steps `cols` columns, or -1.
-static int registerBitFor(const TileLayout &layout, int64_t cols) {
-  for (auto [bit, basis] : llvm::enumerate(layout.registerBases()))
-    if (basis.row == 0 && basis.col == cols)
-      return bit;
-  return -1;
-}
-
-/// Register bits (stepping 8 and 16 columns) along which the four lanes
-/// that split each 8-column chunk (lane bits 0 and 1 step 2 and 4 columns:
-/// the mma.sync / WGMMA accumulator) can trade their pairs so that each
-/// holds 8 consecutive 16-bit columns: one 16-byte store for four.
-static std::optional<std::pair<int, int>>
-quadChunkBits(const TileLayout &layout, RankedTensorType type,
-              MemRefType dest) {
-  ArrayRef<TileCoord> lanes = layout.laneBases();
-  if (!storesPairs(layout, type, dest) || lanes.size() < 2 ||
-      lanes[0].row != 0 || lanes[0].col != 2 || lanes[1].row != 0 ||
-      lanes[1].col != 4)
-    return std::nullopt;
-  int bit8 = registerBitFor(layout, 8), bit16 = registerBitFor(layout, 16);
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (bit8 < 0 || bit16 < 0 ||
-      failed(dest.getStridesAndOffset(strides, offset)) || strides[0] % 8)
-    return std::nullopt;
-  return std::make_pair(bit8, bit16);
-}
-
-/// Transposes each lane quad's 4 x 4 words: after it, slot b of lane l
-/// holds what slot l of lane b held (two butterfly steps, one per lane bit).
-static void transposeQuad(OpBuilder &b, Location loc, Value lane,
-                          MutableArrayRef<Value> words) {
-  for (unsigned bit : {0u, 1u}) {
-    Value mask = arith::ConstantIndexOp::create(b, loc, 1u << bit);
-    // One op a statement: C++ leaves the order of arguments unspecified.
-    Value bitOfLane = arith::AndIOp::create(b, loc, lane, mask);
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                       bitOfLane, zero);
-    for (unsigned low = 0; low < 4; ++low) {
-      if (low & (1u << bit))
-        continue;
-      Value &keepLow = words[low], &keepHigh = words[low | (1u << bit)];
-      // A lane with the bit clear sends its high slot, takes the partner's
-      // low one there; a lane with it set the other way round.
-      Value send = arith::SelectOp::create(b, loc, high, keepLow, keepHigh);
-      Value got = gpu::ShuffleOp::create(b, loc, send, 1u << bit, 32,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-      Value newHigh = arith::SelectOp::create(b, loc, high, keepHigh, got);
-      keepLow = arith::SelectOp::create(b, loc, high, got, keepLow);
-      keepHigh = newHigh;
-    }
-  }
-}
-
-/// dest[indices] += a, dest[indices + 1] += b in one vector reduction, the
-/// one instruction for it (MLIR's reductions are scalar).
-static void emitPairReduction(OpBuilder &b, Location loc, Value dest,
-                              ValueRange indices, Value first, Value second) {
-  Value address = emitGlobalAddress(b, loc, dest, indices);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange{}, ValueRange{address, first, second},
-      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-}
-
-struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getValue().getType());
-    TileLayout layout = getTileLayout(type);
-    auto origin =
-        ThreadTileOrigin::get(rewriter, loc, layout, adaptor.getRow());
-    const ThreadPosition &thread = origin.thread;
-    Value rowBase = origin.row, threadCol = origin.col;
-    Value owner = emitIsFirstCopy(rewriter, loc, layout, thread);
-    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
-    bool accumulate = op.getAccumulate();
-    // Registers 2i and 2i + 1 side by side in a row, at an even column for
-    // every thread, go out as one 2-element store (the runtime's tensors
-    // are 16-byte aligned with even row strides).
-    auto bits = accumulate
-                    ? std::nullopt
-                    : quadChunkBits(layout, type, op.getDest().getType());
-    if (bits) {
-      storeQuadChunks(rewriter, loc, op, adaptor, layout, thread, owner,
-                      rowBase, threadCol, regs, *bits);
-      rewriter.eraseOp(op);
-      return success();
-    }
-    // f32 sums: registers 2i and 2i + 1 side by side go out as one vector
-    // reduction (red.global.add.v2.f32, 8-byte aligned as above).
-    bool paired = storesPairs(layout, type, op.getDest().getType(),
-                              /*allowF32=*/accumulate);
-    Type element = type.getElementType();
-    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-    for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
-      TileCoord c = layout.ofRegister(reg);
-      Value row = arith::AddIOp::create(
-          rewriter, loc, rowBase,
-          arith::ConstantIndexOp::create(rewriter, loc, c.row));
-      Value inside = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ult, row, adaptor.getLimit());
-      Value store = arith::AndIOp::create(rewriter, loc, inside, owner);
-      auto ifStore = scf::IfOp::create(rewriter, loc, store);
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifStore.thenBlock());
-      SmallVector<Value> indices = {row};
-      if (type.getRank() == 2)
-        indices.push_back(arith::AddIOp::create(
-            rewriter, loc, threadCol,
-            arith::ConstantIndexOp::create(rewriter, loc, c.col)));
-      if (paired && accumulate) {
-        emitPairReduction(rewriter, loc, adaptor.getDest(), indices, regs[reg],
-                          regs[reg + 1]);
-        continue;
-      }
-      if (paired) {
-        Value pair = packVector(rewriter, loc, VectorType::get({2}, element),
-                                {regs[reg], regs[reg + 1]});
-        vector::StoreOp::create(rewriter, loc, pair, adaptor.getDest(), indices,
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(2 * elementBytes));
-        continue;
-      }
-      if (accumulate) {
-        memref::AtomicRMWOp::create(rewriter, loc, arith::AtomicRMWKind::addf,
-                                    regs[reg], adaptor.getDest(), indices);
-        continue;
-      }
-      memref::StoreOp::create(rewriter, loc, regs[reg], adaptor.getDest(),
-                              indices);
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  /// Each group of 4 chunks of a row: the quad's pairs transposed, then one
-  /// 8-element store a lane (lane l of the quad: chunk l of the group).
-  static void storeQuadChunks(OpBuilder &b, Location loc, StoreTileOp op,
-                              OpAdaptor adaptor, const TileLayout &layout,
-                              const ThreadPosition &thread, Value owner,
-                              Value rowBase, Value threadCol,
-                              ArrayRef<Value> regs, std::pair<int, int> bits) {
-    Type element = op.getValue().getType().getElementType();
-    auto pairType = VectorType::get({2}, element);
-    auto wordType = VectorType::get({1}, b.getI32Type());
-    Value quadLane = arith::AndIOp::create(
-        b, loc, thread.lane, arith::ConstantIndexOp::create(b, loc, 3));
-    // This lane's chunk in the group instead of its 2-column slice of each.
-    Value pairCol = arith::MulIOp::create(
-        b, loc, quadLane, arith::ConstantIndexOp::create(b, loc, 2));
-    Value chunkStart = arith::MulIOp::create(
-        b, loc, quadLane, arith::ConstantIndexOp::create(b, loc, 8));
-    Value chunkCol = arith::AddIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, threadCol, pairCol), chunkStart);
-    int64_t step8 = int64_t(1) << bits.first, step16 = int64_t(1)
-                                                       << bits.second;
-    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
-      if ((reg & 1) || (reg & step8) || (reg & step16))
-        continue;
-      SmallVector<Value> words;
-      for (int64_t slot = 0; slot < 4; ++slot) {
-        int64_t at = reg + (slot & 1 ? step8 : 0) + (slot & 2 ? step16 : 0);
-        Value pair = packVector(b, loc, pairType, {regs[at], regs[at + 1]});
-        words.push_back(vector::ExtractOp::create(
-            b, loc, vector::BitCastOp::create(b, loc, wordType, pair), 0));
-      }
-      transposeQuad(b, loc, quadLane, words);
-      TileCoord c = layout.ofRegister(reg);
-      Value row = arith::AddIOp::create(
-          b, loc, rowBase, arith::ConstantIndexOp::create(b, loc, c.row));
-      Value store = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                adaptor.getLimit()),
-          owner);
-      auto ifStore = scf::IfOp::create(b, loc, store);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifStore.thenBlock());
-      Value col = arith::AddIOp::create(
-          b, loc, chunkCol, arith::ConstantIndexOp::create(b, loc, c.col));
-      Value packed = vector::BitCastOp::create(
-          b, loc, VectorType::get({8}, element),
-          vector::FromElementsOp::create(
-              b, loc, VectorType::get({4}, b.getI32Type()), words));
-      vector::StoreOp::create(
-          b, loc, packed, adaptor.getDest(), ValueRange{row, col},
-          /*nontemporal=*/false,
-          llvm::MaybeAlign(8 * element.getIntOrFloatBitWidth() / 8));
-    }
-  }
-};
-
 /// Places each function's shared tiles one after another (1024-byte
 /// aligned, as swizzled TMA/WGMMA tiles need) and records the total on the
 /// kernel as fa.shared_bytes.
@@ -512,8 +288,9 @@ struct ConvertFAGPUToNVVMPass
     patterns
         .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
              LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
-             LowerWaitSharedCopies, LowerStage, LowerStoreTile>(converter, ctx);
+             LowerWaitSharedCopies, LowerStage>(converter, ctx);
     populateTileAccessToNVVMPatterns(converter, patterns);
+    populateStoreTileToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);
     populateBarriersToNVVMPatterns(converter, patterns);
 

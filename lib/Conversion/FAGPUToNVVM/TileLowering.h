@@ -119,6 +119,10 @@ void publishSharedWrites(OpBuilder &b, Location loc);
 void populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
                                       RewritePatternSet &patterns);
 
+/// Lowers `fagpu.store_tile` (patterns in StoreTileToNVVM.cpp).
+void populateStoreTileToNVVMPatterns(TileTypeConverter &converter,
+                                     RewritePatternSet &patterns);
+
 /// Lowers `fagpu.mma` with a WGMMA accumulator (patterns in MmaToWGMMA.cpp);
 /// `descriptorsAtUse` builds each shared operand's descriptor where the
 /// product is issued, opaque to loop-invariant code motion.

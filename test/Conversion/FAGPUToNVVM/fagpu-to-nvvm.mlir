@@ -275,7 +275,8 @@ gpu.module @m {
 // hold each row (2 rows a thread in a 64-row accumulator, rows past the
 // limit 0); a 16-bit tile written into shared memory two columns a store,
 // after a barrier and before the proxy fence and barrier that publish it;
-// an accumulated store adds two columns at a time with one vector reduction.
+// an accumulated store trades pairs between neighbouring lanes (one
+// shuffle a word) and adds four columns at a time with one vector reduction.
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 #rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
@@ -286,7 +287,9 @@ gpu.module @m {
   // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
   // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
   // CHECK: gpu.barrier
-  // CHECK-COUNT-16: llvm.inline_asm has_side_effects asm_dialect = att "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
+  // CHECK-COUNT-2: gpu.shuffle  xor
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
+  // CHECK-COUNT-7: red.global.add.v4.f32
   // CHECK-NOT: memref.store
   // CHECK-NOT: memref.atomic_rmw
   gpu.func @backward_memory(%lse: memref<256xf32>, %dq: memref<256x64xf32>, %p: tensor<64x64xbf16, #acc>, %acc: tensor<64x64xf32, #acc>, %row: index, %n: index) kernel {
