@@ -104,20 +104,21 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d != 64 && d != 128)
+    if (d != 64 && d != 128 && d != 256)
       return "head dim " + std::to_string(d) +
-             " (the WGMMA backward takes 64 or 128)";
+             " (the WGMMA backward takes 64, 128 or 256)";
+  bool wide = c.wideHeads();
   if ((c.blockQ && c.blockQ != 64) ||
-      (c.blockKV && c.blockKV != 64 && c.blockKV != 128))
+      (c.blockKV && c.blockKV != 64 && (wide || c.blockKV != 128)))
     return "blocks " + std::to_string(c.blockQ) + " x " +
-           std::to_string(c.blockKV) +
-           " (the WGMMA backward takes 64 x 64 or 64 x 128)";
+           std::to_string(c.blockKV) + " (the WGMMA backward takes 64 x " +
+           (wide ? "64 at head dim 256)" : "64 or 64 x 128)");
   return "";
 }
 
 /// The WGMMA backward is the default wherever it runs: on the H200 it
-/// measured 1.07-1.25x the mma.sync backward at head dims 64 and 128
-/// (docs/perf/README.md, 2026-12-01).
+/// measured 1.4-1.8x the mma.sync backward at head dims 64 and 128 and
+/// 1.9-5x at 256 (docs/perf/README.md, 2026-12-01).
 bool AttentionConfig::usesWgmmaBackward() const {
   return backwardVariant != "mma.sync" && wgmmaBackwardLimits(*this).empty();
 }
@@ -167,7 +168,8 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   if (usesWgmmaForward())
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
-    return {64, 128}; // two warpgroups: 64 queries, 128 keys
+    // Two warpgroups: 64 queries, 128 keys (64 at head dim 256).
+    return {64, wideHeads() ? 64 : 128};
 
   if (!backward)
     return {128, 64};

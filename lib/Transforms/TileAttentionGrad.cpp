@@ -68,23 +68,22 @@ Value computeDelta(OpBuilder &b, Location loc, Value gradOut, Value out) {
   Value init = createFilledTensor(b, loc, shape, b.getF32Type(), 0.0);
   MLIRContext *ctx = b.getContext();
   AffineMap full = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap rows = AffineMap::get(
-      4, 0,
-      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-       getAffineDimExpr(2, ctx)},
-      ctx);
+  AffineMap rows =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
   auto toF32 = [](OpBuilder &nb, Location nl, Value v) -> Value {
     if (v.getType().isF32())
       return v;
     return arith::ExtFOp::create(nb, nl, nb.getF32Type(), v);
   };
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{gradOut, out},
-             ValueRange{init}, ArrayRef<AffineMap>{full, full, rows},
+             b, loc, init.getType(), ValueRange{gradOut, out}, ValueRange{init},
+             ArrayRef<AffineMap>{full, full, rows},
              ArrayRef<utils::IteratorType>{
                  utils::IteratorType::parallel, utils::IteratorType::parallel,
-                 utils::IteratorType::parallel,
-                 utils::IteratorType::reduction},
+                 utils::IteratorType::parallel, utils::IteratorType::reduction},
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value product = arith::MulFOp::create(
                    nb, nl, toF32(nb, nl, args[0]), toF32(nb, nl, args[1]));
@@ -120,10 +119,9 @@ private:
 
   /// The Q-block loop [from, to) for query head `head` against one KV tile;
   /// state = (dQ slab [1, G, Nq, D], dK tile, dV tile).
-  SmallVector<Value> emitQLoop(Location loc, Value from, Value to,
-                               bool masked, ValueRange state, Value b,
-                               Value head, Value g, Value kTile, Value vTile,
-                               Value kStart);
+  SmallVector<Value> emitQLoop(Location loc, Value from, Value to, bool masked,
+                               ValueRange state, Value b, Value head, Value g,
+                               Value kTile, Value vTile, Value kStart);
 
   RewriterBase &rewriter;
   AttentionGradOp op;
@@ -141,8 +139,7 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
   auto loop = scf::ForOp::create(
       rewriter, loc, from, to, c(rewriter, loc, 1), state,
       [&](OpBuilder &nb, Location nl, Value qb, ValueRange iter) {
-        Value qStart =
-            arith::MulIOp::create(nb, nl, qb, c(nb, nl, blockQ));
+        Value qStart = arith::MulIOp::create(nb, nl, qb, c(nb, nl, blockQ));
         Value rows = validRows(nb, nl, qStart, seqQ, blockQ);
         auto tileOf = [&](Value full, Value bIdx, Value hIdx) {
           return extractPaddedTile(nb, nl, full, bIdx, hIdx, qStart, rows,
@@ -150,12 +147,18 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
         };
         Value zero = c(nb, nl, 0);
         Value dqTile = tileOf(iter[0], zero, g);
+        // One statement each: argument evaluation order is unspecified, and
+        // the IR (its op order) must not depend on the host compiler.
+        Value qTile = tileOf(op.getQuery(), b, head);
+        Value doTile = tileOf(op.getGradOutput(), b, head);
+        Value lseTile = tileOf(op.getLse(), b, head);
+        Value deltaTile = tileOf(delta, b, head);
+        Value qLen = c(nb, nl, seqQ);
+        Value kvLen = c(nb, nl, seqKV);
         auto step = AttentionGradTileOp::create(
             nb, nl, dqTile.getType(), iter[1].getType(), iter[2].getType(),
-            tileOf(op.getQuery(), b, head), kTile, vTile,
-            tileOf(op.getGradOutput(), b, head), tileOf(op.getLse(), b, head),
-            tileOf(delta, b, head), dqTile, iter[1],
-            iter[2], qStart, kStart, c(nb, nl, seqQ), c(nb, nl, seqKV),
+            qTile, kTile, vTile, doTile, lseTile, deltaTile, dqTile, iter[1],
+            iter[2], qStart, kStart, qLen, kvLen,
             op.getScale() ? op.getScaleAttr()
                           : nb.getF64FloatAttr(op.getEffectiveScale()),
             op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
@@ -163,8 +166,8 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
         Value dqRows =
             extractValidRows(nb, nl, step.getResultGradQuery(), rows);
         SmallVector<OpFoldResult> offsets, sizes, strides;
-        getRowSlice(nb, nl, cast<RankedTensorType>(iter[0].getType()), zero,
-                    g, qStart, rows, offsets, sizes, strides);
+        getRowSlice(nb, nl, cast<RankedTensorType>(iter[0].getType()), zero, g,
+                    qStart, rows, offsets, sizes, strides);
         Value slab = tensor::InsertSliceOp::create(nb, nl, dqRows, iter[0],
                                                    offsets, sizes, strides);
         scf::YieldOp::create(nb, nl,
@@ -185,8 +188,8 @@ void BackwardTiler::rewrite() {
 
   delta = computeDelta(rewriter, loc, op.getGradOutput(), op.getOutput());
   Value dqAcc = createFilledTensor(rewriter, loc, qType.getShape(), f32, 0.0);
-  Value dkInit = tensor::EmptyOp::create(
-      rewriter, loc, op.getKey().getType().getShape(), elt);
+  Value dkInit = tensor::EmptyOp::create(rewriter, loc,
+                                         op.getKey().getType().getShape(), elt);
   Value dvInit = tensor::EmptyOp::create(
       rewriter, loc, op.getValue().getType().getShape(), elt);
   auto forall = scf::ForallOp::create(
@@ -199,17 +202,17 @@ void BackwardTiler::rewrite() {
   SmallVector<Value> ivs = forall.getInductionVars();
   Value b = ivs[0], kvHead = ivs[1];
   ArrayRef<BlockArgument> shared = forall.getRegionIterArgs();
-  Value firstHead = arith::MulIOp::create(rewriter, loc, kvHead,
-                                          c(rewriter, loc, group));
+  Value firstHead =
+      arith::MulIOp::create(rewriter, loc, kvHead, c(rewriter, loc, group));
   // Per-iteration slabs: dQ rows of the group's heads, dK/dV of the KV head.
   auto slabOf = [&](Value full, Value head, int64_t heads) {
     auto type = cast<RankedTensorType>(full.getType());
     SmallVector<OpFoldResult> offsets{b, head, rewriter.getIndexAttr(0),
                                       rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{
-        rewriter.getIndexAttr(1), rewriter.getIndexAttr(heads),
-        rewriter.getIndexAttr(type.getDimSize(2)),
-        rewriter.getIndexAttr(type.getDimSize(3))};
+    SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(1),
+                                    rewriter.getIndexAttr(heads),
+                                    rewriter.getIndexAttr(type.getDimSize(2)),
+                                    rewriter.getIndexAttr(type.getDimSize(3))};
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
     return std::make_tuple(offsets, sizes, strides);
   };
@@ -235,14 +238,14 @@ void BackwardTiler::rewrite() {
         Value cols = validRows(rewriter, nl, kStart, seqKV, blockKV);
         Value kTile = extractPaddedTile(rewriter, nl, op.getKey(), b, kvHead,
                                         kStart, cols, blockKV);
-        Value vTile = extractPaddedTile(rewriter, nl, op.getValue(), b,
-                                        kvHead, kStart, cols, blockKV);
+        Value vTile = extractPaddedTile(rewriter, nl, op.getValue(), b, kvHead,
+                                        kStart, cols, blockKV);
         Value lastKey = arith::SubIOp::create(
             rewriter, nl, arith::AddIOp::create(rewriter, nl, kStart, cols),
             c(rewriter, nl, 1));
-        Value inBounds = arith::CmpIOp::create(
-            rewriter, nl, arith::CmpIPredicate::eq, cols,
-            c(rewriter, nl, blockKV));
+        Value inBounds =
+            arith::CmpIOp::create(rewriter, nl, arith::CmpIPredicate::eq, cols,
+                                  c(rewriter, nl, blockKV));
         BlockSplit split = splitQBlocks(rewriter, nl, band, kStart, lastKey,
                                         inBounds, seqQ, blockQ);
         SmallVector<Value> accs{
@@ -268,8 +271,8 @@ void BackwardTiler::rewrite() {
             });
 
         SmallVector<Value> results{groupLoop.getResult(0)};
-        for (auto [acc, slab] :
-             llvm::zip(groupLoop.getResults().drop_front(), iter.drop_front())) {
+        for (auto [acc, slab] : llvm::zip(groupLoop.getResults().drop_front(),
+                                          iter.drop_front())) {
           Value rows = extractValidRows(
               rewriter, nl, castElements(rewriter, nl, acc, elt), cols);
           SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -285,8 +288,8 @@ void BackwardTiler::rewrite() {
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   SmallVector<Value> slabHeads{firstHead, kvHead, kvHead};
   SmallVector<int64_t> slabHeadCounts{group, 1, 1};
-  for (auto [result, dest, head, heads] : llvm::zip(
-           kvLoop.getResults(), shared, slabHeads, slabHeadCounts)) {
+  for (auto [result, dest, head, heads] :
+       llvm::zip(kvLoop.getResults(), shared, slabHeads, slabHeadCounts)) {
     auto [offsets, sizes, strides] = slabOf(dest, head, heads);
     tensor::ParallelInsertSliceOp::create(rewriter, loc, result, dest, offsets,
                                           sizes, strides);
@@ -294,8 +297,8 @@ void BackwardTiler::rewrite() {
 
   rewriter.setInsertionPointAfter(forall);
   Value dq = castElements(rewriter, loc, forall.getResult(0), elt);
-  rewriter.replaceOp(op, ValueRange{dq, forall.getResult(1),
-                                    forall.getResult(2)});
+  rewriter.replaceOp(op,
+                     ValueRange{dq, forall.getResult(1), forall.getResult(2)});
 }
 
 struct TileAttentionGradPass

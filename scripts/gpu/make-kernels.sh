@@ -86,7 +86,7 @@ bwd_d128_q32_kv64_dq_col_split --backward --dtype=bf16 --batch=2 --heads-q=4 --h
 MATRIX
 }
 
-# The WGMMA backward (sm_90a; head dims 64 and 128, 64 x 64 blocks).
+# The WGMMA backward (sm_90a; head dims 64, 128 and 256).
 bwd_wgmma_matrix() {
   cat <<'MATRIX'
 bwdw_d64_n1_bf16                --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1 --head-dim=64
@@ -100,6 +100,9 @@ bwdw_d128_n1000_window_f16      --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 -
 bwdw_d128_n1000_softcap_bf16    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --softcap=30 --causal
 bwdw_d128_dv64_n1000_bf16       --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --head-dim-v=64
 bwdw_d128_n4096_causal_gqa_bf16 --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --causal
+bwdw_d256_n1000_bf16            --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
+bwdw_d256_n1000_causal_f16      --dtype=f16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --causal
+bwdw_d256_nq77_nk500_causal_gqa --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=77 --seq-kv=500 --head-dim=256 --causal
 MATRIX
 }
 

@@ -16,8 +16,8 @@
 // CHECK-SAME: fa.kind = "backward"
 // CHECK: %[[KS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[VS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
-// CHECK: %[[DOS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[QS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+// CHECK: %[[DOS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[PS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[DSS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK-DAG: %[[KVH:.*]] = gpu.block_id  y
@@ -28,10 +28,10 @@
 // CHECK: fagpu.copy_to_shared {{.*}} into %[[VS]]
 // CHECK: %[[HEADS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>)
 // CHECK:   scf.for
-// CHECK:     fagpu.load_tile {{.*}} -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
-// CHECK:     fagpu.load_tile {{.*}} -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
-// CHECK:     fagpu.copy_to_shared {{.*}} into %[[DOS]]
 // CHECK:     fagpu.copy_to_shared {{.*}} into %[[QS]]
+// CHECK:     fagpu.copy_to_shared {{.*}} into %[[DOS]]
+// CHECK:     fagpu.load_tile {{.*}} -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
+// CHECK:     fagpu.load_tile {{.*}} -> tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>>
 // CHECK:     %[[S:.*]] = fagpu.mma %[[QS]], %[[KS]], %{{.*}} transpose_b
 // CHECK:     math.exp2
 // CHECK:     fagpu.store_to_shared %{{.*}}, %[[PS]]

@@ -46,7 +46,13 @@ namespace {
 
 /// 64 query rows (S, P, dP, dS, dQ) a block; its keys (dK, dV rows) split
 /// over one warpgroup (64 keys) or two (128, which then split S's columns).
+/// Above head dim 128 two warpgroups share 64 keys, splitting the columns
+/// of every tile (dK and dV are 128 registers a thread each way).
 constexpr int64_t kBlockQ = 64;
+
+int64_t backwardWarps(const AttentionKernelConfig &c) {
+  return std::max(c.headDim, c.headDimV) > 128 ? 8 : c.blockKV / 16;
+}
 
 /// Why the WGMMA backward cannot take `c` (empty when it can).
 std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
@@ -57,10 +63,12 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
     return fail("block-q must be 64 and block-kv 64 or 128 (one or two "
                 "warpgroups), got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
-  // dK and dV stay in registers with S, dP and dQ: 128 columns each at most.
+  // dK and dV stay in registers with S, dP and dQ.
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d != 64 && d != 128)
-      return fail("head dims must be 64 or 128, got " + Twine(d));
+    if (d != 64 && d != 128 && d != 256)
+      return fail("head dims must be 64, 128 or 256, got " + Twine(d));
+  if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
+    return fail("head dim 256 takes block-kv 64, got " + Twine(c.blockKV));
   std::string problem = checkStaticShapes(c);
   if (!problem.empty())
     return problem;
@@ -160,14 +168,15 @@ struct ConvertTiledAttentionGradToFAGPUPass
         backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t)};
     int64_t kvBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
     emitBackwardPreKernel(b, loc, gpuModule, c);
-    gpu::GPUFuncOp kernel = createKernelFunc(
-        b, loc, gpuModule, c.name, arguments, "backward",
-        {kvBlocks, c.headsKV, c.batch}, 2 * c.blockKV, /*sharedBytes=*/0, c);
+    gpu::GPUFuncOp kernel =
+        createKernelFunc(b, loc, gpuModule, c.name, arguments, "backward",
+                         {kvBlocks, c.headsKV, c.batch}, 32 * backwardWarps(c),
+                         /*sharedBytes=*/0, c);
     emitBackwardPostKernel(b, loc, gpuModule, c);
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
 
-    TileKernelBuilder builder(b, /*warps=*/c.blockKV / 16);
+    TileKernelBuilder builder(b, backwardWarps(c));
     builder.entry = &entry;
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
