@@ -5,6 +5,7 @@
 # kernels on FA_PROFILE_PEERS shapes ("D:N[:causal] ..."). For each: the
 # details page (speed of light, warp states, occupancy) and the SASS source
 # page with per-instruction stall samples (CSV) under $OUT.
+# FA_PROFILE_KERNELS: the kernel-name regex to profile (default ^fwd_).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-.}
@@ -12,7 +13,7 @@ ncu_common=(--clock-control none --set full --import-source no)
 status=0
 for dir in "$@"; do
   name=$(basename "$dir")
-  ncu "${ncu_common[@]}" -k regex:'^fwd_' -o "$out/ncu-$name" \
+  ncu "${ncu_common[@]}" -k regex:"${FA_PROFILE_KERNELS:-^fwd_}" -o "$out/ncu-$name" \
     python3 scripts/gpu/bench.py "$dir" --check-only --json /dev/null \
     >"$out/ncu-$name.run.log" 2>&1 || status=1
   tail -3 "$out/ncu-$name.run.log"
