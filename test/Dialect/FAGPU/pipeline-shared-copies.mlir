@@ -74,3 +74,34 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Per-row register loads (the backward's LSE) are carried one iteration
+// ahead: iteration lb's rows are loaded before the loop, iteration i + 1's
+// at the top of iteration i, and the loop computes on the carried tile.
+
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @register_loads
+  // CHECK: %[[FIRST:.*]] = fagpu.load_tile %{{.*}}[%{{.*}}] limit
+  // CHECK: scf.for %[[I:.*]] = %[[LB:.*]] to %{{.*}} step %{{.*}} iter_args(%[[CUR:.*]] = %[[FIRST]])
+  // CHECK:   %[[NEXT:.*]] = arith.addi %[[I]], %c1
+  // CHECK:   %[[AHEAD:.*]] = fagpu.load_tile %{{.*}}[%{{.*}}] limit
+  // CHECK:   fagpu.wait_shared_copies
+  // CHECK:   fagpu.store_tile %[[CUR]]
+  // CHECK:   scf.yield %[[AHEAD]]
+  gpu.func @register_loads(%src: memref<1024x64xbf16>, %lse: memref<1024xf32>, %out: memref<1024xf32>,
+                           %lb: index, %ub: index, %n: index) kernel {
+    %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    scf.for %i = %lb to %ub step %c1 {
+      %row = arith.muli %i, %c64 : index
+      fagpu.copy_to_shared %src[%row] limit %n into %t : memref<1024x64xbf16>, !fagpu.smem<64x64xbf16, swizzle = 128>
+      %l = fagpu.load_tile %lse[%row] limit %n : memref<1024xf32> -> tensor<64xf32, #rows>
+      fagpu.store_tile %l, %out[%row] limit %n : tensor<64xf32, #rows>, memref<1024xf32>
+    }
+    gpu.return
+  }
+}

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace fagpu {
@@ -107,6 +108,64 @@ struct PipelineSharedCopiesPass
     return ring;
   }
 
+  /// Clones what the operands of `ops` compute inside `loop`'s body, for
+  /// iteration `iter`; the mapping gives the clones.
+  static IRMapping cloneOperandsFor(OpBuilder &b, scf::ForOp loop,
+                                    ArrayRef<Operation *> ops, Value iter) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.filter = [&](Operation *op) {
+      return loop.getBody() == op->getBlock();
+    };
+    for (Operation *user : ops)
+      for (Value operand : user->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == loop.getBody()) {
+          (void)getBackwardSlice(def, &slice, options);
+          slice.insert(def);
+        }
+    IRMapping map;
+    map.map(loop.getInductionVar(), iter);
+    for (Operation *op : topologicalSort(slice))
+      b.clone(*op, map);
+    return map;
+  }
+
+  /// The loop's register loads (per-row statistics) one iteration ahead:
+  /// iteration i's rows are loaded at the top of iteration i - 1 (before
+  /// the loop for the first) and carried, so that their latency hides
+  /// under a whole iteration. Rows past the end read nothing.
+  static void prefetchLoads(scf::ForOp loop) {
+    SmallVector<LoadTileOp> loads(loop.getBody()->getOps<LoadTileOp>());
+    if (loads.empty())
+      return;
+    SmallVector<Operation *> ops(loads.begin(), loads.end());
+    auto loadAll = [&](OpBuilder &b, Value iter) {
+      IRMapping map = cloneOperandsFor(b, loop, ops, iter);
+      SmallVector<Value> values;
+      for (LoadTileOp load : loads)
+        values.push_back(b.clone(*load, map)->getResult(0));
+      return values;
+    };
+    OpBuilder b(loop);
+    SmallVector<Value> first = loadAll(b, loop.getLowerBound());
+    b.setInsertionPointToStart(loop.getBody());
+    Value next = arith::AddIOp::create(
+        b, loop.getLoc(), loop.getInductionVar(),
+        arith::ConstantIndexOp::create(b, loop.getLoc(), 1));
+    SmallVector<Value> ahead = loadAll(b, next);
+    IRRewriter rewriter(loop.getContext());
+    int64_t carried = loop.getNumRegionIterArgs();
+    auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        rewriter, first, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) { return ahead; }));
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      load.getResult().replaceAllUsesWith(
+          newLoop.getRegionIterArgs()[carried + i]);
+      load.erase();
+    }
+  }
+
   /// Issues `copies` for iteration `iter` into `stage` of their rings, when
   /// `iter` < the loop's upper bound; then commits a group.
   void issue(OpBuilder &b, scf::ForOp loop, ArrayRef<CopyToSharedOp> copies,
@@ -118,23 +177,8 @@ struct PipelineSharedCopiesPass
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifInRange.thenBlock());
-      // The copies' operands, recomputed for `iter`.
-      SetVector<Operation *> slice;
-      BackwardSliceOptions options;
-      options.filter = [&](Operation *op) {
-        return loop.getBody() == op->getBlock();
-      };
-      for (CopyToSharedOp copy : copies)
-        for (Value operand : copy->getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && def->getBlock() == loop.getBody()) {
-            (void)getBackwardSlice(def, &slice, options);
-            slice.insert(def);
-          }
-      IRMapping map;
-      map.map(loop.getInductionVar(), iter);
-      for (Operation *op : topologicalSort(slice))
-        b.clone(*op, map);
+      SmallVector<Operation *> ops(copies.begin(), copies.end());
+      IRMapping map = cloneOperandsFor(b, loop, ops, iter);
       for (auto [constCopy, ring] : llvm::zip(copies, copyRings)) {
         CopyToSharedOp copy = constCopy;
         Value dest =
@@ -228,6 +272,7 @@ struct PipelineSharedCopiesPass
       b.setInsertionPointAfter(loop);
       gpu::BarrierOp::create(b, loc);
     }
+    prefetchLoads(loop);
     return success();
   }
 };

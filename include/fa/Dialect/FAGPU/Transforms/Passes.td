@@ -23,7 +23,10 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
     thread's reads of iteration i - 1) comes first, so no barrier is needed
     in the loop, only one after it (the next loop's prologue refills
     stages). Copy operands are recomputed for the later iteration from their
-    backward slice in the loop body.
+    backward slice in the loop body. The loop's `fagpu.load_tile`s (per-row
+    statistics in registers) are carried one iteration ahead the same way:
+    iteration lb's rows loaded before the loop, iteration i + 1's at the top
+    of iteration i.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2",
