@@ -493,6 +493,28 @@ TEST(WgmmaAccumulator, MRepeatOnOneWarpgroup) {
                 });
 }
 
+TEST(WgmmaAccumulator, WarpgroupsSplitTheColumns) {
+  // 64 x N on G warpgroups (the backward's S, dP, dQ): warpgroup g issues
+  // m64n(N/G) for columns [g N/G, (g + 1) N/G); within it, the ISA's D
+  // fragment of that narrower instruction.
+  for (int64_t warps : {8, 16})
+    for (int64_t n : {64, 128, 256}) {
+      int64_t groups = warps / 4, groupCols = n / groups;
+      if (groupCols < 8)
+        continue;
+      TileLayout layout = TileLayout::wgmmaAccumulatorByColumns(64, n, warps);
+      expectMatches(layout,
+                    "wgmma D by columns 64x" + std::to_string(n) + " on " +
+                        std::to_string(warps) + " warps",
+                    groupCols / 2, warps,
+                    [&](int64_t reg, int64_t lane, int64_t warp) {
+                      RC c = isaWgmmaD(warp % 4, lane, reg);
+                      c.col += (warp / 4) * groupCols;
+                      return c;
+                    });
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // 4. wgmma register A.
 //===----------------------------------------------------------------------===//
