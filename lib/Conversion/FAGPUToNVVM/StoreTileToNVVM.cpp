@@ -22,20 +22,14 @@ using namespace mlir::fagpu;
 namespace {
 
 /// Whether a 2-D tile of `layout` can be stored two adjacent columns at a
-/// time: register bit 0 steps one column, every other basis an even number
-/// of columns, 16-bit elements and rows an even number of elements apart.
+/// time: the layout holds column pairs, 16-bit elements (or f32 sums) and
+/// rows an even number of elements apart.
 static bool storesPairs(const TileLayout &layout, RankedTensorType type,
                         MemRefType dest, bool allowF32 = false) {
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
   if (type.getRank() != 2 || (bits != 16 && !(allowF32 && bits == 32)))
     return false;
-  ArrayRef<TileCoord> regs = layout.registerBases();
-  if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
-    return false;
-  auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
-  if (!llvm::all_of(regs.drop_front(), even) ||
-      !llvm::all_of(layout.laneBases(), even) ||
-      !llvm::all_of(layout.warpBasesRef(), even))
+  if (!holdsColumnPairs(layout))
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -101,14 +95,21 @@ static void transposeQuad(OpBuilder &b, Location loc, Value lane,
   }
 }
 
-/// dest[indices] += a, dest[indices + 1] += b in one vector reduction, the
-/// one instruction for it (MLIR's reductions are scalar).
-static void emitPairReduction(OpBuilder &b, Location loc, Value dest,
-                              ValueRange indices, Value first, Value second) {
-  Value address = emitGlobalAddress(b, loc, dest, indices);
+/// dest[indices + k] += values[k] (2 or 4 values) in one vector reduction,
+/// the one instruction for it (MLIR's reductions are scalar).
+static void emitVectorReduction(OpBuilder &b, Location loc, Value dest,
+                                ValueRange indices, ArrayRef<Value> values) {
+  SmallVector<Value> operands = {emitGlobalAddress(b, loc, dest, indices)};
+  llvm::append_range(operands, values);
+  std::string ptx =
+      "red.global.add.v" + std::to_string(values.size()) + ".f32 [$0], {";
+  std::string constraints = "l";
+  for (size_t k = 1; k <= values.size(); ++k) {
+    ptx += (k > 1 ? ", $" : "$") + std::to_string(k);
+    constraints += ",f";
+  }
   LLVM::InlineAsmOp::create(
-      b, loc, TypeRange{}, ValueRange{address, first, second},
-      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+      b, loc, TypeRange{}, operands, ptx + "};", constraints,
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
@@ -132,20 +133,6 @@ static int quadReductionBit(const TileLayout &layout, RankedTensorType type,
   if (failed(dest.getStridesAndOffset(strides, offset)) || strides[0] % 4)
     return -1;
   return registerBitFor(layout, 8);
-}
-
-/// dest[indices .. + 3] += values in one vector reduction.
-static void emitQuadReduction(OpBuilder &b, Location loc, Value dest,
-                              ValueRange indices, ArrayRef<Value> values) {
-  SmallVector<Value> operands = {emitGlobalAddress(b, loc, dest, indices)};
-  llvm::append_range(operands, values);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange{}, operands,
-      "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
 }
 
 /// Row `rowBase + offset` of the destination; the builder is left inside an
@@ -215,8 +202,8 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
             rewriter, loc, threadCol,
             arith::ConstantIndexOp::create(rewriter, loc, c.col)));
       if (paired && accumulate) {
-        emitPairReduction(rewriter, loc, adaptor.getDest(), indices, regs[reg],
-                          regs[reg + 1]);
+        emitVectorReduction(rewriter, loc, adaptor.getDest(), indices,
+                            {regs[reg], regs[reg + 1]});
         continue;
       }
       if (paired) {
@@ -280,7 +267,7 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
                                 adaptor.getLimit(), owner);
       Value col = arith::AddIOp::create(
           b, loc, quadCol, arith::ConstantIndexOp::create(b, loc, coord.col));
-      emitQuadReduction(b, loc, adaptor.getDest(), {row, col}, quad);
+      emitVectorReduction(b, loc, adaptor.getDest(), {row, col}, quad);
     }
   }
 

@@ -83,14 +83,9 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
     auto [threadRow, threadCol] =
         emitThreadCoords(rewriter, loc, layout, thread);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
-    // Registers 2i, 2i + 1 are columns c, c + 1 of one row, c even for every
-    // thread: one 4-byte store (a 16-byte chunk never splits a pair).
-    ArrayRef<TileCoord> bases = layout.registerBases();
-    auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
-    bool paired = !bases.empty() && bases[0].row == 0 && bases[0].col == 1 &&
-                  llvm::all_of(bases.drop_front(), even) &&
-                  llvm::all_of(layout.laneBases(), even) &&
-                  llvm::all_of(layout.warpBasesRef(), even);
+    // Column pairs go out as one 4-byte store (a 16-byte chunk never splits
+    // a pair).
+    bool paired = holdsColumnPairs(layout);
     Type element = type.getElementType();
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);

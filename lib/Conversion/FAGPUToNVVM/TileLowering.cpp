@@ -125,6 +125,16 @@ ThreadTileOrigin ThreadTileOrigin::get(OpBuilder &b, Location loc,
           threadCol};
 }
 
+bool mlir::fagpu::holdsColumnPairs(const TileLayout &layout) {
+  ArrayRef<TileCoord> regs = layout.registerBases();
+  if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
+    return false;
+  auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
+  return llvm::all_of(regs.drop_front(), even) &&
+         llvm::all_of(layout.laneBases(), even) &&
+         llvm::all_of(layout.warpBasesRef(), even);
+}
+
 Value mlir::fagpu::emitIsFirstCopy(OpBuilder &b, Location loc,
                                    const TileLayout &layout,
                                    const ThreadPosition &thread) {

@@ -65,6 +65,11 @@ struct ThreadTileOrigin {
                               const TileLayout &layout, Value firstRow);
 };
 
+/// Whether registers 2i and 2i + 1 of every thread are columns c and c + 1
+/// of one row with c even: register bit 0 steps one column, every other
+/// basis an even number of columns.
+bool holdsColumnPairs(const TileLayout &layout);
+
 /// i1: this thread is the first of the threads holding a copy of its
 /// elements (lane and warp bits along which the layout replicates are 0).
 Value emitIsFirstCopy(OpBuilder &b, Location loc, const TileLayout &layout,

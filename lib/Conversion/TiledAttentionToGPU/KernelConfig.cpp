@@ -26,6 +26,34 @@ Attribute mlir::fa::workgroupSpace(MLIRContext *ctx) {
   return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 }
 
+gpu::GPUModuleOp mlir::fa::getOrCreateKernelModule(ModuleOp module,
+                                                   gpu::GPUModuleOp &kernels) {
+  if (kernels)
+    return kernels;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  kernels = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
+  return kernels;
+}
+
+LogicalResult mlir::fa::placeKernelSharedTiles(gpu::GPUFuncOp kernel,
+                                               Operation *at, StringRef what,
+                                               StringRef hint) {
+  int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
+  if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
+    kernel.erase();
+    return at->emitError() << "cannot lower to the " << what
+                           << ": its tiles need " << sharedBytes
+                           << " bytes of shared memory, over the "
+                           << fagpu::kMaxSharedBytesPerBlock << hint;
+  }
+  kernel->setAttr(
+      "fa.shared_bytes",
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), sharedBytes));
+  return success();
+}
+
 gpu::GPUFuncOp mlir::fa::createKernelFunc(
     OpBuilder &b, Location loc, gpu::GPUModuleOp module, StringRef name,
     TypeRange arguments, StringRef kind, ArrayRef<int64_t> grid,

@@ -121,6 +121,17 @@ std::string checkStaticShapes(const AttentionKernelConfig &c);
 /// string when they fit (a runtime batch is the runtime's to check).
 std::string checkGridLimits(const AttentionKernelConfig &config);
 
+/// `kernels`, or (first use) a new gpu.module of kernels at the end of
+/// `module`, which becomes a container module.
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
+                                         gpu::GPUModuleOp &kernels);
+
+/// Places `kernel`'s shared tiles and records fa.shared_bytes; when they do
+/// not fit a block, erases the kernel and reports it on `at` as "cannot
+/// lower to the `what`: ..." followed by `hint`.
+LogicalResult placeKernelSharedTiles(gpu::GPUFuncOp kernel, Operation *at,
+                                     StringRef what, StringRef hint = "");
+
 /// The workgroup (shared) memory space attribute.
 Attribute workgroupSpace(MLIRContext *ctx);
 

@@ -374,10 +374,12 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     // A register operand (P, dS) is rounded to the operands' type, as
     // FlashAttention does, and read in the register-A layout, or (Pᵀ, dSᵀ)
     // through shared memory, where WGMMA reads it transposed.
-    Value rounded = a;
-    if (aTile.getElementType() != element)
-      rounded = arith::TruncFOp::create(b, loc,
-                                        tileType(aTile.getShape(), element), a);
+    auto round = [&]() -> Value {
+      if (aTile.getElementType() == element)
+        return a;
+      return arith::TruncFOp::create(b, loc,
+                                     tileType(aTile.getShape(), element), a);
+    };
     // Warpgroups that split the columns all read the whole A: it goes
     // through shared memory too.
     if (transposeA || isa<fagpu::WgmmaAccColsLayoutAttr>(aTile.getEncoding())) {
@@ -391,7 +393,7 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
         // next operand is written to the other.
         int64_t slot = operandStores++ % 2;
         shared = sharedTile({Value(), sharedType}, loc, slot);
-        fagpu::StoreToSharedOp::create(b, loc, rounded, shared);
+        fagpu::StoreToSharedOp::create(b, loc, round(), shared);
         // What the tile held before is gone.
         for (auto &entry : storedTiles)
           if (entry.second == shared)
@@ -402,7 +404,7 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     } else {
       a = fagpu::ConvertLayoutOp::create(
           b, loc, RankedTensorType::get(aTile.getShape(), element, aLayout),
-          rounded);
+          round());
     }
   } else if (transposeA) {
     return generic.emitError() << "the GPU tile level takes Aᵀ from registers";

@@ -146,13 +146,7 @@ struct ConvertTiledAttentionGradToFAGPUPass
       return failure();
 
     OpBuilder b(func.getContext());
-    ModuleOp module = getOperation();
-    if (!gpuModule) {
-      b.setInsertionPointToEnd(module.getBody());
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      b.getUnitAttr());
-      gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
-    }
+    getOrCreateKernelModule(getOperation(), gpuModule);
     Location loc = func.getLoc();
     const AttentionKernelConfig &c = *config;
     Type t = c.elementType, f32 = b.getF32Type();
@@ -225,15 +219,8 @@ struct ConvertTiledAttentionGradToFAGPUPass
       return failure();
     gpu::ReturnOp::create(b, loc);
 
-    int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
-    if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
-      kernel.erase();
-      return tileOp.emitError()
-             << "cannot lower to the WGMMA backward: its tiles need "
-             << sharedBytes << " bytes of shared memory, over the "
-             << fagpu::kMaxSharedBytesPerBlock;
-    }
-    kernel->setAttr("fa.shared_bytes", b.getI64IntegerAttr(sharedBytes));
+    if (failed(placeKernelSharedTiles(kernel, tileOp, "WGMMA backward")))
+      return failure();
     // The launches live in the runtime; the kernels carry their geometry.
     func.erase();
     return success();

@@ -109,12 +109,7 @@ struct ConvertTiledAttentionToFAGPUPass
 
     scf::ForallOp forall = foralls.front();
     OpBuilder b(func.getContext());
-    if (!gpuModule) {
-      b.setInsertionPointToEnd(module().getBody());
-      module()->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                        b.getUnitAttr());
-      gpuModule = gpu::GPUModuleOp::create(b, module().getLoc(), "fa_kernels");
-    }
+    getOrCreateKernelModule(getOperation(), gpuModule);
     SmallVector<Type> arguments;
     auto memrefOf = [](Type t) {
       auto tensor = cast<RankedTensorType>(t);
@@ -173,22 +168,14 @@ struct ConvertTiledAttentionToFAGPUPass
     for (Operation &op : forall.getTerminator().getYieldingOps())
       builder.storeRows(cast<tensor::ParallelInsertSliceOp>(op));
     gpu::ReturnOp::create(b, func.getLoc());
-    int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
-    if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
-      kernel.erase();
-      return tileOp.emitError()
-             << "cannot lower to the WGMMA kernel: its tiles need "
-             << sharedBytes << " bytes of shared memory, over the "
-             << fagpu::kMaxSharedBytesPerBlock
-             << " a block can have (smaller block-q or block-kv)";
-    }
-    kernel->setAttr("fa.shared_bytes", b.getI64IntegerAttr(sharedBytes));
+    if (failed(placeKernelSharedTiles(
+            kernel, tileOp, "WGMMA kernel",
+            " a block can have (smaller block-q or block-kv)")))
+      return failure();
     // The launch lives in the runtime; the kernel carries its geometry.
     func.erase();
     return success();
   }
-
-  ModuleOp module() { return getOperation(); }
 };
 
 } // namespace
