@@ -213,7 +213,8 @@ std::string AttentionConfig::key() const {
              .str() +
          // Only when set, so that the other configs' keys stay as they were.
          (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "") +
-         (backward && backwardVariant != "auto" ? ":" + backwardVariant : "");
+         (backward && backwardVariant != "auto" ? ":" + backwardVariant : "") +
+         (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

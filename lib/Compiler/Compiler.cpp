@@ -447,6 +447,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  // dQ by bulk reductions is the WGMMA backward's: asked for elsewhere, a
+  // located error rather than a flag silently ignored.
+  if (problem && effective.backward && effective.dqReduction == "bulk" &&
+      !effective.usesWgmmaBackward()) {
+    problem->emitError() << "dq-reduction=bulk needs the WGMMA backward, "
+                            "which this problem does not get: "
+                         << effective.backwardVariantReason();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
                  << (effective.backward
@@ -493,7 +502,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else if (effective.usesWgmmaBackward()) {
-    toKernel.addPass(createConvertTiledAttentionGradToFAGPU());
+    toKernel.addPass(
+        createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
     // Q and dO (the tiles each Q-block iteration streams) prefetched
     // through cp.async rings.
     fagpu::PipelineSharedCopiesOptions ring;
@@ -502,6 +512,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
         fagpu::createPipelineSharedCopies(ring));
     // Products issued as early and waited for as late as they allow.
     toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts());
+    // Store barriers only as wide as their readers need.
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
   } else {
     toKernel.addPass(createConvertTiledAttentionToGPU({options.rowsPerWarp}));
   }

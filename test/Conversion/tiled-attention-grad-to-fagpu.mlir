@@ -1,11 +1,16 @@
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu -canonicalize -cse | FileCheck %s
+// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=bulk" -canonicalize -cse | FileCheck %s --check-prefix=BULK
+// RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=fast" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // The tiled backward carried onto the GPU tile level: the forall's (batch,
 // KV head) and its KV-block loop are the grid, the group's heads and the
 // masked / unmasked / masked Q loops stay loops carrying dK and dV in
 // registers, LSE and delta are per-row register tiles, P and dS go through
-// shared memory for the transposed products, and dQ is summed into memory.
-// delta and dQ's cast are the pre and post kernels.
+// shared memory for the transposed products, and dQ is summed into memory
+// from registers (atomic vector reductions); with `dq-reduction=bulk` each
+// dQ tile goes to an f32 shared tile whose rows are dq_acc's back to back
+// and is added by one bulk reduction, which the next tile's store and the
+// kernel's end wait for. delta and dQ's cast are the pre and post kernels.
 
 // CHECK-LABEL: gpu.module @fa_kernels
 // CHECK: gpu.func @grad_gqa_causal_pre(
@@ -20,6 +25,7 @@
 // CHECK: %[[DOS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[PS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: %[[DSS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+// CHECK-NOT: swizzle = 0
 // CHECK-DAG: %[[KVH:.*]] = gpu.block_id  y
 // CHECK-DAG: %[[B:.*]] = gpu.block_id  z
 // CHECK-DAG: %[[KB:.*]] = gpu.block_id  x
@@ -52,7 +58,20 @@
 // CHECK: fagpu.store_tile %{{.*}}, %{{.*}} limit %{{.*}} : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>
 // CHECK: arith.truncf %[[HEADS]]#1
 // CHECK: fagpu.store_tile
+// CHECK-NOT: fagpu.wait_shared_reads
 // CHECK: gpu.return
+// BULK-LABEL: gpu.func @grad_gqa_causal(
+// BULK: %[[DQS:.*]] = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 0>
+// BULK: %[[DQT:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 4>>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32
+// BULK: fagpu.wait_shared_reads
+// BULK-NEXT: fagpu.store_to_shared %[[DQT]], %[[DQS]] : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xf32, swizzle = 0>
+// BULK-NEXT: fagpu.reduce_to_global %[[DQS]], %{{.*}}[%{{.*}}] limit %{{.*}} bands = 1 : !fagpu.smem<64x64xf32, swizzle = 0>, memref<200x64xf32, strided<[64, 1], offset: ?>>
+// BULK-NOT: accumulate
+// BULK: fagpu.store_tile %{{.*}} : tensor<64x64xbf16
+// BULK: fagpu.store_tile %{{.*}} : tensor<64x64xbf16
+// BULK-NEXT: fagpu.wait_shared_reads
+// BULK-NEXT: gpu.return
+// BADOPT: error: fa-convert-tiled-attention-grad-to-fagpu: dq-reduction must be auto, bulk or atomic, got 'fast'
 // CHECK: gpu.func @grad_gqa_causal_post(
 // CHECK-SAME: fa.kind = "backward_post"
 // CHECK-NOT: func.func

@@ -93,6 +93,13 @@ cl::opt<std::string> backwardVariant(
     cl::desc("the backward's main kernel: auto (the compiler's choice), "
              "wgmma (sm_90: the GPU tile level) or mma.sync"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string> dqReduction(
+    "dq-reduction",
+    cl::desc("how the WGMMA backward sums dQ: auto (the compiler's "
+             "choice: atomic), bulk (a shared tile and one bulk reduction, "
+             "head dims up to 128) or atomic (vector reductions from "
+             "registers)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -180,6 +187,10 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    "got '" +
                    backwardVariant + "'");
   config.backwardVariant = backwardVariant;
+  if (dqReduction != "auto" && dqReduction != "bulk" && dqReduction != "atomic")
+    return invalid("--dq-reduction must be auto, bulk or atomic, got '" +
+                   dqReduction + "'");
+  config.dqReduction = dqReduction;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

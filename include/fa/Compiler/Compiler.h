@@ -54,6 +54,9 @@ struct AttentionConfig {
   /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
   /// (the GPU tile level, sm_90a) or "mma.sync".
   std::string backwardVariant = "auto";
+  /// How the WGMMA backward sums dQ (fa-convert-tiled-attention-grad-to-
+  /// fagpu's dq-reduction): "auto", "bulk" or "atomic".
+  std::string dqReduction = "auto";
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

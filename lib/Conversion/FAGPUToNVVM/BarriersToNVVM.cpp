@@ -36,20 +36,6 @@ Value barrierAddress(OpBuilder &b, Location loc, Value base, Value index) {
       arith::MulIOp::create(b, loc, index, indexConst(b, loc, 8)));
 }
 
-/// Emits `body` under `if (thread index in its group == 0)`.
-void onFirstThreadOfGroup(OpBuilder &b, Location loc,
-                          function_ref<void()> body) {
-  // One op per statement: argument evaluation order is unspecified.
-  Value zero = indexConst(b, loc, 0);
-  Value thread = emitGroupThreadId(b, loc);
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
-  auto branch = scf::IfOp::create(b, loc, first);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(branch.thenBlock());
-  body();
-}
-
 struct LowerInitBarriers : OpConversionPattern<InitBarriersOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

@@ -16,7 +16,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -144,10 +146,11 @@ SmallVector<Value> registerA(OpBuilder &b, Location loc, Value aVector,
 }
 
 /// wgmma.mma_async with A from registers, as inline PTX with write-only
-/// results tied to the accumulator inputs.
+/// results tied to the accumulator inputs; without `accumulate` (scale-d
+/// 0) the inputs are not read.
 Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
                          ArrayRef<Value> a, Value descB, int64_t n,
-                         Type element, bool transposeB) {
+                         Type element, bool transposeB, bool accumulate) {
   int64_t regs = n / 2;
   std::string ptx;
   llvm::raw_string_ostream os(ptx);
@@ -174,7 +177,7 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
       unpackStruct(b, loc, acc, regs); // tied accumulator inputs
   operands.append(a.begin(), a.end());
   operands.push_back(descB);
-  operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
+  operands.push_back(arith::ConstantIntOp::create(b, loc, accumulate, 32));
   auto inlineAsm = LLVM::InlineAsmOp::create(
       b, loc, acc.getType(), operands, ptx, llvm::join(constraints, ","),
       /*has_side_effects=*/true, /*is_align_stack=*/false,
@@ -182,6 +185,13 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       ArrayAttr());
   return inlineAsm.getResult(0);
+}
+
+/// Whether `tile` is all zeros: a zero constant or a splat of one.
+bool isZeroTile(Value tile) {
+  if (auto splat = tile.getDefiningOp<tensor::SplatOp>())
+    tile = splat.getInput();
+  return matchPattern(tile, m_AnyZeroFloat());
 }
 
 struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
@@ -236,16 +246,26 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
                         .getResult()
                   : zeroRow;
 
-    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
     auto structType = LLVM::LLVMStructType::getLiteral(
         ctx, SmallVector<Type>(regsPerRep, rewriter.getF32Type()));
+    // A product from zero (S, dP, dQ) does not read its accumulator: the
+    // first k16 step overwrites it (scale-d 0), so no register is zeroed
+    // first, and none written by ordinary instructions right before the
+    // MMA makes ptxas serialize it with an injected warpgroup.arrive.
+    bool fromZero = isZeroTile(op.getAcc());
+    SmallVector<Value> acc;
+    if (!fromZero)
+      acc = unpackVector(rewriter, loc, adaptor.getAcc());
     // Registers written by ordinary instructions feed the async MMA.
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results;
     for (int64_t rep = 0; rep < reps; ++rep) {
       Value d =
-          packStruct(rewriter, loc, structType,
-                     ArrayRef<Value>(acc).slice(rep * regsPerRep, regsPerRep));
+          fromZero
+              ? LLVM::UndefOp::create(rewriter, loc, structType).getResult()
+              : packStruct(
+                    rewriter, loc, structType,
+                    ArrayRef<Value>(acc).slice(rep * regsPerRep, regsPerRep));
       Value row0 = arith::AddIOp::create(
           rewriter, loc, warpgroupRow,
           arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
@@ -259,6 +279,7 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
                 : Value();
       for (int64_t k = 0; k < kSteps; ++k) {
         int64_t k0 = k * kInstructionK;
+        bool accumulate = k > 0 || !fromZero;
         Value descB =
             emitStepDescriptor(rewriter, loc, firstB, bTile, transposeB, k0);
         if (aTile) {
@@ -268,8 +289,8 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
               rewriter, loc, structType, d, descA, descB,
               NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kInstructionK),
               wgmmaType(element), wgmmaType(element), NVVM::WGMMATypes::f32,
-              NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-              NVVM::WGMMAScaleIn::one,
+              accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
+              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
               aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
               transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
               /*satfinite=*/nullptr);
@@ -277,7 +298,7 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
           SmallVector<Value> a =
               registerA(rewriter, loc, adaptor.getA(), rep, kSteps, k);
           d = emitRegisterAWgmma(rewriter, loc, d, a, descB, n, element,
-                                 transposeB);
+                                 transposeB, accumulate);
         }
       }
       llvm::append_range(results, unpackStruct(rewriter, loc, d, regsPerRep));

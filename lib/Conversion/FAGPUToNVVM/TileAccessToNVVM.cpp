@@ -2,9 +2,11 @@
 //
 // fagpu.load_tile: each thread loads, from global rows, the elements its
 // registers hold (rows past the limit read as 0). fagpu.store_to_shared:
-// each thread writes its registers into the swizzled shared tile, two
-// 16-bit columns a store where the layout keeps them side by side, then the
-// tile is published to the block and the tensor cores' async proxy.
+// each thread writes its registers into the shared tile, two columns a
+// store where the layout keeps them side by side, then the tile is
+// published to the block (or the writing warpgroup) and the async proxy.
+// fagpu.reduce_to_global: bulk reductions of shared rows into global ones,
+// a row band a thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -78,15 +81,17 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
     TileLayout layout = getTileLayout(type);
     // Nobody reads the tile's previous contents any more (the products that
     // read it were waited for by every warp before this barrier).
-    gpu::BarrierOp::create(rewriter, loc);
+    if (!op.getUnread())
+      emitSync(rewriter, loc, op.getSync());
     ThreadPosition thread = ThreadPosition::get(rewriter, loc);
     auto [threadRow, threadCol] =
         emitThreadCoords(rewriter, loc, layout, thread);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
-    // Column pairs go out as one 4-byte store (a 16-byte chunk never splits
-    // a pair).
+    // Column pairs go out as one store (4 bytes, or 8 for f32: a 16-byte
+    // chunk never splits a pair).
     bool paired = holdsColumnPairs(layout);
     Type element = type.getElementType();
+    unsigned elementBytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);
       Value row = arith::AddIOp::create(
@@ -103,9 +108,134 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
         stored = packVector(rewriter, loc, VectorType::get({2}, element),
                             {regs[reg], regs[reg + 1]});
       LLVM::StoreOp::create(rewriter, loc, stored, address,
-                            /*alignment=*/paired ? 4 : 2);
+                            /*alignment=*/(paired ? 2 : 1) * elementBytes);
     }
-    publishSharedWrites(rewriter, loc);
+    publishSharedWrites(rewriter, loc, op.getSync());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// One bulk reduction, the instruction MLIR lacks (its NVVM dialect has the
+/// tensor-map form only): `bytes` of f32 at shared `source` added to global
+/// `dest`.
+static void emitBulkReduction(OpBuilder &b, Location loc, Value dest,
+                              Value source, Value size) {
+  Value shared = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), source);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{}, ValueRange{dest, shared, size},
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+      "[$1], $2;",
+      "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+/// Whether consecutive rows of `tile` and of `dest` are back to back: the
+/// same row length, no padding in either.
+static bool rowsAreContiguous(SharedTileType tile, MemRefType dest) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(dest.getStridesAndOffset(strides, offset)) &&
+         dest.getDimSize(1) == tile.getCols() && strides[0] == tile.getCols();
+}
+
+struct LowerReduceToGlobal : OpConversionPattern<ReduceToGlobalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceToGlobalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedTileType tile = op.getTile().getType();
+    int64_t bands = op.getBands();
+    // A band no warpgroup issues would never be added.
+    int64_t threads = ThreadGroup::enclosing(rewriter).threads;
+    if (auto kernel = op->getParentOfType<gpu::GPUFuncOp>(); !threads && kernel)
+      if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
+        threads = block[0];
+    if (threads && bands > threads / kWarpgroupThreads)
+      return op.emitOpError()
+             << bands << " bands need as many warpgroups; the code runs on "
+             << threads << " threads";
+    int64_t bandCols = op.getDest().getType().getDimSize(1) / bands;
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    if (bands == 1 && rowsAreContiguous(tile, op.getDest().getType())) {
+      // Tile and destination rows both back to back: the valid rows are
+      // one run of bytes, one reduction by one thread.
+      onFirstThreadOfGroup(rewriter, loc, [&] {
+        Value rows = arith::MinSIOp::create(
+            rewriter, loc, c(tile.getRows()),
+            arith::SubIOp::create(rewriter, loc, adaptor.getLimit(),
+                                  adaptor.getRow()));
+        Value any = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sgt, rows, c(0));
+        auto ifAny = scf::IfOp::create(rewriter, loc, any);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(ifAny.thenBlock());
+        Value bytes =
+            arith::MulIOp::create(rewriter, loc, rows, c(tile.getRowBytes()));
+        emitBulkReduction(rewriter, loc,
+                          emitGlobalAddress(rewriter, loc, adaptor.getDest(),
+                                            ValueRange{adaptor.getRow(), c(0)}),
+                          adaptor.getTile(),
+                          arith::IndexCastOp::create(
+                              rewriter, loc, rewriter.getI32Type(), bytes));
+        NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+      });
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // Thread t of warpgroup b issues band b of rows t, t + 128, ...
+    Value thread = emitGroupThreadId(rewriter, loc);
+    Value warpgroup =
+        arith::DivUIOp::create(rewriter, loc, thread, c(kWarpgroupThreads));
+    Value inGroup =
+        arith::RemUIOp::create(rewriter, loc, thread, c(kWarpgroupThreads));
+    Value bandCol =
+        arith::MulIOp::create(rewriter, loc, warpgroup, c(bandCols));
+    Value issues = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, warpgroup, c(bands));
+    auto ifIssues = scf::IfOp::create(rewriter, loc, issues);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(ifIssues.thenBlock());
+    for (int64_t first = 0; first < tile.getRows();
+         first += kWarpgroupThreads) {
+      Value tileRow = arith::AddIOp::create(rewriter, loc, inGroup, c(first));
+      Value row =
+          arith::AddIOp::create(rewriter, loc, adaptor.getRow(), tileRow);
+      Value inTile = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, tileRow, c(tile.getRows()));
+      Value inDest = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, row, adaptor.getLimit());
+      auto ifRow = scf::IfOp::create(
+          rewriter, loc, arith::AndIOp::create(rewriter, loc, inTile, inDest));
+      OpBuilder::InsertionGuard rowGuard(rewriter);
+      rewriter.setInsertionPointToStart(ifRow.thenBlock());
+      Value dest = emitGlobalAddress(rewriter, loc, adaptor.getDest(),
+                                     ValueRange{row, bandCol});
+      Value source = emitSharedAddress(
+          rewriter, loc, adaptor.getTile(),
+          emitSharedByteOffset(rewriter, loc, tile, tileRow, bandCol));
+      emitBulkReduction(
+          rewriter, loc, dest, source,
+          arith::ConstantIntOp::create(rewriter, loc, bandCols * 4, 32));
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LowerWaitSharedReads : OpConversionPattern<WaitSharedReadsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitSharedReadsOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), 0,
+                                         rewriter.getUnitAttr());
     rewriter.eraseOp(op);
     return success();
   }
@@ -115,6 +245,6 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
 
 void mlir::fagpu::populateTileAccessToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<LowerLoadTile, LowerStoreToShared>(converter,
-                                                  patterns.getContext());
+  patterns.add<LowerLoadTile, LowerStoreToShared, LowerReduceToGlobal,
+               LowerWaitSharedReads>(converter, patterns.getContext());
 }

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -66,6 +67,19 @@ Value mlir::fagpu::emitGroupThreadId(OpBuilder &b, Location loc) {
     return tid;
   return arith::SubIOp::create(
       b, loc, tid, arith::ConstantIndexOp::create(b, loc, group.firstThread));
+}
+
+void mlir::fagpu::onFirstThreadOfGroup(OpBuilder &b, Location loc,
+                                       function_ref<void()> body) {
+  // One op per statement: argument evaluation order is unspecified.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value thread = emitGroupThreadId(b, loc);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
+  auto branch = scf::IfOp::create(b, loc, first);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  body();
 }
 
 Value mlir::fagpu::emitGroupThreads(OpBuilder &b, Location loc) {
@@ -205,13 +219,32 @@ Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
                               tile.getSwizzle());
 }
 
-void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc) {
+void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
+  if (scope == SyncScope::block) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  Value warpgroup = arith::DivUIOp::create(
+      b, loc, emitGroupThreadId(b, loc),
+      arith::ConstantIndexOp::create(b, loc, kWarpgroupThreads));
+  Value id = arith::AddIOp::create(
+      b, loc, warpgroup,
+      arith::ConstantIndexOp::create(b, loc, kWarpgroupSyncBarrier));
+  NVVM::BarrierOp::create(
+      b, loc, TypeRange{},
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id),
+      arith::ConstantIntOp::create(b, loc, kWarpgroupThreads, 32),
+      /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+}
+
+void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc,
+                                      SyncScope scope) {
   NVVM::FenceProxyOp::create(
       b, loc,
       NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
-  gpu::BarrierOp::create(b, loc);
+  emitSync(b, loc, scope);
 }
 
 Value mlir::fagpu::emitGlobalAddress(OpBuilder &b, Location loc, Value memref,

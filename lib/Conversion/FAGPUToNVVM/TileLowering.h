@@ -40,6 +40,9 @@ struct ThreadGroup {
 
 /// The thread's index in its ThreadGroup (index value).
 Value emitGroupThreadId(OpBuilder &b, Location loc);
+/// Emits `body` under `if (thread index in its group == 0)`.
+void onFirstThreadOfGroup(OpBuilder &b, Location loc,
+                          function_ref<void()> body);
 /// The number of threads of its ThreadGroup (index value).
 Value emitGroupThreads(OpBuilder &b, Location loc);
 
@@ -114,10 +117,16 @@ void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
 /// starting with its `setmaxnreg`.
 void lowerWarpSpecialize(Operation *root);
 
-/// Makes the shared tiles written so far visible to every thread and to the
-/// tensor cores, which read shared memory through the async proxy (a proxy
-/// fence and a block barrier).
-void publishSharedWrites(OpBuilder &b, Location loc);
+/// A barrier of the block, or (`warpgroup`) of the executing thread's
+/// warpgroup alone: named barrier kWarpgroupSyncBarrier + its index, 128
+/// threads.
+void emitSync(OpBuilder &b, Location loc, SyncScope scope);
+
+/// Makes the shared tiles written so far visible to the threads of `scope`
+/// and to the tensor cores and bulk copies, which read shared memory
+/// through the async proxy (a proxy fence and a barrier).
+void publishSharedWrites(OpBuilder &b, Location loc,
+                         SyncScope scope = SyncScope::block);
 
 /// Lowers `fagpu.load_tile` and `fagpu.store_to_shared` (patterns in
 /// TileAccessToNVVM.cpp).

@@ -66,6 +66,11 @@ public:
   DenseMap<Value, OutputView> outputs;
   /// The kernel's entry block, where shared tiles are allocated.
   Block *entry = nullptr;
+  /// Sums into accumulated outputs go through a shared tile and bulk
+  /// reductions (fagpu.reduce_to_global) instead of atomic stores.
+  bool bulkAccumulate = false;
+  /// Whether any did: the kernel must wait for their reads before it ends.
+  bool bulkReductions = false;
 
   LogicalResult convertOp(Operation &op);
   LogicalResult convertBlock(Block &block) {
@@ -94,6 +99,10 @@ private:
   LogicalResult convertPad(tensor::PadOp pad);
   LogicalResult convertSlice(tensor::ExtractSliceOp slice);
   LogicalResult convertInsert(tensor::InsertSliceOp insert);
+  /// dest[row + i, :] += value[i, :] (rows below `limit`) through an f32
+  /// shared tile and one bulk reduction of its valid rows.
+  void reduceThroughShared(Value value, Value dest, Value row, Value limit,
+                           Location loc);
   LogicalResult raiseGeneric(linalg::GenericOp generic);
   LogicalResult raiseContraction(linalg::GenericOp generic);
   LogicalResult raiseRowReduction(linalg::GenericOp generic);

@@ -10,7 +10,8 @@
 // dQ = dS K with dS from registers, dV += Pᵀ dO and dK += dSᵀ Q with P and
 // dS written to shared memory and read transposed by WGMMA. dQ, which every
 // KV block adds to, is the one output read back: each block's part is
-// summed in with f32 atomic adds (`fagpu.store_tile accumulate`).
+// summed in with f32 atomic adds (`fagpu.store_tile accumulate`), or with
+// one bulk reduction of a shared tile (`dq-reduction=bulk`).
 //
 // The IR around the forall (delta = rowsum(dO ∘ O) before, dQ's cast
 // after) becomes the backward's row kernels NAME_pre and NAME_post, the
@@ -81,7 +82,18 @@ enum Argument { Q, K, V, DO, Lse, Delta, DqAcc, DK, DV, NumArguments };
 struct ConvertTiledAttentionGradToFAGPUPass
     : fa::impl::ConvertTiledAttentionGradToFAGPUBase<
           ConvertTiledAttentionGradToFAGPUPass> {
+  using ConvertTiledAttentionGradToFAGPUBase::
+      ConvertTiledAttentionGradToFAGPUBase;
+
   void runOnOperation() override {
+    if (dqReduction != "auto" && dqReduction != "bulk" &&
+        dqReduction != "atomic") {
+      getOperation().emitError()
+          << "fa-convert-tiled-attention-grad-to-fagpu: dq-reduction must be "
+             "auto, bulk or atomic, got '"
+          << dqReduction << "'";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs;
     getOperation().walk([&](func::FuncOp func) {
       if (!func.getOps<scf::ForallOp>().empty())
@@ -172,6 +184,16 @@ struct ConvertTiledAttentionGradToFAGPUPass
 
     TileKernelBuilder builder(b, backwardWarps(c));
     builder.entry = &entry;
+    // dQ's staging tile (64 x D f32) fits beside the others up to head dim
+    // 128 (192 KiB at 128 with two Q/dO stages). The compiler's choice is
+    // the atomic sum: on the H200 the staged tile measured 2-5 % slower
+    // (docs/perf/README.md, 2026-12-01 eighth).
+    bool wide = std::max(c.headDim, c.headDimV) > 128;
+    if (dqReduction == "bulk" && wide)
+      return tileOp.emitError()
+             << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
+                "tile does not fit shared memory beside the others above)";
+    builder.bulkAccumulate = dqReduction == "bulk";
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -217,6 +239,9 @@ struct ConvertTiledAttentionGradToFAGPUPass
     }
     if (failed(builder.convertBlock(*kvLoop.getBody())))
       return failure();
+    // The block's shared memory outlives the bulk reductions' reads.
+    if (builder.bulkReductions)
+      fagpu::WaitSharedReadsOp::create(b, loc);
     gpu::ReturnOp::create(b, loc);
 
     if (failed(placeKernelSharedTiles(kernel, tileOp, "WGMMA backward")))

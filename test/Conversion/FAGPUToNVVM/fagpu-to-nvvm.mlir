@@ -115,21 +115,24 @@ gpu.module @m {
 // S = Q Kᵀ from two shared tiles: one wgmma per k16 step between one fence
 // and one commit + wait. Each operand's descriptor is built once from its
 // address; step k's is step 0's with the start-address field moved by
-// 32 k bytes (>> 4: 2 k), one 32-bit add on the low word.
+// 32 k bytes (>> 4: 2 k), one 32-bit add on the low word. From a zero
+// accumulator the first step does not read D (scale-d 0, an undefined
+// input: no register is zeroed first).
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 gpu.module @m {
   // CHECK-LABEL: gpu.func @mma_ss
   // CHECK: nvvm.wgmma.fence.aligned
+  // CHECK: %[[UNDEF:.*]] = llvm.mlir.undef : !llvm.struct<(f32, f32
   // CHECK-COUNT-2: llvm.ptrtoint
   // CHECK-NOT: llvm.ptrtoint
-  // CHECK: nvvm.wgmma.mma_async %[[A0:.*]], %[[B0:.*]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+  // CHECK: nvvm.wgmma.mma_async %[[A0:.*]], %[[B0:.*]], %[[UNDEF]], <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
   // CHECK: %[[B1LOW:.*]] = arith.trunci %[[B0]] : i64 to i32
   // CHECK: arith.addi %[[B1LOW]], %c2_i32
   // CHECK: arith.andi %[[B0]], %c-4294967296_i64
   // CHECK: %[[A1LOW:.*]] = arith.trunci %[[A0]] : i64 to i32
   // CHECK: arith.addi %[[A1LOW]], %c2_i32
-  // CHECK: nvvm.wgmma.mma_async
+  // CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
   // CHECK: arith.addi %{{.*}}, %c4_i32
   // CHECK: nvvm.wgmma.mma_async
   // CHECK: arith.addi %{{.*}}, %c6_i32
@@ -297,6 +300,83 @@ gpu.module @m {
     %ps = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
     fagpu.store_to_shared %p, %ps : tensor<64x64xbf16, #acc>, !fagpu.smem<64x64xbf16, swizzle = 128>
     fagpu.store_tile %acc, %dq[%row] limit %n accumulate : tensor<64x64xf32, #acc>, memref<256x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// dQ through shared memory: an f32 tile written into a padded plain tile
+// eight bytes (a column pair) a store, published to the writing warpgroup
+// alone (named barrier 8 + warpgroup, 128 threads) and with no leading
+// wait where `unread`; then thread t of warpgroup b adds row t's band b
+// (32 columns, 128 bytes) with one bulk reduction and commits it; the
+// wait for the reductions' reads is cp.async.bulk.wait_group.read 0.
+
+#cols = #fagpu.wgmma_acc_cols<warps = 8>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @dq_through_shared
+  // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+  // CHECK-NOT: gpu.barrier
+  // CHECK-NOT: nvvm.barrier
+  // CHECK-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+  // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  // CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c128
+  // CHECK: %[[ID:.*]] = arith.addi %[[WG]], %c8
+  // CHECK: %[[ID32:.*]] = arith.index_castui %[[ID]] : index to i32
+  // CHECK: nvvm.barrier id = %[[ID32]] number_of_threads = %{{.*}}
+  // CHECK: scf.if
+  // CHECK: scf.if
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;", "l,r,r" %{{.*}}, %{{.*}}, %c128_i32
+  // CHECK: nvvm.cp.async.bulk.commit.group
+  // CHECK-NOT: cp.reduce.async.bulk
+  // The second store waits for the reads, then at its warpgroup's barrier.
+  // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+  // CHECK: nvvm.barrier id
+  // CHECK-COUNT-8: llvm.store
+  // CHECK: nvvm.barrier id
+  // CHECK-NOT: gpu.barrier
+  // CHECK: gpu.return
+  gpu.func @dq_through_shared(%dq: memref<256x64xf32>, %acc: tensor<64x64xf32, #cols>, %row: index, %n: index) kernel attributes {fa.block = array<i64: 256, 1, 1>} {
+    %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+    fagpu.wait_shared_reads
+    fagpu.store_to_shared %acc, %s sync = warpgroup unread : tensor<64x64xf32, #cols>, !fagpu.smem<64x72xf32, swizzle = 0>
+    fagpu.reduce_to_global %s, %dq[%row] limit %n bands = 2 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x64xf32>
+    fagpu.wait_shared_reads
+    fagpu.store_to_shared %acc, %s sync = warpgroup : tensor<64x64xf32, #cols>, !fagpu.smem<64x72xf32, swizzle = 0>
+    gpu.return
+  }
+}
+
+// -----
+
+// A tile whose rows are the destination's, back to back (64 x 64 f32 into
+// a 64-column dq_acc): one reduction of the valid rows (at most 64, 256
+// bytes each) by the first thread, then its commit.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @dq_whole_tile
+  // CHECK: nvvm.fence.proxy
+  // CHECK-NEXT: gpu.barrier
+  // CHECK: %[[TID:.*]] = gpu.thread_id  x
+  // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
+  // CHECK: scf.if %[[FIRST]] {
+  // CHECK:   %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+  // CHECK:   %[[ROWS:.*]] = arith.minsi %{{.*}}, %[[LEFT]] : index
+  // CHECK:   %[[ANY:.*]] = arith.cmpi sgt, %[[ROWS]], %c0
+  // CHECK:   scf.if %[[ANY]] {
+  // CHECK:     %[[BYTES:.*]] = arith.muli %[[ROWS]], %c256
+  // CHECK:     %[[SIZE:.*]] = arith.index_cast %[[BYTES]] : index to i32
+  // CHECK:     llvm.inline_asm has_side_effects asm_dialect = att "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;", "l,r,r" %{{.*}}, %{{.*}}, %[[SIZE]]
+  // CHECK:     nvvm.cp.async.bulk.commit.group
+  // CHECK-NOT: cp.reduce.async.bulk
+  // CHECK: gpu.return
+  gpu.func @dq_whole_tile(%dq: memref<256x64xf32>, %acc: tensor<64x64xf32, #acc>, %row: index, %n: index) kernel attributes {fa.block = array<i64: 128, 1, 1>} {
+    %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 0>
+    fagpu.store_to_shared %acc, %s : tensor<64x64xf32, #acc>, !fagpu.smem<64x64xf32, swizzle = 0>
+    fagpu.reduce_to_global %s, %dq[%row] limit %n bands = 1 : !fagpu.smem<64x64xf32, swizzle = 0>, memref<256x64xf32>
+    fagpu.wait_shared_reads
     gpu.return
   }
 }

@@ -601,19 +601,83 @@ func.func @load_rank(%src: memref<64x64xf32>, %row: index) {
 
 // -----
 
-func.func @store_to_shared_f32(%x: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
-  %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 128>
-  // expected-error @+1 {{writes f16 or bf16 tiles, got 'f32'}}
-  fagpu.store_to_shared %x, %s : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xf32, swizzle = 128>
+func.func @store_to_shared_i32(%x: tensor<64x64xi32, #fagpu.wgmma_acc<warps = 4>>) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xi32, swizzle = 128>
+  // expected-error @+1 {{writes f16, bf16 or f32 tiles, got 'i32'}}
+  fagpu.store_to_shared %x, %s : tensor<64x64xi32, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xi32, swizzle = 128>
   return
 }
 
 // -----
 
-func.func @store_to_shared_shape(%x: tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>) {
-  %s = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
-  // expected-error @+1 {{the shared tile 64x128}}
-  fagpu.store_to_shared %x, %s : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x128xbf16, swizzle = 128>
+// The shared tile's rows may be wider (padding), not narrower.
+func.func @store_to_shared_shape(%x: tensor<64x128xbf16, #fagpu.wgmma_acc<warps = 4>>) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // expected-error @+1 {{the shared tile 64x64}}
+  fagpu.store_to_shared %x, %s : tensor<64x128xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xbf16, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_swizzled(%d: memref<256x64xf32>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 128>
+  // expected-error @+1 {{adds an f32 tile of plain rows (swizzle = 0)}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 1 : !fagpu.smem<64x64xf32, swizzle = 128>, memref<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_ring(%d: memref<256x64xf32>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<2x64x72xf32, swizzle = 0>
+  // expected-error @+1 {{reads one stage of a ring (fagpu.stage)}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 1 : !fagpu.smem<2x64x72xf32, swizzle = 0>, memref<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_element(%d: memref<256x64xbf16>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+  // expected-error @+1 {{adds into a 2-D f32 memref}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 1 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_wide(%d: memref<256x128xf32>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+  // expected-error @+1 {{the destination has 128 columns, the tile 72}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 1 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x128xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_bands(%d: memref<256x64xf32>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+  // expected-error @+1 {{32 bands of 64 columns are not each a multiple of 16 bytes}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 32 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_strides(%d: memref<256x64xf32, strided<[66, 1]>>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+  // expected-error @+1 {{the destination's rows must be contiguous and 16-byte aligned}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 1 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x64xf32, strided<[66, 1]>>
+  return
+}
+
+// -----
+
+func.func @reduce_to_global_bands_positive(%d: memref<256x64xf32>, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x72xf32, swizzle = 0>
+  // expected-error @+1 {{attribute 'bands' failed to satisfy constraint}}
+  fagpu.reduce_to_global %s, %d[%row] limit %row bands = 0 : !fagpu.smem<64x72xf32, swizzle = 0>, memref<256x64xf32>
   return
 }
 

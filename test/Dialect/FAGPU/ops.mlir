@@ -168,6 +168,9 @@ func.func @wait_leaving_one_in_flight(%a: !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: fagpu.store_to_shared %{{.*}}, %{{.*}} : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x64xbf16, swizzle = 128>
 // CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>
 // CHECK: fagpu.store_tile %{{.*}}, %{{.*}}[%{{.*}}] limit %{{.*}} accumulate : tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>, memref<256x128xf32>
+// CHECK: fagpu.wait_shared_reads
+// CHECK: fagpu.store_to_shared %{{.*}}, %{{.*}} sync = warpgroup unread : tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>, !fagpu.smem<64x136xf32, swizzle = 0>
+// CHECK: fagpu.reduce_to_global %{{.*}}, %{{.*}}[%{{.*}}] limit %{{.*}} bands = 1 : !fagpu.smem<64x136xf32, swizzle = 0>, memref<256x128xf32>
 func.func @backward_tile(%lse: memref<256xf32>, %dq: memref<256x128xf32>,
                          %p: tensor<64x64xbf16, #acc>, %row: index, %n: index) {
   %stats = fagpu.load_tile %lse[%row] limit %n : memref<256xf32> -> tensor<64xf32, #rows>
@@ -177,6 +180,10 @@ func.func @backward_tile(%lse: memref<256xf32>, %dq: memref<256x128xf32>,
   %zero = arith.constant dense<0.0> : tensor<64x128xf32, #acc>
   %dv = fagpu.mma %ps, %dos, %zero transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
   fagpu.store_tile %dv, %dq[%row] limit %n accumulate : tensor<64x128xf32, #acc>, memref<256x128xf32>
+  %dqs = fagpu.alloc_shared : !fagpu.smem<64x136xf32, swizzle = 0>
+  fagpu.wait_shared_reads
+  fagpu.store_to_shared %dv, %dqs sync = warpgroup unread : tensor<64x128xf32, #acc>, !fagpu.smem<64x136xf32, swizzle = 0>
+  fagpu.reduce_to_global %dqs, %dq[%row] limit %n bands = 1 : !fagpu.smem<64x136xf32, swizzle = 0>, memref<256x128xf32>
   return
 }
 

@@ -320,15 +320,46 @@ LogicalResult StoreToSharedOp::verify() {
   SharedTileType dest = getDest().getType();
   if (dest.getStages() != 1)
     return emitOpError() << "writes one stage of a ring (fagpu.stage)";
+  // The shared tile's rows may be wider than the value's (padding).
   if (value.getRank() != 2 || value.getDimSize(0) != dest.getRows() ||
-      value.getDimSize(1) != dest.getCols())
+      value.getDimSize(1) > dest.getCols())
     return emitOpError() << "the tile is " << value << ", the shared tile "
                          << dest.getRows() << "x" << dest.getCols();
   if (value.getElementType() != dest.getElementType())
     return emitOpError() << "element types differ";
-  if (!is16BitFloat(value.getElementType()))
-    return emitOpError() << "writes f16 or bf16 tiles, got "
+  if (!is16BitFloat(value.getElementType()) && !value.getElementType().isF32())
+    return emitOpError() << "writes f16, bf16 or f32 tiles, got "
                          << value.getElementType();
+  return success();
+}
+
+LogicalResult ReduceToGlobalOp::verify() {
+  SharedTileType tile = getTile().getType();
+  if (tile.getStages() != 1)
+    return emitOpError() << "reads one stage of a ring (fagpu.stage)";
+  if (!tile.getElementType().isF32() || tile.getSwizzle() != 0)
+    return emitOpError() << "adds an f32 tile of plain rows (swizzle = 0), "
+                            "got "
+                         << tile;
+  MemRefType dest = getDest().getType();
+  if (dest.getRank() != 2 || !dest.getElementType().isF32())
+    return emitOpError() << "adds into a 2-D f32 memref, got " << dest;
+  int64_t cols = dest.getDimSize(1);
+  if (ShapedType::isDynamic(cols) || cols > tile.getCols())
+    return emitOpError() << "the destination has " << cols
+                         << " columns, the tile " << tile.getCols();
+  int64_t bands = getBands();
+  if (cols % bands != 0 || (cols / bands * 4) % 16 != 0)
+    return emitOpError() << bands << " bands of " << cols
+                         << " columns are not each a multiple of 16 bytes "
+                            "(the bulk reduction's unit)";
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(dest.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
+      (!ShapedType::isDynamic(strides[0]) && strides[0] % 4 != 0))
+    return emitOpError() << "the destination's rows must be contiguous and "
+                            "16-byte aligned, got "
+                         << dest;
   return success();
 }
 

@@ -37,6 +37,13 @@ TileLayout getTileLayout(RankedTensorType type);
 /// and sm_90: 227 KiB.
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
+/// Threads of a warpgroup.
+constexpr int64_t kWarpgroupThreads = 128;
+/// Hardware named barriers: 0 is the block's (gpu.barrier), 1 + w is
+/// warpgroup w's turn (fagpu-pingpong), kWarpgroupSyncBarrier + w the syncs
+/// of warpgroup w alone (`sync(warpgroup)`); 16 in all.
+constexpr int64_t kWarpgroupSyncBarrier = 8;
+
 /// Shared tiles are 1024-byte aligned (swizzled TMA/WGMMA tiles need it).
 constexpr int64_t kSharedTileAlignment = 1024;
 

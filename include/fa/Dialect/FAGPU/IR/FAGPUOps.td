@@ -18,6 +18,16 @@ def FAGPU_ReductionKindAttr
   let assemblyFormat = "$value";
 }
 
+def FAGPU_SyncScope : I32EnumAttr<"SyncScope",
+    "the threads a shared-memory write is published to",
+    [I32EnumAttrCase<"block", 0>, I32EnumAttrCase<"warpgroup", 1>]> {
+  let cppNamespace = "::mlir::fagpu";
+  let genSpecializedAttr = 0;
+}
+def FAGPU_SyncScopeAttr : EnumAttr<FAGPU_Dialect, FAGPU_SyncScope, "sync"> {
+  let assemblyFormat = "$value";
+}
+
 class FAGPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<FAGPU_Dialect, mnemonic, traits>;
 
@@ -274,16 +284,78 @@ def FAGPU_LoadTileOp : FAGPU_Op<"load_tile"> {
 def FAGPU_StoreToSharedOp : FAGPU_Op<"store_to_shared"> {
   let summary = "Write a register tile into a shared tile";
   let description = [{
-    `dest[i, j] = value[i, j]` for a 16-bit tile, then makes the tile
-    visible to the block and to the tensor cores (a WGMMA operand read
-    transposed, such as the backward's P for Pᵀ·dO). The threads first wait
-    until nobody reads the tile's previous contents.
+    `dest[i, j] = value[i, j]` (a 16-bit or f32 tile; the shared tile's
+    rows may be wider than the value's, padding that spreads rows over the
+    banks), then makes the tile visible to its readers and to the tensor
+    cores and bulk copies (the async proxy): a WGMMA operand read
+    transposed, such as the backward's P for Pᵀ·dO, or a tile that
+    `fagpu.reduce_to_global` adds into global memory. The threads first
+    wait until nobody reads the tile's previous contents.
+
+    `sync` says whom the writes are published to: the whole block (the
+    default: a block barrier before and after), or, with `sync(warpgroup)`,
+    each writing warpgroup alone (a named barrier of its 128 threads), valid
+    where every part of the tile is read only by the warpgroup that wrote it
+    until the tile is written again. `unread` leaves out the leading wait:
+    valid where a block barrier already separates every earlier read of the
+    tile from this op. fagpu-narrow-shared-syncs sets both where it can
+    prove them.
   }];
-  let arguments = (ins FAGPU_RegisterTile:$value, FAGPU_SharedTile:$dest);
+  let arguments = (ins FAGPU_RegisterTile:$value, FAGPU_SharedTile:$dest,
+                       DefaultValuedAttr<FAGPU_SyncScopeAttr,
+                           "::mlir::fagpu::SyncScope::block">:$sync,
+                       UnitAttr:$unread);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$value, "::mlir::Value":$dest), [{
+      build($_builder, $_state, value, dest, ::mlir::fagpu::SyncScope::block,
+            /*unread=*/false);
+    }]>
+  ];
   let assemblyFormat = [{
-    $value `,` $dest attr-dict `:` type($value) `,` qualified(type($dest))
+    $value `,` $dest (`sync` `=` `` $sync^)? (`unread` $unread^)? attr-dict
+    `:` type($value) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
+}
+
+def FAGPU_ReduceToGlobalOp : FAGPU_Op<"reduce_to_global"> {
+  let summary = "Start adding a shared tile into rows of a global matrix";
+  let description = [{
+    `dest[row + i, j] += tile[i, j]` (f32) for `row + i < limit` and every
+    column j of `dest` (the tile's rows may be wider: padding), summed in
+    global memory by the copy engine: one bulk reduction
+    (`cp.reduce.async.bulk ... .add.f32`) per row and column band, the
+    columns cut into `bands` equal bands, band b of each row issued by a
+    thread of warpgroup b. Blocks that share rows of `dest` sum into it
+    (the backward's dQ, one partial sum per KV block).
+
+    The tile must have been published to the issuing threads
+    (`fagpu.store_to_shared`: its bands' writers are the warpgroups that
+    issue them). The reductions read the tile asynchronously: it may be
+    written again only after `fagpu.wait_shared_reads` (and a barrier: the
+    next store_to_shared's leading one), and the kernel may end only after
+    one.
+  }];
+  let arguments = (ins FAGPU_SharedTile:$tile, AnyMemRef:$dest, Index:$row,
+                       Index:$limit,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bands);
+  let assemblyFormat = [{
+    $tile `,` $dest `[` $row `]` `limit` $limit `bands` `=` $bands attr-dict
+    `:` qualified(type($tile)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_WaitSharedReadsOp : FAGPU_Op<"wait_shared_reads"> {
+  let summary = "Wait until the thread's bulk reductions have read their "
+                "shared tiles";
+  let description = [{
+    Each executing thread waits until every `fagpu.reduce_to_global` it
+    issued has finished reading shared memory (the sums themselves may
+    still be in flight); a thread that issued none goes on at once. A
+    barrier after it then frees the tiles for every thread.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -198,4 +198,37 @@ def AsyncProducts : Pass<"fagpu-async-products", "::mlir::gpu::GPUModuleOp"> {
   }];
 }
 
+def NarrowSharedSyncs : Pass<"fagpu-narrow-shared-syncs",
+                              "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Drop or shrink the barriers around fagpu.store_to_shared "
+                "where the IR proves them wider than needed";
+  let description = [{
+    For each shared tile (a plain `fagpu.alloc_shared`, not a ring) that
+    `fagpu.store_to_shared` writes:
+
+    - `sync(warpgroup)` on all its stores when they all write with one
+      ownership (which warpgroups hold each element, from the value's
+      layout) and every other use reads, in each warpgroup, only elements
+      that warpgroup alone wrote: a `fagpu.mma` (warpgroup g computes the
+      accumulator elements it holds, reading A's rows or Aᵀ's columns and
+      B's columns or Bᵀ's rows of them) or a `fagpu.reduce_to_global`
+      (band b issued by warpgroup b). Any other use keeps the block scope.
+    - `unread` on a store when, walking back over everything that can run
+      before it (the loops around it: their previous iteration and the way
+      in; loops and ifs before it: their bodies, and around them), a block
+      barrier (`gpu.barrier`, `fagpu.wait_shared_copies`,
+      `fagpu.copy_to_shared`, `fagpu.init_barriers`, a block-scope
+      `fagpu.store_to_shared`'s trailing one) comes before any read of the
+      tile: a use, the wait of a product that reads it, or a
+      `fagpu.wait_shared_reads` where bulk reductions read it. Inside a
+      `fagpu.warp_specialize` region only the scope can narrow: the walk
+      stops at the region.
+
+    The backward's P and dS stores thus lose the leading block barrier that
+    the loop's closing one makes redundant, and P (read only by its own
+    warpgroup's dV product) publishes to its warpgroup alone.
+  }];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect"];
+}
+
 #endif // FA_DIALECT_FAGPU_TRANSFORMS_PASSES_TD
