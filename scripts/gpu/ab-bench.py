@@ -87,9 +87,13 @@ def main():
         name = os.path.basename(meta_path)[:-5]
         meta = read_meta(meta_path)
         t, outputs = tensors_for(meta)
-        runs = []
-        for d in args.dirs:
+        runs, present = [], []
+        for d, label in zip(args.dirs, labels):
             path = os.path.join(d, name + ".meta")
+            if not os.path.exists(path):
+                print(f"note: {name} not in {d}: that variant is left out", flush=True)
+                continue
+            present.append(label)
             runs.append(launcher(driver, path, read_meta(path), t))
             for o in outputs:
                 t[o].fill_(float("nan"))
@@ -109,8 +113,8 @@ def main():
         except Exception:
             peer = None
         tflops = [[fl / (ms * 1e-3) / 1e12 for ms in ts] for ts in times]
-        rows.append({"kernel": name, "variants": dict(zip(labels, tflops)), "cudnn": peer})
-        cells = " ".join(f"{l}={'/'.join(f'{x:.1f}' for x in v)}" for l, v in zip(labels, tflops))
+        rows.append({"kernel": name, "variants": dict(zip(present, tflops)), "cudnn": peer})
+        cells = " ".join(f"{l}={'/'.join(f'{x:.1f}' for x in v)}" for l, v in zip(present, tflops))
         print(f"{name:28s} {cells} cudnn={peer or 0:.1f}", flush=True)
     with open(args.json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
