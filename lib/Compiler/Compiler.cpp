@@ -488,8 +488,13 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
     fagpu::WarpSpecializeOptions split;
     // Three stages where they fit (fewer otherwise, hd256): the overlap
-    // below holds two per iteration.
-    split.stages = effective.kvStages ? effective.kvStages : 3;
+    // below holds two per iteration. Two in the persistent grid's short
+    // tiles: +3-6 % at N = 512 and 1k (hd 64, 128), where a third stage
+    // only lengthens each tile's fill (docs/perf/README.md, 2026-12-01
+    // eighth).
+    split.stages = effective.kvStages ? effective.kvStages
+                   : grid.blocks > 0  ? 2
+                                      : 3;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
     // The softmax of block j under P·V of block j - 1 (FA3's

@@ -72,9 +72,9 @@ cl::opt<int64_t> rowsPerWarp("rows-per-warp",
 cl::opt<int64_t>
     kvStages("kv-stages",
              cl::desc("buffers of the tiles the main loop streams: K/V "
-                      "of the WGMMA forward's TMA rings (0 = 3, fewer "
-                      "where they do not fit), Q/dO of the WGMMA "
-                      "backward (0 = 2)"),
+                      "of the WGMMA forward's TMA rings (0 = 3, 2 in a "
+                      "persistent grid, fewer where they do not fit), "
+                      "Q/dO of the WGMMA backward (0 = 2)"),
              cl::init(0), cl::cat(category));
 cl::opt<int64_t> persistentBlocks(
     "persistent-blocks",

@@ -41,8 +41,8 @@ struct AttentionConfig {
   /// 0 picks the measured defaults (defaultBlocks()).
   int64_t blockQ = 0, blockKV = 0;
   int64_t rowsPerWarp = 0; ///< 16 or 32; 0 picks FA2's choice
-  /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 3, fewer if
-  /// they do not fit shared memory).
+  /// K/V buffers of the WGMMA forward's TMA rings (>= 2; 0 = 3, or 2 in
+  /// a persistent grid; fewer if they do not fit shared memory).
   int64_t kvStages = 0;
   /// Blocks of the WGMMA forward's persistent grid (fagpu-persistent-grid)
   /// that loop over the tiles; 0 = a block per tile; -1 (the default) = the
