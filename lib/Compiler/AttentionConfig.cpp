@@ -43,13 +43,32 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
                       [&](char c) { return isStart(c) || llvm::isDigit(c); });
 }
 
-/// The WGMMA forward's blocks, measured on the H200 at N = 8k
-/// (docs/perf/README.md): 128 keys per block while the S and O accumulators
-/// fit the registers, and two compute warpgroups of 64 rows. (Before warp
-/// specialization one warpgroup won at head dim 64; with it, 128 x 128
-/// reads 379 against 279 TFLOP/s.)
+/// The WGMMA forward's blocks, measured on the H200 (docs/perf/README.md):
+/// two compute warpgroups of 64 rows (before warp specialization one
+/// warpgroup won at head dim 64; with it, 128 x 128 reads 379 against 279
+/// TFLOP/s) and 128 keys per block (64 at head dim 256) while the S and O
+/// accumulators fit the registers. Long problems without a mask band
+/// (not causal, no window, no softcap, Dv = D; N >= 2k at head dim 64, 4k
+/// above) take FlashAttention 3's wider blocks, a register repeat in the
+/// score tiles: 192 keys at head dim 64, 176 at 128, 80 at 256 (N = 8k:
+/// +5-10 %, +2-4 %, +2 %; hd64 N = 2k +4 %); with a band they lose (up to 35 %
+/// causal: the masked blocks spill), and at hd128 N = 2k, 1k they lose 1-3 %.
+static int64_t wideKVBlockMinKeys(int64_t headDim) {
+  return headDim == 64 ? 2048 : 4096;
+}
+
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
+  bool band = c.causal || c.window || c.softcap;
+  if (!band && !c.runtimeShapes && c.seqKV >= wideKVBlockMinKeys(c.headDim) &&
+      c.headDim == c.headDimV) {
+    if (c.headDim == 64)
+      return {128, 192};
+    if (c.headDim == 128)
+      return {128, 176};
+    if (c.headDim == 256)
+      return {128, 80};
+  }
   return {128, c.wideHeads() ? 64 : 128};
 }
 

@@ -432,6 +432,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       if (!effective.runtimeShapes)
         effective.seqKV = attention.getKey().getType().getDimSize(2);
       effective.causal = attention.getCausal();
+      // The band decides the default KV block (defaultBlocks).
+      if (auto window = attention.getWindow(); window && window->size() == 2)
+        effective.window = std::make_pair((*window)[0], (*window)[1]);
+      if (auto softcap = attention.getSoftcap())
+        effective.softcap = softcap->convertToDouble();
     }
     if (effective.runtimeShapes && !effective.usesWgmmaForward()) {
       problem->emitError()
@@ -470,10 +475,14 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
 
   PassManager toKernel(&context);
   toKernel.addPass(createConvertToOnlineAttention());
-  toKernel.addPass(createTileAttention(
-      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
-  toKernel.addPass(createTileAttentionGrad(
-      {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+  // The direction's own tiling only: the forward's blocks may be multiples
+  // of 16 that the backward's tiling refuses.
+  if (effective.backward)
+    toKernel.addPass(createTileAttentionGrad(
+        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+  else
+    toKernel.addPass(createTileAttention(
+        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     toKernel.addPass(createConvertTiledAttentionToFAGPU());

@@ -203,7 +203,8 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
   void runOnOperation() override {
     Operation *root = getOperation();
     if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ)) ||
-        failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV)))
+        failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV,
+                               /*multiplesOf16=*/true)))
       return signalPassFailure();
 
     SmallVector<std::pair<OnlineAttentionOp, NormalizeOp>> work;

@@ -264,10 +264,15 @@ Value mlir::fa::createFilledTensor(OpBuilder &b, Location loc,
 }
 
 LogicalResult mlir::fa::verifyBlockSize(Operation *op, StringRef passName,
-                                        StringRef option, int64_t value) {
-  if (!(value > 0 && llvm::isPowerOf2_64(value)))
+                                        StringRef option, int64_t value,
+                                        bool multiplesOf16) {
+  bool good = value > 0 && (llvm::isPowerOf2_64(value) ||
+                            (multiplesOf16 && value % 16 == 0));
+  if (!good)
     return op->emitError() << passName << ": option " << option
-                           << " must be a positive power of two, got " << value;
+                           << " must be a positive power of two"
+                           << (multiplesOf16 ? " or multiple of 16" : "")
+                           << ", got " << value;
   // Tile shapes and shared-memory sizes are products of block sizes.
   if (value > ::fa::rt::kMaxBlockSize)
     return op->emitError() << passName << ": option " << option

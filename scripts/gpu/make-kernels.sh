@@ -51,6 +51,25 @@ d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --hea
 d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7
 d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
 MATRIX
+  # KV blocks that are not powers of two (a register repeat in the score
+  # tiles): ragged last blocks, causal bands that cross them, GQA, window.
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+d128_n1000_kv176_bf16       --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --block-kv=176
+d128_n1000_causal_kv176_f16 --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --block-kv=176
+d128_nq77_nk1000_causal_kv176 --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal --block-kv=176
+d128_nq1000_nk77_causal_kv176 --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --seq-kv=77 --head-dim=128 --causal --block-kv=176
+d128_n1000_window_kv176_f16 --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --window=100,30 --block-kv=176
+d128_n1000_softcap_kv176    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --softcap=30 --causal --block-kv=176
+d128_n4096_gqa_kv176_bf16   --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=128 --block-kv=176
+d128_n1000_persistent_kv176 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7 --block-kv=176
+d256_n1000_kv80_bf16        --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --block-kv=80
+d256_n4096_causal_kv80_f16  --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --head-dim=256 --causal --block-kv=80
+d64_n1000_kv192_bf16        --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --block-kv=192
+d64_n4096_causal_gqa_kv192  --dtype=f16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=64 --causal --block-kv=192
+rt_d128_causal_kv176_bf16   --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal --block-kv=176
+MATRIX
+  esac
   # One kernel for every batch and length (sm_90/sm_90a only): check.sh
   # runs each at several shapes ($FA_RUNTIME_SHAPES).
   case "$chip" in

@@ -515,6 +515,35 @@ TEST(WgmmaAccumulator, WarpgroupsSplitTheColumns) {
     }
 }
 
+// Tile sizes that are not a power of two times the instruction (FA3's
+// 128 x 176 and 128 x 80 score tiles, three m64 repeats) take one register
+// repeat; the registers keep the ISA's order: d_i of n8 group i / 4 for
+// every N the instruction has (multiples of 8), m-repeats after them.
+TEST(WgmmaAccumulator, ColumnsThatAreNotAPowerOfTwo) {
+  for (Shape s : {Shape{64, 24, 4}, Shape{64, 80, 4}, Shape{128, 176, 8},
+                  Shape{128, 80, 8}, Shape{64, 248, 4}, Shape{128, 48, 4}}) {
+    TileLayout layout = TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps);
+    EXPECT_TRUE(layout.hasRegisterRepeat()) << str(s);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    expectMatches(layout, "wgmma D " + str(s),
+                  s.cols / 2 * (s.rows / (16 * s.warps)), s.warps,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    return expectWgmmaD(s, reg, lane, warp);
+                  });
+    expectBijection(layout, "wgmma D " + str(s));
+  }
+}
+
+TEST(WgmmaAccumulator, ThreeMRepeats) {
+  Shape s{192, 64, 4};
+  TileLayout layout = TileLayout::wgmmaAccumulator(192, 64, 4);
+  EXPECT_EQ(layout.verify(), "");
+  expectMatches(layout, "wgmma D " + str(s), 96, 4,
+                [&](int64_t reg, int64_t lane, int64_t warp) {
+                  return expectWgmmaD(s, reg, lane, warp);
+                });
+}
+
 //===----------------------------------------------------------------------===//
 // 4. wgmma register A.
 //===----------------------------------------------------------------------===//
@@ -552,6 +581,19 @@ TEST(WgmmaOperandA, FigureSpotValues) {
     TileCoord c = layout.apply(s.reg, s.thread % 32, s.thread / 32);
     EXPECT_EQ(c.row, s.row) << "T" << s.thread << " a" << s.reg;
     EXPECT_EQ(c.col, s.col) << "T" << s.thread << " a" << s.reg;
+  }
+}
+
+TEST(WgmmaOperandA, KThatIsNotAPowerOfTwo) {
+  // P of a 176-key (11 k16 steps) or 80-key (5) block for P·V.
+  for (Shape s : {Shape{128, 176, 8}, Shape{128, 80, 8}, Shape{64, 48, 4}}) {
+    TileLayout layout = TileLayout::wgmmaOperandA(s.rows, s.cols, s.warps);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    expectMatches(layout, "wgmma A " + str(s),
+                  s.cols / 2 * (s.rows / (16 * s.warps)), s.warps,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    return expectWgmmaA(s, reg, lane, warp);
+                  });
   }
 }
 
@@ -613,6 +655,16 @@ TEST(TileLayoutVerify, HandBuiltGoodLayoutVerifies) {
   TileLayout good(16, 8, {{0, 1}, {8, 0}}, kGoodLanes, {});
   EXPECT_EQ(good.verify(), "");
   expectBijection(good, "hand-built 16x8");
+  // Three n8 tiles between the two register bits: registers 0, 1 (row 0,
+  // cols 0, 1), then 2..3 cols 8, 9, 4..5 cols 16, 17, then row 8.
+  TileLayout repeated(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                      RegisterRepeat{3, {0, 8}, 1});
+  EXPECT_EQ(repeated.verify(), "");
+  EXPECT_EQ(repeated.numRegisters(), 12);
+  EXPECT_EQ(repeated.ofRegister(2), (TileCoord{0, 8}));
+  EXPECT_EQ(repeated.ofRegister(5), (TileCoord{0, 17}));
+  EXPECT_EQ(repeated.ofRegister(6), (TileCoord{8, 0}));
+  expectBijection(repeated, "hand-built 16x24");
 }
 
 TEST(TileLayoutVerify, RejectsBrokenLayouts) {
@@ -640,6 +692,21 @@ TEST(TileLayoutVerify, RejectsBrokenLayouts) {
        TileLayout(16, 16, {{0, 1}, {8, 0}}, kGoodLanes, {})},
       {"a negative basis",
        TileLayout(16, 8, {{0, 1}, {-8, 0}}, kGoodLanes, {})},
+      {"a repeat over a lane's columns",
+       TileLayout(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  RegisterRepeat{3, {0, 4}, 2})},
+      {"a repeat past the tile",
+       TileLayout(16, 16, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  RegisterRepeat{3, {0, 8}, 2})},
+      {"a repeat short of the tile",
+       TileLayout(16, 32, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  RegisterRepeat{3, {0, 8}, 2})},
+      {"a repeat along both dimensions",
+       TileLayout(48, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  RegisterRepeat{3, {16, 8}, 2})},
+      {"a repeat above the register bits",
+       TileLayout(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  RegisterRepeat{3, {0, 8}, 3})},
   };
   for (const Broken &b : broken)
     EXPECT_NE(b.layout.verify(), "") << b.why;
@@ -717,7 +784,8 @@ TEST(RowSlice, MmaSyncAccumulator) {
 
 TEST(RowSlice, WgmmaAccumulator) {
   for (Shape s : {Shape{64, 8, 4}, Shape{64, 128, 4}, Shape{128, 64, 8},
-                  Shape{128, 128, 4}, Shape{256, 64, 8}})
+                  Shape{128, 128, 4}, Shape{256, 64, 8}, Shape{128, 176, 8},
+                  Shape{128, 80, 8}, Shape{192, 64, 4}, Shape{192, 8, 4}})
     checkRowSlice(TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps),
                   "wgmmaAccumulator " + str(s));
 }

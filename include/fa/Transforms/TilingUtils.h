@@ -114,8 +114,11 @@ Value createFilledTensor(OpBuilder &b, Location loc,
                          double value);
 
 /// Checks a block-size pass option; emits on `op` and fails when invalid.
+/// Powers of two, and with `multiplesOf16` also multiples of 16 (the
+/// forward's 176- and 80-key blocks: its tiles take one register repeat).
 LogicalResult verifyBlockSize(Operation *op, StringRef passName,
-                              StringRef option, int64_t value);
+                              StringRef option, int64_t value,
+                              bool multiplesOf16 = false);
 
 } // namespace fa
 } // namespace mlir

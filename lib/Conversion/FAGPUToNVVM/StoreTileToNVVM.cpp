@@ -38,11 +38,15 @@ static bool storesPairs(const TileLayout &layout, RankedTensorType type,
          strides[0] % 2 == 0;
 }
 
-/// The register bit of `layout` that steps `cols` columns, or -1.
+/// The bit of `layout`'s register index that steps `cols` columns, or -1
+/// (also for a basis at or above a register repeat: its index bit moves).
 static int registerBitFor(const TileLayout &layout, int64_t cols) {
   for (auto [bit, basis] : llvm::enumerate(layout.registerBases()))
     if (basis.row == 0 && basis.col == cols)
-      return bit;
+      return layout.hasRegisterRepeat() &&
+                     bit >= layout.registerRepeat().position
+                 ? -1
+                 : int(bit);
   return -1;
 }
 

@@ -144,6 +144,11 @@ bool mlir::fagpu::holdsColumnPairs(const TileLayout &layout) {
   if (regs.empty() || regs[0].row != 0 || regs[0].col != 1)
     return false;
   auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
+  // Pairs are registers 2i, 2i + 1: a repeat must sit above bit 0.
+  const RegisterRepeat &repeat = layout.registerRepeat();
+  if (layout.hasRegisterRepeat() &&
+      (repeat.position == 0 || !even(repeat.stride)))
+    return false;
   return llvm::all_of(regs.drop_front(), even) &&
          llvm::all_of(layout.laneBases(), even) &&
          llvm::all_of(layout.warpBasesRef(), even);

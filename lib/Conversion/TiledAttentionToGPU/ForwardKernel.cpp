@@ -413,8 +413,9 @@ std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
     return llvm::formatv("block-q must be a multiple of {0} rows per warp, "
                          "with at most 16 warps, got {1}",
                          c.rowsPerWarp, c.blockQ);
-  if (c.blockKV % 16 != 0 || c.blockKV < 16)
-    return llvm::formatv("block-kv must be a multiple of 16, got {0}",
+  if (c.blockKV < 16 || !llvm::isPowerOf2_64(c.blockKV))
+    return llvm::formatv("block-kv must be a power of two, at least 16, got "
+                         "{0}",
                          c.blockKV);
   if (c.headDim % 16 != 0 || c.headDimV % 16 != 0)
     return llvm::formatv("head dims must be multiples of 16, got D = {0}, "

@@ -30,7 +30,7 @@ func.func @row_bytes(%x: !fagpu.smem<64x4xbf16, swizzle = 0>) { return }
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 func.func @acc_rows(%a: !fagpu.smem<32x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<32x64xf32, #acc>) {
-  // expected-error @+1 {{accumulator: WGMMA accumulator tile dim 0 must be a power of two and a multiple of 64, got 32}}
+  // expected-error @+1 {{accumulator: WGMMA accumulator tile dim 0 must be a positive multiple of 64, got 32}}
   %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<32x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<32x64xf32, #acc> -> tensor<32x64xf32, #acc>
   return
 }
@@ -66,7 +66,7 @@ func.func @a_layout(%a: tensor<64x64xbf16, #fagpu.mma_sync_a<warps = 4>>, %b: !f
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 func.func @a_warps(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
-  // expected-error @+1 {{A: WGMMA A operand tile dim 0 must be a power of two and a multiple of 128, got 64}}
+  // expected-error @+1 {{A: WGMMA A operand tile dim 0 must be a positive multiple of 128, got 64}}
   %r = fagpu.mma %a, %b, %c : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
   return
 }
@@ -695,5 +695,16 @@ func.func @column_split_register_a(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps =
   %b = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
   // expected-error @+1 {{warpgroups that split the accumulator's columns all read A: it must be a shared tile}}
   %r = fagpu.mma %a, %b, %acc : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  return
+}
+
+// -----
+
+// One register repeat a layout: 192 rows (3 x 64) and 176 columns (11 x 16)
+// would need two.
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @two_repeats(%a: !fagpu.smem<192x64xbf16, swizzle = 128>, %b: !fagpu.smem<176x64xbf16, swizzle = 128>, %c: tensor<192x176xf32, #acc>) {
+  // expected-error @+1 {{accumulator: WGMMA accumulator tile 192x176: at most one dim may be a multiple of 64 or 8 other than a power of two times it}}
+  %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<192x64xbf16, swizzle = 128>, !fagpu.smem<176x64xbf16, swizzle = 128>, tensor<192x176xf32, #acc> -> tensor<192x176xf32, #acc>
   return
 }

@@ -59,8 +59,10 @@ static LogicalResult verifyWarps(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-// Shape rules of one tensor-core layout: rank 2, powers of two, and rows and
-// columns multiples of what one warp's instruction covers.
+// Shape rules of one tensor-core layout: rank 2, rows and columns multiples
+// of what one warp's instruction covers, and at most one of the two ratios
+// not a power of two (the layout's one register repeat: a 176-key tile is
+// 11 x 16 columns).
 static std::string checkTensorCoreShape(ArrayRef<int64_t> shape,
                                         int64_t rowQuantum, int64_t colQuantum,
                                         StringRef what) {
@@ -70,15 +72,20 @@ static std::string checkTensorCoreShape(ArrayRef<int64_t> shape,
     os << what << " tiles are 2-D, got rank " << shape.size();
     return message;
   }
+  int repeats = 0;
   for (int i = 0; i < 2; ++i) {
     int64_t quantum = i == 0 ? rowQuantum : colQuantum;
-    if (shape[i] <= 0 || !llvm::isPowerOf2_64(shape[i]) ||
-        shape[i] % quantum != 0) {
-      os << what << " tile dim " << i << " must be a power of two and a "
-         << "multiple of " << quantum << ", got " << shape[i];
+    if (shape[i] <= 0 || shape[i] % quantum != 0) {
+      os << what << " tile dim " << i << " must be a positive multiple of "
+         << quantum << ", got " << shape[i];
       return message;
     }
+    repeats += !llvm::isPowerOf2_64(shape[i] / quantum);
   }
+  if (repeats > 1)
+    os << what << " tile " << shape[0] << "x" << shape[1]
+       << ": at most one dim may be a multiple of " << rowQuantum << " or "
+       << colQuantum << " other than a power of two times it";
   return message;
 }
 

@@ -15,57 +15,84 @@ using llvm::SmallVector;
 
 TileLayout::TileLayout(int64_t rows, int64_t cols, ArrayRef<TileCoord> regBases,
                        ArrayRef<TileCoord> laneBases,
-                       ArrayRef<TileCoord> warpBases)
+                       ArrayRef<TileCoord> warpBases, RegisterRepeat repeat)
     : numRows(rows), numCols(cols), regBases(regBases), lnBases(laneBases),
-      warpBases(warpBases) {
+      warpBases(warpBases), repeat(repeat) {
   assert(laneBases.size() == kLaneBits && "a basis per lane bit");
 }
 
+// Digits are disjoint (verify), so the element is the sum of their
+// contributions.
 static TileCoord combine(TileCoord acc, ArrayRef<TileCoord> bases,
                          int64_t index) {
   for (auto [bit, basis] : llvm::enumerate(bases)) {
     if ((index >> bit) & 1) {
-      acc.row ^= basis.row;
-      acc.col ^= basis.col;
+      acc.row += basis.row;
+      acc.col += basis.col;
     }
   }
   return acc;
 }
 
+std::pair<int64_t, int64_t> TileLayout::splitRegister(int64_t reg) const {
+  // The register index in mixed radix: the bits below the repeat, the
+  // repeat's digit, then the bits above it.
+  int64_t low = reg & ((int64_t(1) << repeat.position) - 1);
+  int64_t rest = reg >> repeat.position;
+  return {low | (rest / repeat.count) << repeat.position, rest % repeat.count};
+}
+
 TileCoord TileLayout::apply(int64_t reg, int64_t lane, int64_t warp) const {
-  TileCoord c = combine({}, regBases, reg);
+  auto [bits, digit] = splitRegister(reg);
+  TileCoord c = combine({}, regBases, bits);
+  c.row += digit * repeat.stride.row;
+  c.col += digit * repeat.stride.col;
   c = combine(c, lnBases, lane);
   return combine(c, warpBases, warp);
 }
 
 std::string TileLayout::verify() const {
-  if (numRows <= 0 || numCols <= 0 || !llvm::isPowerOf2_64(numRows) ||
-      !llvm::isPowerOf2_64(numCols))
-    return "tile sizes must be powers of two";
-  std::set<std::pair<int64_t, int64_t>> seen;
-  int64_t nonZero = 0;
+  if (numRows <= 0 || numCols <= 0)
+    return "tile sizes must be positive";
+  // Per dimension, (stride, count) of every digit that moves along it.
+  SmallVector<std::pair<int64_t, int64_t>> digits[2];
   for (ArrayRef<TileCoord> bases :
        {ArrayRef<TileCoord>(regBases), ArrayRef<TileCoord>(lnBases),
         ArrayRef<TileCoord>(warpBases)}) {
     for (TileCoord basis : bases) {
       if (basis.isZero())
-        continue;
-      ++nonZero;
-      bool rowBit = basis.row != 0 && basis.col == 0 &&
-                    llvm::isPowerOf2_64(basis.row) && basis.row < numRows;
-      bool colBit = basis.col != 0 && basis.row == 0 &&
-                    llvm::isPowerOf2_64(basis.col) && basis.col < numCols;
-      if (!rowBit && !colBit)
-        return "a basis must be a power of two along one dimension, inside "
-               "the tile";
-      if (!seen.insert({basis.row, basis.col}).second)
-        return "two bases move to the same element";
+        continue; // replicated along this bit
+      if ((basis.row != 0) == (basis.col != 0) || basis.row < 0 ||
+          basis.col < 0)
+        return "a basis must move along one dimension, forward";
+      digits[basis.row != 0 ? 0 : 1].push_back(
+          {basis.row != 0 ? basis.row : basis.col, 2});
     }
   }
-  // Distinct single-bit bases inside the tile cover it exactly when there
-  // are log2(rows * cols) of them.
-  if (int64_t(1) << nonZero != numRows * numCols)
-    return "the bases do not cover the tile";
+  if (repeat.count < 1 || repeat.position > regBases.size())
+    return "a register repeat has a positive count, among the register bits";
+  if (repeat.count > 1) {
+    TileCoord s = repeat.stride;
+    if ((s.row != 0) == (s.col != 0) || s.row < 0 || s.col < 0)
+      return "a register repeat must move along one dimension, forward";
+    digits[s.row != 0 ? 0 : 1].push_back(
+        {s.row != 0 ? s.row : s.col, repeat.count});
+  }
+  for (int dim = 0; dim < 2; ++dim) {
+    llvm::sort(digits[dim]);
+    int64_t covered = 1; // elements the digits below count through
+    for (auto [stride, count] : digits[dim]) {
+      if (stride < covered)
+        return "two digits move to the same element";
+      if (stride > covered)
+        return "the digits do not cover the tile";
+      if (covered > (dim == 0 ? numRows : numCols) / count)
+        return "a digit moves outside the tile";
+      covered *= count;
+    }
+    if (covered != (dim == 0 ? numRows : numCols))
+      return "the digits do not cover the tile";
+  }
   return "";
 }
 
@@ -89,28 +116,46 @@ static TileCoord rowPart(TileCoord c) { return {c.row, 0}; }
 
 TileLayout TileLayout::rowSlice() const {
   SmallVector<TileCoord> regs, lanes, warps;
-  for (TileCoord basis : regBases)
+  RegisterRepeat rowRepeat;
+  for (auto [bit, basis] : llvm::enumerate(regBases)) {
+    if (bit == repeat.position && repeat.stride.row != 0)
+      rowRepeat = {repeat.count, rowPart(repeat.stride), unsigned(regs.size())};
     if (basis.row != 0)
       regs.push_back(rowPart(basis));
+  }
+  if (repeat.position == regBases.size() && repeat.stride.row != 0)
+    rowRepeat = {repeat.count, rowPart(repeat.stride), unsigned(regs.size())};
   for (TileCoord basis : lnBases)
     lanes.push_back(rowPart(basis));
   for (TileCoord basis : warpBases)
     warps.push_back(rowPart(basis));
-  return TileLayout(numRows, 1, regs, lanes, warps);
+  return TileLayout(numRows, 1, regs, lanes, warps, rowRepeat);
 }
 
 SmallVector<SmallVector<int64_t>> TileLayout::registersByRow() const {
-  // Register r of the slice keeps the row bits of r; the column bits of a
-  // register of this layout are free.
-  SmallVector<unsigned> rowBits, colBits;
-  for (auto [bit, basis] : llvm::enumerate(regBases))
-    (basis.row != 0 ? rowBits : colBits).push_back(bit);
-  SmallVector<SmallVector<int64_t>> groups(int64_t(1) << rowBits.size());
+  // Register r of the slice is the mixed-radix number of r's row digits (in
+  // rowSlice()'s order); column digits are free.
+  TileLayout slice = rowSlice();
+  SmallVector<SmallVector<int64_t>> groups(slice.numRegisters());
   for (int64_t reg = 0; reg < numRegisters(); ++reg) {
-    int64_t slice = 0;
-    for (auto [i, bit] : llvm::enumerate(rowBits))
-      slice |= ((reg >> bit) & 1) << i;
-    groups[slice].push_back(reg);
+    auto [bits, digit] = splitRegister(reg);
+    int64_t sliceBits = 0, sliceBit = 0, sliceRepeatAt = -1;
+    for (auto [bit, basis] : llvm::enumerate(regBases)) {
+      if (bit == repeat.position && repeat.stride.row != 0)
+        sliceRepeatAt = sliceBit;
+      if (basis.row == 0)
+        continue;
+      sliceBits |= ((bits >> bit) & 1) << sliceBit++;
+    }
+    if (repeat.position == regBases.size() && repeat.stride.row != 0)
+      sliceRepeatAt = sliceBit;
+    int64_t sliceReg = sliceBits;
+    if (sliceRepeatAt >= 0) {
+      int64_t below = sliceBits & ((int64_t(1) << sliceRepeatAt) - 1);
+      int64_t above = sliceBits >> sliceRepeatAt;
+      sliceReg = below | (above * repeat.count + digit) << sliceRepeatAt;
+    }
+    groups[sliceReg].push_back(reg);
   }
   return groups;
 }
@@ -119,9 +164,13 @@ bool TileLayout::operator==(const TileLayout &o) const {
   auto same = [](ArrayRef<TileCoord> a, ArrayRef<TileCoord> b) {
     return a.size() == b.size() && llvm::equal(a, b);
   };
+  const RegisterRepeat &r = repeat, &q = o.repeat;
+  bool sameRepeat =
+      r.count == q.count &&
+      (r.count == 1 || (r.stride == q.stride && r.position == q.position));
   return numRows == o.numRows && numCols == o.numCols &&
          same(regBases, o.regBases) && same(lnBases, o.lnBases) &&
-         same(warpBases, o.warpBases);
+         same(warpBases, o.warpBases) && sameRepeat;
 }
 
 // Bases that step along one dimension by powers of two from `from` up to
@@ -130,6 +179,22 @@ static void appendSteps(SmallVector<TileCoord> &bases, bool alongRows,
                         int64_t from, int64_t to) {
   for (int64_t step = from; step < to; step *= 2)
     bases.push_back(alongRows ? TileCoord{step, 0} : TileCoord{0, step});
+}
+
+// Register digits along one dimension from `from` (a power of two) up to
+// `to` (a multiple of it): bits while the ratio left is even, then the
+// layout's repeat for an odd rest (a 176-column tile: bit 8, then 11 x 16).
+static void appendRegisterSteps(SmallVector<TileCoord> &bases,
+                                RegisterRepeat &repeat, bool alongRows,
+                                int64_t from, int64_t to) {
+  int64_t step = from;
+  for (; step < to && (to / step) % 2 == 0; step *= 2)
+    bases.push_back(alongRows ? TileCoord{step, 0} : TileCoord{0, step});
+  if (step >= to)
+    return;
+  assert(repeat.count == 1 && "one register repeat a layout");
+  repeat = {to / step, alongRows ? TileCoord{step, 0} : TileCoord{0, step},
+            unsigned(bases.size())};
 }
 
 static int64_t rowsPerWarp(int64_t rows, int64_t warps) {
@@ -148,33 +213,36 @@ TileLayout TileLayout::mmaSyncAccumulator(int64_t rows, int64_t cols,
                                           int64_t warps) {
   int64_t warpRows = rowsPerWarp(rows, warps);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  appendSteps(regs, /*alongRows=*/false, 8, cols);
-  appendSteps(regs, /*alongRows=*/true, 16, warpRows);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, warpRows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
 TileLayout TileLayout::mmaSyncOperandA(int64_t rows, int64_t cols,
                                        int64_t warps) {
   int64_t warpRows = rowsPerWarp(rows, warps);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}, {0, 8}};
-  appendSteps(regs, /*alongRows=*/false, 16, cols);
-  appendSteps(regs, /*alongRows=*/true, 16, warpRows);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 16, cols);
+  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, warpRows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
 TileLayout TileLayout::mmaSyncOperandB(int64_t rows, int64_t cols,
                                        int64_t warps) {
   // (k, n): b0b1 = (2t, 2t+1; g), b2b3 = (2t+8, 2t+9; g).
   SmallVector<TileCoord> regs = {{1, 0}, {8, 0}};
-  appendSteps(regs, /*alongRows=*/false, 8, cols);
-  appendSteps(regs, /*alongRows=*/true, 16, rows);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, rows);
   SmallVector<TileCoord> lanes = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
   SmallVector<TileCoord> warpBases(llvm::Log2_64(warps), TileCoord{});
-  return TileLayout(rows, cols, regs, lanes, warpBases);
+  return TileLayout(rows, cols, regs, lanes, warpBases, repeat);
 }
 
 TileLayout TileLayout::wgmmaAccumulator(int64_t rows, int64_t cols,
@@ -183,11 +251,12 @@ TileLayout TileLayout::wgmmaAccumulator(int64_t rows, int64_t cols,
   // Warp w of a warpgroup owns rows 16 w; warpgroups own 64-row blocks; a
   // taller tile repeats the m64 instruction (registers after the columns).
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  appendSteps(regs, /*alongRows=*/false, 8, cols);
-  appendSteps(regs, /*alongRows=*/true, 16 * warps, rows);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, 16, 16 * warps);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
 TileLayout TileLayout::wgmmaAccumulatorByColumns(int64_t rows, int64_t cols,
@@ -195,22 +264,24 @@ TileLayout TileLayout::wgmmaAccumulatorByColumns(int64_t rows, int64_t cols,
   assert(warps % 4 == 0 && rows == 64 && "whole warpgroups, 64 rows");
   int64_t groupCols = cols / (warps / 4);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  appendSteps(regs, /*alongRows=*/false, 8, groupCols);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, groupCols);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, 16, 64);
   appendSteps(warpBases, /*alongRows=*/false, groupCols, cols);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
 TileLayout TileLayout::wgmmaOperandA(int64_t rows, int64_t cols,
                                      int64_t warps) {
   assert(warps % 4 == 0 && "whole warpgroups");
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}, {0, 8}};
-  appendSteps(regs, /*alongRows=*/false, 16, cols);
-  appendSteps(regs, /*alongRows=*/true, 16 * warps, rows);
+  RegisterRepeat repeat;
+  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 16, cols);
+  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, 16, 16 * warps);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
 namespace {

@@ -16,6 +16,13 @@
 // once in the kernel). Lowerings ask the layout; none recomputes lane
 // arithmetic of its own.
 //
+// A tile dimension that is not a power of two (a 176-key block: 11 steps of
+// 16 columns) takes one more register digit, a repeat: `count` registers
+// `stride` apart, at some position among the register bits. The element is
+// then the sum of every digit's contribution (for single bits the same as
+// XOR), and a layout is well formed when, per dimension, its digits form a
+// mixed-radix number system that counts through the tile exactly once.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_DIALECT_FAGPU_IR_TILELAYOUT_H
@@ -26,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace mlir {
 namespace fagpu {
@@ -40,21 +48,38 @@ struct TileCoord {
   bool isZero() const { return row == 0 && col == 0; }
 };
 
+/// The register digit of a non-power-of-two tile dimension: `count`
+/// registers `stride` apart, between register bits `position - 1` and
+/// `position` (count 1: none).
+struct RegisterRepeat {
+  int64_t count = 1;
+  TileCoord stride;
+  unsigned position = 0;
+};
+
 class TileLayout {
 public:
   static constexpr int64_t kLaneBits = 5; // 32 lanes per warp
 
-  /// `laneBases` has kLaneBits entries; `regBases` log2(registers) and
-  /// `warpBases` log2(warps) entries.
+  /// `laneBases` has kLaneBits entries; `regBases` the register bits,
+  /// `warpBases` log2(warps) entries; `repeat` an optional register digit
+  /// of count > 2.
   TileLayout(int64_t rows, int64_t cols, llvm::ArrayRef<TileCoord> regBases,
              llvm::ArrayRef<TileCoord> laneBases,
-             llvm::ArrayRef<TileCoord> warpBases);
+             llvm::ArrayRef<TileCoord> warpBases, RegisterRepeat repeat = {});
 
   int64_t rows() const { return numRows; }
   int64_t cols() const { return numCols; }
-  int64_t numRegisters() const { return int64_t(1) << regBases.size(); }
+  int64_t numRegisters() const {
+    return (int64_t(1) << regBases.size()) * repeat.count;
+  }
   int64_t numWarps() const { return int64_t(1) << warpBases.size(); }
+  /// The register bits. Bit b of this list is bit b of the register index
+  /// only below the repeat's position: code that does bit arithmetic on
+  /// register indices asks hasRegisterRepeat() first.
   llvm::ArrayRef<TileCoord> registerBases() const { return regBases; }
+  const RegisterRepeat &registerRepeat() const { return repeat; }
+  bool hasRegisterRepeat() const { return repeat.count > 1; }
   llvm::ArrayRef<TileCoord> laneBases() const { return lnBases; }
   llvm::ArrayRef<TileCoord> warpBasesRef() const { return warpBases; }
 
@@ -63,9 +88,12 @@ public:
   /// The static part: the element of register `reg` of lane 0 of warp 0.
   TileCoord ofRegister(int64_t reg) const { return apply(reg, 0, 0); }
 
-  /// Empty when the bases are well formed: every non-zero basis a power of
-  /// two in one coordinate, no two the same, all inside the tile, and every
-  /// element of the tile held by some (register, lane, warp). Else why not.
+  /// Empty when the digits are well formed: every non-zero basis along one
+  /// dimension, and per dimension the digits a mixed-radix system (sorted by
+  /// stride, each stride the product of the counts below it) whose counts
+  /// multiply to the tile's size: every element of the tile held by exactly
+  /// one (register, lane, warp) up to replication along zero bases. Else
+  /// why not.
   std::string verify() const;
 
   /// Lane bits that move along columns only: the lanes a row reduction
@@ -89,6 +117,8 @@ public:
 
   // The tensor-core layouts. Warps split the rows in equal contiguous
   // blocks; `rows` and `cols` must be multiples of the instruction shape.
+  // A size whose ratio to the instruction shape is not a power of two
+  // becomes the register repeat: at most one dimension may have one.
 
   /// mma.sync.m16n8k16 C/D fragments (f32 accumulators) tiling
   /// [rows x cols]: registers c0..c3 of the first n8 tile, then the next n8
@@ -116,8 +146,12 @@ public:
   static TileLayout wgmmaOperandA(int64_t rows, int64_t cols, int64_t warps);
 
 private:
+  /// (the index of the register bits, the repeat's digit) of register `reg`.
+  std::pair<int64_t, int64_t> splitRegister(int64_t reg) const;
+
   int64_t numRows, numCols;
   llvm::SmallVector<TileCoord> regBases, lnBases, warpBases;
+  RegisterRepeat repeat;
 };
 
 /// Byte offset of element (row, col) of a row-major shared tile whose rows
