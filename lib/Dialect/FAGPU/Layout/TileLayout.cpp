@@ -42,6 +42,12 @@ std::pair<int64_t, int64_t> TileLayout::splitRegister(int64_t reg) const {
   return {low | (rest / repeat.count) << repeat.position, rest % repeat.count};
 }
 
+int64_t TileLayout::joinRegister(int64_t bits, int64_t digit) const {
+  int64_t low = bits & ((int64_t(1) << repeat.position) - 1);
+  int64_t high = bits >> repeat.position;
+  return low | (high * repeat.count + digit) << repeat.position;
+}
+
 TileCoord TileLayout::apply(int64_t reg, int64_t lane, int64_t warp) const {
   auto [bits, digit] = splitRegister(reg);
   TileCoord c = combine({}, regBases, bits);
@@ -133,29 +139,18 @@ TileLayout TileLayout::rowSlice() const {
 }
 
 SmallVector<SmallVector<int64_t>> TileLayout::registersByRow() const {
-  // Register r of the slice is the mixed-radix number of r's row digits (in
-  // rowSlice()'s order); column digits are free.
+  // Register r of the slice has r's row bits (in order) and, where the
+  // repeat moves along rows, r's repeat digit; column digits are free.
   TileLayout slice = rowSlice();
   SmallVector<SmallVector<int64_t>> groups(slice.numRegisters());
   for (int64_t reg = 0; reg < numRegisters(); ++reg) {
     auto [bits, digit] = splitRegister(reg);
-    int64_t sliceBits = 0, sliceBit = 0, sliceRepeatAt = -1;
-    for (auto [bit, basis] : llvm::enumerate(regBases)) {
-      if (bit == repeat.position && repeat.stride.row != 0)
-        sliceRepeatAt = sliceBit;
-      if (basis.row == 0)
-        continue;
-      sliceBits |= ((bits >> bit) & 1) << sliceBit++;
-    }
-    if (repeat.position == regBases.size() && repeat.stride.row != 0)
-      sliceRepeatAt = sliceBit;
-    int64_t sliceReg = sliceBits;
-    if (sliceRepeatAt >= 0) {
-      int64_t below = sliceBits & ((int64_t(1) << sliceRepeatAt) - 1);
-      int64_t above = sliceBits >> sliceRepeatAt;
-      sliceReg = below | (above * repeat.count + digit) << sliceRepeatAt;
-    }
-    groups[sliceReg].push_back(reg);
+    int64_t sliceBits = 0, sliceBit = 0;
+    for (auto [bit, basis] : llvm::enumerate(regBases))
+      if (basis.row != 0)
+        sliceBits |= ((bits >> bit) & 1) << sliceBit++;
+    int64_t sliceDigit = slice.hasRegisterRepeat() ? digit : 0;
+    groups[slice.joinRegister(sliceBits, sliceDigit)].push_back(reg);
   }
   return groups;
 }

@@ -148,6 +148,9 @@ public:
 private:
   /// (the index of the register bits, the repeat's digit) of register `reg`.
   std::pair<int64_t, int64_t> splitRegister(int64_t reg) const;
+  /// The register of register-bit index `bits` and repeat digit `digit`
+  /// (splitRegister's inverse).
+  int64_t joinRegister(int64_t bits, int64_t digit) const;
 
   int64_t numRows, numCols;
   llvm::SmallVector<TileCoord> regBases, lnBases, warpBases;
