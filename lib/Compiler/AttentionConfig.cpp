@@ -47,23 +47,30 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
 /// two compute warpgroups of 64 rows (before warp specialization one
 /// warpgroup won at head dim 64; with it, 128 x 128 reads 379 against 279
 /// TFLOP/s) and 128 keys per block (64 at head dim 256) while the S and O
-/// accumulators fit the registers. Long problems without a mask band
-/// (not causal, no window, no softcap, Dv = D; N >= 2k at head dim 64, 4k
-/// above) take FlashAttention 3's wider blocks, a register repeat in the
-/// score tiles: 192 keys at head dim 64, 176 at 128, 80 at 256 (N = 8k:
-/// +5-10 %, +2-4 %, +2 %; hd64 N = 2k +4 %); with a band they lose (up to 35 %
-/// causal: the masked blocks spill), and at hd128 N = 2k, 1k they lose 1-3 %.
-static int64_t wideKVBlockMinKeys(int64_t headDim) {
-  return headDim == 64 ? 2048 : 4096;
-}
+/// accumulators fit the registers.
+///
+/// At head dim 64 (Dv = D), FlashAttention 3's 192 x 128 block, three
+/// compute warpgroups of 160 registers (tenth session: non-causal +2 % at
+/// N = 512, +6-9 % from 1k to 16k, beating 128 x 192; causal +3 % at 4k and
+/// +10-11 % at 8k-16k, but -25 % at 512 and 1k, where a 192-row block's
+/// diagonal is most of its work). Windows and softcaps keep 128 rows
+/// (unmeasured, and a window's mask spills at 192).
+///
+/// Long problems without a mask band (not causal, no window, no softcap,
+/// Dv = D, N >= 4k) at head dims 128 and 256 take FlashAttention 3's wider
+/// KV blocks, a register repeat in the score tiles: 176 keys at 128, 80 at
+/// 256 (N = 8k: +2-4 %, +2 %); with a band they lose (up to 35 % causal:
+/// the masked blocks spill), and at hd128 N = 2k, 1k they lose 1-3 %.
+static constexpr int64_t kWideBlockMinKeys = 4096;
 
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
   bool band = c.causal || c.window || c.softcap;
-  if (!band && !c.runtimeShapes && c.seqKV >= wideKVBlockMinKeys(c.headDim) &&
+  if (c.headDim == 64 && c.headDimV == 64 && !c.runtimeShapes && !c.window &&
+      !c.softcap && (!c.causal || c.seqKV >= kWideBlockMinKeys))
+    return {192, 128};
+  if (!band && !c.runtimeShapes && c.seqKV >= kWideBlockMinKeys &&
       c.headDim == c.headDimV) {
-    if (c.headDim == 64)
-      return {128, 192};
     if (c.headDim == 128)
       return {128, 176};
     if (c.headDim == 256)
@@ -88,9 +95,10 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
              " (the WGMMA kernel takes multiples of 64 up to 256)";
   // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at
   // least (fa-convert-tiled-attention-to-fagpu has the final word).
-  if (c.blockQ && c.blockQ != 64 && c.blockQ != 128)
+  if (c.blockQ && c.blockQ != 64 && c.blockQ != 128 && c.blockQ != 192)
     return "block-q " + std::to_string(c.blockQ) +
-           " (the WGMMA kernel takes 64 or 128: one or two warpgroups)";
+           " (the WGMMA kernel takes 64, 128 or 192: one to three "
+           "warpgroups)";
   // As checkWgmmaKernelConfig (TiledAttentionToFAGPU.cpp) will: a block
   // the WGMMA kernel cannot take falls back to mma.sync instead of failing.
   if (c.blockKV && (c.blockKV < 16 || c.blockKV > 256))
@@ -171,15 +179,21 @@ std::string AttentionConfig::forwardVariantReason() const {
           : "wgmma: sm_90 (built as sm_90a), where the warp-specialized "
             "WGMMA kernel measures faster than mma.sync at every head dim";
   int64_t blocks = effectivePersistentBlocks();
-  if (blocks <= 0)
-    return why + "; a block per tile";
-  std::string reason =
-      persistentBlocks == -1
-          ? llvm::formatv("tiles of at most {0} KV blocks", kShortTileKVBlocks)
-                .str()
-          : "asked for";
-  return why + llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks,
-                             reason)
+  if (blocks <= 0) {
+    why += "; a block per tile";
+  } else {
+    std::string reason = persistentBlocks == -1
+                             ? llvm::formatv("tiles of at most {0} KV blocks",
+                                             kShortTileKVBlocks)
+                                   .str()
+                             : "asked for";
+    why +=
+        llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks, reason)
+            .str();
+  }
+  return why + llvm::formatv("; {0} x {1} blocks ({2} compute warpgroups)",
+                             effectiveBlockQ(), effectiveBlockKV(),
+                             effectiveBlockQ() / 64)
                    .str();
 }
 

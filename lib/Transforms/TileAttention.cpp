@@ -202,7 +202,8 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ)) ||
+    if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ,
+                               /*multiplesOf16=*/true)) ||
         failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV,
                                /*multiplesOf16=*/true)))
       return signalPassFailure();

@@ -307,11 +307,16 @@ struct TileAttentionGradPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    if (failed(verifyBlockSize(root, getArgument(), "block-q", blockQ)) ||
-        failed(verifyBlockSize(root, getArgument(), "block-kv", blockKV)))
-      return signalPassFailure();
     SmallVector<AttentionGradOp> work;
     WalkResult walk = root->walk([&](AttentionGradOp op) {
+      // The blocks are checked where there is a backward to tile: a
+      // pipeline that tiles both directions (fa-tile-and-decompose) runs
+      // a forward-only module with the forward's blocks, which may be
+      // multiples of 16 that the backward refuses.
+      if (work.empty() &&
+          (failed(verifyBlockSize(op, getArgument(), "block-q", blockQ)) ||
+           failed(verifyBlockSize(op, getArgument(), "block-kv", blockKV))))
+        return WalkResult::interrupt();
       for (Value v : op->getOperands())
         if (ShapedType::isDynamicShape(
                 cast<RankedTensorType>(v.getType()).getShape())) {

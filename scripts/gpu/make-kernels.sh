@@ -70,6 +70,23 @@ d64_n4096_causal_gqa_kv192  --dtype=f16 --batch=1 --heads-q=8 --heads-kv=2 --seq
 rt_d128_causal_kv176_bf16   --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal --block-kv=176
 MATRIX
   esac
+  # 192-row Q blocks on three compute warpgroups (a warp repeat in the
+  # layouts): ragged Q blocks, causal bands across them, window, softcap,
+  # GQA, the persistent grid, runtime shapes.
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+d64_n1000_q192_bf16         --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --block-q=192 --block-kv=128
+d64_n1000_causal_q192_f16   --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --causal --block-q=192 --block-kv=128
+d64_nq77_nk1000_causal_q192 --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=64 --causal --block-q=192 --block-kv=128
+d64_nq1000_nk77_causal_q192 --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --seq-kv=77 --head-dim=64 --causal --block-q=192 --block-kv=128
+d64_n1000_window_q192_f16   --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --window=100,30 --block-q=192 --block-kv=128
+d64_n1000_softcap_q192      --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --softcap=30 --causal --block-q=192 --block-kv=128
+d64_n4096_causal_gqa_q192   --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=64 --causal --block-q=192 --block-kv=128
+d64_n1000_persistent_q192   --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=64 --causal --persistent-blocks=7 --block-q=192 --block-kv=128
+d64_n1000_q192_kv192        --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --block-q=192 --block-kv=192
+rt_d64_causal_q192_bf16     --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=64 --causal --block-q=192 --block-kv=128
+MATRIX
+  esac
   # One kernel for every batch and length (sm_90/sm_90a only): check.sh
   # runs each at several shapes ($FA_RUNTIME_SHAPES).
   case "$chip" in

@@ -5,7 +5,7 @@
 func.func @block_q(%q: tensor<1x1x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
                    %v: tensor<1x1x64x64xbf16>)
     -> (tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>) {
-  // expected-error @+1 {{cannot lower to the WGMMA kernel: block-q must be 64 or 128 (one or two warpgroups), got 32}}
+  // expected-error @+1 {{cannot lower to the WGMMA kernel: block-q must be 64, 128 or 192 (one to three warpgroups), got 32}}
   %o, %lse = fa.attention %q, %k, %v
       : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>
       -> tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>

@@ -1,7 +1,7 @@
 // RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=8 block-kv=64" -fa-convert-tiled-attention-to-gpu -verify-diagnostics
 
 func.func @small_block(%q: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
-  // expected-error @+1 {{cannot lower to the mma.sync kernel: block-q must be a multiple of 16 rows per warp, with at most 16 warps, got 8}}
+  // expected-error @+1 {{cannot lower to the mma.sync kernel: block-q must be 16 rows per warp times a power of two of warps, at most 16, got 8}}
   %o, %lse = fa.attention %q, %q, %q
       : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>
       -> tensor<1x1x64x64xbf16>, tensor<1x1x64xf32>

@@ -96,7 +96,11 @@ def test_gqa_heads_carry_compiler_message():
 
 def test_block_size_carries_compiler_message():
     with pytest.raises(FlashMLIRError, match="block-q must be a positive power"
-                                             " of two, got 48"):
+                                             " of two or multiple of 16, got 40"):
+        flashmlir.validate(Config(block_q=40))
+    # A multiple of 16 that no kernel takes: the kernel's own limit.
+    with pytest.raises(FlashMLIRError, match="block-q must be 16 rows per warp"
+                                             " times a power of two of warps"):
         flashmlir.validate(Config(block_q=48))
     with pytest.raises(FlashMLIRError, match="block_q / block_kv"):
         flashmlir.validate(Config(block_kv=-1))

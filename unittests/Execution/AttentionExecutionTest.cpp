@@ -794,6 +794,34 @@ INSTANTIATE_TEST_SUITE_P(
                                          Direction::Backward)),
     paramName);
 
+/// Forward blocks that are multiples of 16 but not powers of two (the WGMMA
+/// forward's 192-row Q blocks, 176- and 80-key KV blocks), which the
+/// backward's tiling refuses: ragged Q and KV blocks, causal bands that
+/// cross them (Nq != Nk), GQA, a window, softcap.
+std::vector<Case> forwardBlockCases() {
+  return {
+      make("fwd_blocks", BF16, 1, 2, 2, 1000, 1000, 64, 64)
+          .causal()
+          .blocks(192, 128),
+      make("fwd_blocks", F32, 1, 4, 2, 300, 500, 64, 64)
+          .causal()
+          .blocks(48, 176),
+      make("fwd_blocks", F16, 1, 2, 2, 77, 1000, 64, 64)
+          .causal()
+          .blocks(192, 80),
+      make("fwd_blocks", F32, 1, 2, 2, 1000, 400, 64, 32)
+          .window(100, 30)
+          .softcap(3.0)
+          .blocks(192, 176),
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HostForwardBlocks, AttentionExecution,
+    ::testing::Combine(::testing::ValuesIn(forwardBlockCases()),
+                       ::testing::Values(Direction::Forward)),
+    paramName);
+
 /// Runtime shapes: one module compiled with dynamic batch and sequence
 /// lengths runs every length, including ragged blocks, empty masked rows
 /// (bottom-right causal with Nq > Nk), one key, and Nq != Nk across GQA.

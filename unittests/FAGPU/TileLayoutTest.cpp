@@ -544,6 +544,26 @@ TEST(WgmmaAccumulator, ThreeMRepeats) {
                 });
 }
 
+// FA3's 192-row block at head dim 64: three warpgroups, the warp index a
+// mixed-radix number (two bits inside the warpgroup, then a digit of 3);
+// warpgroup g still owns rows 64 g .. 64 g + 63 of each instruction.
+TEST(WgmmaAccumulator, ThreeWarpgroups) {
+  for (Shape s : {Shape{192, 128, 12}, Shape{192, 176, 12}, Shape{192, 8, 12},
+                  Shape{384, 64, 12}}) {
+    TileLayout layout = TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    EXPECT_TRUE(layout.hasWarpRepeat()) << str(s);
+    expectMatches(layout, "wgmma D " + str(s), s.rows * s.cols / (32 * 12), 12,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    return expectWgmmaD(s, reg, lane, warp);
+                  });
+    expectBijection(layout, "wgmma D " + str(s));
+    EXPECT_EQ(layout.apply(0, 0, 8), (TileCoord{128, 0}))
+        << "warp 8 starts the third warpgroup's rows";
+    EXPECT_EQ(layout.apply(0, 4, 11), (TileCoord{177, 0}));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // 4. wgmma register A.
 //===----------------------------------------------------------------------===//
@@ -581,6 +601,19 @@ TEST(WgmmaOperandA, FigureSpotValues) {
     TileCoord c = layout.apply(s.reg, s.thread % 32, s.thread / 32);
     EXPECT_EQ(c.row, s.row) << "T" << s.thread << " a" << s.reg;
     EXPECT_EQ(c.col, s.col) << "T" << s.thread << " a" << s.reg;
+  }
+}
+
+TEST(WgmmaOperandA, ThreeWarpgroups) {
+  for (Shape s :
+       {Shape{192, 128, 12}, Shape{192, 176, 12}, Shape{192, 64, 12}}) {
+    TileLayout layout = TileLayout::wgmmaOperandA(s.rows, s.cols, s.warps);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    expectMatches(layout, "wgmma A " + str(s), s.rows * s.cols / (32 * 12), 12,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    return expectWgmmaA(s, reg, lane, warp);
+                  });
+    expectBijection(layout, "wgmma A " + str(s));
   }
 }
 
@@ -658,13 +691,20 @@ TEST(TileLayoutVerify, HandBuiltGoodLayoutVerifies) {
   // Three n8 tiles between the two register bits: registers 0, 1 (row 0,
   // cols 0, 1), then 2..3 cols 8, 9, 4..5 cols 16, 17, then row 8.
   TileLayout repeated(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                      RegisterRepeat{3, {0, 8}, 1});
+                      IndexRepeat{3, {0, 8}, 1});
   EXPECT_EQ(repeated.verify(), "");
   EXPECT_EQ(repeated.numRegisters(), 12);
   EXPECT_EQ(repeated.ofRegister(2), (TileCoord{0, 8}));
   EXPECT_EQ(repeated.ofRegister(5), (TileCoord{0, 17}));
   EXPECT_EQ(repeated.ofRegister(6), (TileCoord{8, 0}));
   expectBijection(repeated, "hand-built 16x24");
+  // Three warps of 16 rows each: the warp index is the repeat's digit.
+  TileLayout warps(48, 8, {{0, 1}, {8, 0}}, kGoodLanes, {}, {},
+                   IndexRepeat{3, {16, 0}, 0});
+  EXPECT_EQ(warps.verify(), "");
+  EXPECT_EQ(warps.numWarps(), 3);
+  EXPECT_EQ(warps.apply(0, 0, 2), (TileCoord{32, 0}));
+  expectBijection(warps, "hand-built 48x8 on 3 warps");
 }
 
 TEST(TileLayoutVerify, RejectsBrokenLayouts) {
@@ -694,19 +734,31 @@ TEST(TileLayoutVerify, RejectsBrokenLayouts) {
        TileLayout(16, 8, {{0, 1}, {-8, 0}}, kGoodLanes, {})},
       {"a repeat over a lane's columns",
        TileLayout(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                  RegisterRepeat{3, {0, 4}, 2})},
+                  IndexRepeat{3, {0, 4}, 2})},
       {"a repeat past the tile",
        TileLayout(16, 16, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                  RegisterRepeat{3, {0, 8}, 2})},
+                  IndexRepeat{3, {0, 8}, 2})},
       {"a repeat short of the tile",
        TileLayout(16, 32, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                  RegisterRepeat{3, {0, 8}, 2})},
+                  IndexRepeat{3, {0, 8}, 2})},
       {"a repeat along both dimensions",
        TileLayout(48, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                  RegisterRepeat{3, {16, 8}, 2})},
+                  IndexRepeat{3, {16, 8}, 2})},
       {"a repeat above the register bits",
        TileLayout(16, 24, {{0, 1}, {8, 0}}, kGoodLanes, {},
-                  RegisterRepeat{3, {0, 8}, 3})},
+                  IndexRepeat{3, {0, 8}, 3})},
+      {"a register repeat that moves nowhere",
+       TileLayout(16, 8, {{0, 1}, {8, 0}}, kGoodLanes, {},
+                  IndexRepeat{3, {0, 0}, 2})},
+      {"a warp repeat over a warp bit's rows",
+       TileLayout(96, 8, {{0, 1}, {8, 0}}, kGoodLanes, {{16, 0}}, {},
+                  IndexRepeat{3, {16, 0}, 1})},
+      {"a warp repeat above the warp bits",
+       TileLayout(96, 8, {{0, 1}, {8, 0}}, kGoodLanes, {{16, 0}}, {},
+                  IndexRepeat{3, {32, 0}, 2})},
+      {"a warp repeat past the tile",
+       TileLayout(32, 8, {{0, 1}, {8, 0}}, kGoodLanes, {}, {},
+                  IndexRepeat{3, {16, 0}, 0})},
   };
   for (const Broken &b : broken)
     EXPECT_NE(b.layout.verify(), "") << b.why;
@@ -785,7 +837,8 @@ TEST(RowSlice, MmaSyncAccumulator) {
 TEST(RowSlice, WgmmaAccumulator) {
   for (Shape s : {Shape{64, 8, 4}, Shape{64, 128, 4}, Shape{128, 64, 8},
                   Shape{128, 128, 4}, Shape{256, 64, 8}, Shape{128, 176, 8},
-                  Shape{128, 80, 8}, Shape{192, 64, 4}, Shape{192, 8, 4}})
+                  Shape{128, 80, 8}, Shape{192, 64, 4}, Shape{192, 8, 4},
+                  Shape{192, 128, 12}, Shape{192, 176, 12}})
     checkRowSlice(TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps),
                   "wgmmaAccumulator " + str(s));
 }

@@ -36,9 +36,9 @@ def TileAttention : Pass<"fa-tile-attention"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64",
-           "Query rows per tile (Br); a power of two">,
+           "Query rows per tile (Br); a power of two or a multiple of 16">,
     Option<"blockKV", "block-kv", "int64_t", "64",
-           "Keys per tile (Bc); a power of two">,
+           "Keys per tile (Bc); a power of two or a multiple of 16">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect",

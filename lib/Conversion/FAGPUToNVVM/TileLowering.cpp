@@ -115,17 +115,42 @@ static Value sumOfBits(OpBuilder &b, Location loc, Value index,
   return acc;
 }
 
+/// The warp index's bits and its repeat's digit (null without one), as
+/// TileLayout::apply splits it: low bits, the digit, then the bits above.
+static std::pair<Value, Value> splitWarpIndex(OpBuilder &b, Location loc,
+                                              const TileLayout &layout,
+                                              Value warp) {
+  if (!layout.hasWarpRepeat())
+    return {warp, Value()};
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  const IndexRepeat &repeat = layout.warpRepeat();
+  Value low = arith::AndIOp::create(b, loc, warp,
+                                    c((int64_t(1) << repeat.position) - 1));
+  Value rest = arith::ShRUIOp::create(b, loc, warp, c(repeat.position));
+  Value digit = arith::RemUIOp::create(b, loc, rest, c(repeat.count));
+  Value high = arith::ShLIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, rest, c(repeat.count)),
+      c(repeat.position));
+  return {arith::OrIOp::create(b, loc, low, high), digit};
+}
+
 std::pair<Value, Value>
 mlir::fagpu::emitThreadCoords(OpBuilder &b, Location loc,
                               const TileLayout &layout,
                               const ThreadPosition &thread) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto [warpBits, digit] = splitWarpIndex(b, loc, layout, thread.warp);
+  const IndexRepeat &repeat = layout.warpRepeat();
   std::array<Value, 2> coords;
   for (int dim = 0; dim < 2; ++dim) {
     Value acc =
-        sumOfBits(b, loc, thread.lane, layout.laneBases(), dim == 0, zero);
-    coords[dim] =
-        sumOfBits(b, loc, thread.warp, layout.warpBasesRef(), dim == 0, acc);
+        sumOfBits(b, loc, thread.lane, layout.laneBases(), dim == 0, c(0));
+    acc = sumOfBits(b, loc, warpBits, layout.warpBasesRef(), dim == 0, acc);
+    int64_t step = dim == 0 ? repeat.stride.row : repeat.stride.col;
+    if (digit && step != 0)
+      acc = arith::AddIOp::create(
+          b, loc, acc, arith::MulIOp::create(b, loc, digit, c(step)));
+    coords[dim] = acc;
   }
   return {coords[0], coords[1]};
 }
@@ -145,13 +170,14 @@ bool mlir::fagpu::holdsColumnPairs(const TileLayout &layout) {
     return false;
   auto even = [](const TileCoord &c) { return c.col % 2 == 0; };
   // Pairs are registers 2i, 2i + 1: a repeat must sit above bit 0.
-  const RegisterRepeat &repeat = layout.registerRepeat();
+  const IndexRepeat &repeat = layout.registerRepeat();
   if (layout.hasRegisterRepeat() &&
       (repeat.position == 0 || !even(repeat.stride)))
     return false;
   return llvm::all_of(regs.drop_front(), even) &&
          llvm::all_of(layout.laneBases(), even) &&
-         llvm::all_of(layout.warpBasesRef(), even);
+         llvm::all_of(layout.warpBasesRef(), even) &&
+         even(layout.warpRepeat().stride);
 }
 
 Value mlir::fagpu::emitIsFirstCopy(OpBuilder &b, Location loc,
@@ -166,9 +192,14 @@ Value mlir::fagpu::emitIsFirstCopy(OpBuilder &b, Location loc,
   };
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value result = arith::ConstantIntOp::create(b, loc, 1, 1);
+  auto [warpBits, digit] = splitWarpIndex(b, loc, layout, thread.warp);
+  // A repeat that moves nowhere replicates: its first copy is digit 0.
+  if (digit && layout.warpRepeat().stride.isZero())
+    result =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, digit, zero);
   for (auto [index, mask] :
        {std::make_pair(thread.lane, maskOfZeroBases(layout.laneBases())),
-        std::make_pair(thread.warp, maskOfZeroBases(layout.warpBasesRef()))}) {
+        std::make_pair(warpBits, maskOfZeroBases(layout.warpBasesRef()))}) {
     if (mask == 0)
       continue;
     Value bits = arith::AndIOp::create(

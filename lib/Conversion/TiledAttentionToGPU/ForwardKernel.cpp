@@ -409,9 +409,10 @@ std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
   if (c.rowsPerWarp != 16 && c.rowsPerWarp != 32)
     return llvm::formatv("rows per warp must be 16 or 32, got {0}",
                          c.rowsPerWarp);
-  if (c.blockQ % c.rowsPerWarp != 0 || c.blockQ < 16 || c.warps() > 16)
-    return llvm::formatv("block-q must be a multiple of {0} rows per warp, "
-                         "with at most 16 warps, got {1}",
+  if (c.blockQ % c.rowsPerWarp != 0 || c.blockQ < 16 || c.warps() > 16 ||
+      !llvm::isPowerOf2_64(c.warps()))
+    return llvm::formatv("block-q must be {0} rows per warp times a power "
+                         "of two of warps, at most 16, got {1}",
                          c.rowsPerWarp, c.blockQ);
   if (c.blockKV < 16 || !llvm::isPowerOf2_64(c.blockKV))
     return llvm::formatv("block-kv must be a power of two, at least 16, got "

@@ -48,8 +48,9 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
   auto fail = [](const Twine &why) { return why.str(); };
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return fail("operands must be f16 or bf16");
-  if (c.blockQ != 64 && c.blockQ != 128)
-    return fail("block-q must be 64 or 128 (one or two warpgroups), got " +
+  if (c.blockQ != 64 && c.blockQ != 128 && c.blockQ != 192)
+    return fail("block-q must be 64, 128 or 192 (one to three warpgroups), "
+                "got " +
                 Twine(c.blockQ));
   if (c.blockKV < 16 || c.blockKV > 256)
     return fail("block-kv must be in [16, 256], got " + Twine(c.blockKV));

@@ -13,6 +13,17 @@ func.func @warps(%x: tensor<64x64xf32, #fagpu.mma_sync_acc<warps = 3>>) { return
 
 // -----
 
+// Three warpgroups stack along rows; splitting columns takes a power of two.
+// expected-error @+1 {{warps must be a power of two in [1, 32], got 12}}
+func.func @column_warpgroups(%x: tensor<64x192xf32, #fagpu.wgmma_acc_cols<warps = 12>>) { return }
+
+// -----
+
+// expected-error @+1 {{warps must be in [4, 32], got 36}}
+func.func @too_many_warpgroups(%x: tensor<576x64xf32, #fagpu.wgmma_acc<warps = 36>>) { return }
+
+// -----
+
 // expected-error @+1 {{swizzle must be 0, 32, 64 or 128 bytes, got 16}}
 func.func @swizzle(%x: !fagpu.smem<64x64xbf16, swizzle = 16>) { return }
 

@@ -47,11 +47,18 @@ TileLayout mlir::fagpu::getTileLayout(RankedTensorType type) {
   return getLayout(type).getTileLayout(type.getShape());
 }
 
+/// The warps a layout may have: a power of two in [1, 32]; a WGMMA layout
+/// (`warpgroups`) whole warpgroups, of any count where the warpgroups stack
+/// along rows (`anyGroupCount`: three take the warp index's repeat).
 static LogicalResult verifyWarps(function_ref<InFlightDiagnostic()> emitError,
-                                 int64_t warps, bool warpgroups) {
-  if (warps <= 0 || !llvm::isPowerOf2_64(warps) || warps > 32)
-    return emitError() << "warps must be a power of two in [1, 32], got "
-                       << warps;
+                                 int64_t warps, bool warpgroups,
+                                 bool anyGroupCount = false) {
+  bool anyCount = warpgroups && anyGroupCount;
+  if (warps <= 0 || warps > 32 || (!anyCount && !llvm::isPowerOf2_64(warps)))
+    return emitError() << "warps must be "
+                       << (anyCount ? "in [4, 32]"
+                                    : "a power of two in [1, 32]")
+                       << ", got " << warps;
   if (warpgroups && warps % 4 != 0)
     return emitError() << "a WGMMA layout needs whole warpgroups (warps a "
                           "multiple of 4), got "
@@ -93,7 +100,7 @@ static std::string checkTensorCoreShape(ArrayRef<int64_t> shape,
                                  Factory, What)                                \
   LogicalResult Attr::verify(function_ref<InFlightDiagnostic()> emitError,     \
                              int64_t warps) {                                  \
-    return verifyWarps(emitError, warps, WarpGroups);                          \
+    return verifyWarps(emitError, warps, WarpGroups, WarpGroups);              \
   }                                                                            \
   std::string Attr::checkShape(ArrayRef<int64_t> shape) const {                \
     return checkTensorCoreShape(shape, (RowsPerWarp) * getWarps(), ColQuantum, \

@@ -227,7 +227,7 @@ LogicalResult ReduceRowsOp::verify() {
   if (!source.getElementType().isF32())
     return emitOpError() << "reduces f32 tiles, got "
                          << source.getElementType();
-  if (!getTileLayout(source).warpBitsAlongCols().empty())
+  if (getTileLayout(source).warpsSplitColumns())
     return emitOpError() << "the rows are split over warps: a row reduction "
                             "would need shared memory";
   return verifyRowsOf(*this, result, source);
@@ -268,7 +268,8 @@ LogicalResult ConvertLayoutOp::verify() {
     return emitOpError() << "changes the shape";
   TileLayout from = getTileLayout(source), to = getTileLayout(result);
   if (!llvm::equal(from.laneBases(), to.laneBases()) ||
-      !llvm::equal(from.warpBasesRef(), to.warpBasesRef()))
+      !llvm::equal(from.warpBasesRef(), to.warpBasesRef()) ||
+      from.warpRepeat() != to.warpRepeat())
     return emitOpError() << "the layouts place elements in different "
                             "threads; only register permutations are "
                             "supported";

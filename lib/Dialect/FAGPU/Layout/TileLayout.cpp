@@ -7,6 +7,7 @@
 
 #include <cassert>
 #include <set>
+#include <tuple>
 #include <utility>
 
 using namespace mlir::fagpu;
@@ -15,9 +16,10 @@ using llvm::SmallVector;
 
 TileLayout::TileLayout(int64_t rows, int64_t cols, ArrayRef<TileCoord> regBases,
                        ArrayRef<TileCoord> laneBases,
-                       ArrayRef<TileCoord> warpBases, RegisterRepeat repeat)
+                       ArrayRef<TileCoord> warpBases, IndexRepeat repeat,
+                       IndexRepeat warpRepeat)
     : numRows(rows), numCols(cols), regBases(regBases), lnBases(laneBases),
-      warpBases(warpBases), repeat(repeat) {
+      warpBases(warpBases), repeat(repeat), warpDigit(warpRepeat) {
   assert(laneBases.size() == kLaneBits && "a basis per lane bit");
 }
 
@@ -34,12 +36,17 @@ static TileCoord combine(TileCoord acc, ArrayRef<TileCoord> bases,
   return acc;
 }
 
-std::pair<int64_t, int64_t> TileLayout::splitRegister(int64_t reg) const {
-  // The register index in mixed radix: the bits below the repeat, the
-  // repeat's digit, then the bits above it.
-  int64_t low = reg & ((int64_t(1) << repeat.position) - 1);
-  int64_t rest = reg >> repeat.position;
+// An index in mixed radix: the bits below the repeat, the repeat's digit,
+// then the bits above it. Returns (the bits, the digit).
+static std::pair<int64_t, int64_t> splitIndex(int64_t index,
+                                              const IndexRepeat &repeat) {
+  int64_t low = index & ((int64_t(1) << repeat.position) - 1);
+  int64_t rest = index >> repeat.position;
   return {low | (rest / repeat.count) << repeat.position, rest % repeat.count};
+}
+
+std::pair<int64_t, int64_t> TileLayout::splitRegister(int64_t reg) const {
+  return splitIndex(reg, repeat);
 }
 
 int64_t TileLayout::joinRegister(int64_t bits, int64_t digit) const {
@@ -48,13 +55,17 @@ int64_t TileLayout::joinRegister(int64_t bits, int64_t digit) const {
   return low | (high * repeat.count + digit) << repeat.position;
 }
 
+static TileCoord addDigit(TileCoord c, const IndexRepeat &repeat,
+                          int64_t digit) {
+  return {c.row + digit * repeat.stride.row, c.col + digit * repeat.stride.col};
+}
+
 TileCoord TileLayout::apply(int64_t reg, int64_t lane, int64_t warp) const {
   auto [bits, digit] = splitRegister(reg);
-  TileCoord c = combine({}, regBases, bits);
-  c.row += digit * repeat.stride.row;
-  c.col += digit * repeat.stride.col;
+  TileCoord c = addDigit(combine({}, regBases, bits), repeat, digit);
   c = combine(c, lnBases, lane);
-  return combine(c, warpBases, warp);
+  auto [warpBits, warpDigitValue] = splitIndex(warp, warpDigit);
+  return addDigit(combine(c, warpBases, warpBits), warpDigit, warpDigitValue);
 }
 
 std::string TileLayout::verify() const {
@@ -75,14 +86,22 @@ std::string TileLayout::verify() const {
           {basis.row != 0 ? basis.row : basis.col, 2});
     }
   }
-  if (repeat.count < 1 || repeat.position > regBases.size())
-    return "a register repeat has a positive count, among the register bits";
-  if (repeat.count > 1) {
-    TileCoord s = repeat.stride;
+  // A warp repeat along no dimension replicates (a row slice of warpgroups
+  // that split columns); else a repeat is one more digit of its dimension.
+  for (auto [r, bits, what] :
+       {std::make_tuple(&repeat, regBases.size(), "register"),
+        std::make_tuple(&warpDigit, warpBases.size(), "warp")}) {
+    if (r->count < 1 || r->position > bits)
+      return std::string("a ") + what +
+             " repeat has a positive count, among the " + what + " bits";
+    TileCoord s = r->stride;
+    if (r->count == 1 || (r == &warpDigit && s.isZero()))
+      continue;
     if ((s.row != 0) == (s.col != 0) || s.row < 0 || s.col < 0)
-      return "a register repeat must move along one dimension, forward";
+      return std::string("a ") + what +
+             " repeat must move along one dimension, forward";
     digits[s.row != 0 ? 0 : 1].push_back(
-        {s.row != 0 ? s.row : s.col, repeat.count});
+        {s.row != 0 ? s.row : s.col, r->count});
   }
   for (int dim = 0; dim < 2; ++dim) {
     llvm::sort(digits[dim]);
@@ -118,11 +137,16 @@ SmallVector<unsigned> TileLayout::warpBitsAlongCols() const {
   return bits;
 }
 
+bool TileLayout::warpsSplitColumns() const {
+  return !warpBitsAlongCols().empty() ||
+         (hasWarpRepeat() && warpDigit.stride.col != 0);
+}
+
 static TileCoord rowPart(TileCoord c) { return {c.row, 0}; }
 
 TileLayout TileLayout::rowSlice() const {
   SmallVector<TileCoord> regs, lanes, warps;
-  RegisterRepeat rowRepeat;
+  IndexRepeat rowRepeat;
   for (auto [bit, basis] : llvm::enumerate(regBases)) {
     if (bit == repeat.position && repeat.stride.row != 0)
       rowRepeat = {repeat.count, rowPart(repeat.stride), unsigned(regs.size())};
@@ -135,7 +159,9 @@ TileLayout TileLayout::rowSlice() const {
     lanes.push_back(rowPart(basis));
   for (TileCoord basis : warpBases)
     warps.push_back(rowPart(basis));
-  return TileLayout(numRows, 1, regs, lanes, warps, rowRepeat);
+  IndexRepeat warpRows = warpDigit;
+  warpRows.stride = rowPart(warpRows.stride);
+  return TileLayout(numRows, 1, regs, lanes, warps, rowRepeat, warpRows);
 }
 
 SmallVector<SmallVector<int64_t>> TileLayout::registersByRow() const {
@@ -159,13 +185,10 @@ bool TileLayout::operator==(const TileLayout &o) const {
   auto same = [](ArrayRef<TileCoord> a, ArrayRef<TileCoord> b) {
     return a.size() == b.size() && llvm::equal(a, b);
   };
-  const RegisterRepeat &r = repeat, &q = o.repeat;
-  bool sameRepeat =
-      r.count == q.count &&
-      (r.count == 1 || (r.stride == q.stride && r.position == q.position));
   return numRows == o.numRows && numCols == o.numCols &&
          same(regBases, o.regBases) && same(lnBases, o.lnBases) &&
-         same(warpBases, o.warpBases) && sameRepeat;
+         same(warpBases, o.warpBases) && repeat == o.repeat &&
+         warpDigit == o.warpDigit;
 }
 
 // Bases that step along one dimension by powers of two from `from` up to
@@ -176,18 +199,18 @@ static void appendSteps(SmallVector<TileCoord> &bases, bool alongRows,
     bases.push_back(alongRows ? TileCoord{step, 0} : TileCoord{0, step});
 }
 
-// Register digits along one dimension from `from` (a power of two) up to
-// `to` (a multiple of it): bits while the ratio left is even, then the
-// layout's repeat for an odd rest (a 176-column tile: bit 8, then 11 x 16).
-static void appendRegisterSteps(SmallVector<TileCoord> &bases,
-                                RegisterRepeat &repeat, bool alongRows,
-                                int64_t from, int64_t to) {
+// Register or warp digits along one dimension from `from` up to `to` (a
+// multiple of it): bits while the ratio left is even, then the index's
+// repeat for an odd rest (a 176-column tile: bit 8, then 11 x 16; twelve
+// warps: rows 16 and 32, then 3 x 64).
+static void appendDigits(SmallVector<TileCoord> &bases, IndexRepeat &repeat,
+                         bool alongRows, int64_t from, int64_t to) {
   int64_t step = from;
   for (; step < to && (to / step) % 2 == 0; step *= 2)
     bases.push_back(alongRows ? TileCoord{step, 0} : TileCoord{0, step});
   if (step >= to)
     return;
-  assert(repeat.count == 1 && "one register repeat a layout");
+  assert(repeat.count == 1 && "one repeat an index");
   repeat = {to / step, alongRows ? TileCoord{step, 0} : TileCoord{0, step},
             unsigned(bases.size())};
 }
@@ -208,9 +231,9 @@ TileLayout TileLayout::mmaSyncAccumulator(int64_t rows, int64_t cols,
                                           int64_t warps) {
   int64_t warpRows = rowsPerWarp(rows, warps);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
-  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, warpRows);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16, warpRows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
   return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
@@ -220,9 +243,9 @@ TileLayout TileLayout::mmaSyncOperandA(int64_t rows, int64_t cols,
                                        int64_t warps) {
   int64_t warpRows = rowsPerWarp(rows, warps);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}, {0, 8}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 16, cols);
-  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, warpRows);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 16, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16, warpRows);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
   return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
@@ -232,9 +255,9 @@ TileLayout TileLayout::mmaSyncOperandB(int64_t rows, int64_t cols,
                                        int64_t warps) {
   // (k, n): b0b1 = (2t, 2t+1; g), b2b3 = (2t+8, 2t+9; g).
   SmallVector<TileCoord> regs = {{1, 0}, {8, 0}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
-  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16, rows);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16, rows);
   SmallVector<TileCoord> lanes = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
   SmallVector<TileCoord> warpBases(llvm::Log2_64(warps), TileCoord{});
   return TileLayout(rows, cols, regs, lanes, warpBases, repeat);
@@ -246,21 +269,24 @@ TileLayout TileLayout::wgmmaAccumulator(int64_t rows, int64_t cols,
   // Warp w of a warpgroup owns rows 16 w; warpgroups own 64-row blocks; a
   // taller tile repeats the m64 instruction (registers after the columns).
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, cols);
-  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
   SmallVector<TileCoord> warpBases;
-  appendSteps(warpBases, /*alongRows=*/true, 16, 16 * warps);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
+  IndexRepeat warpRepeat;
+  appendDigits(warpBases, warpRepeat, /*alongRows=*/true, 16, 16 * warps);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat,
+                    warpRepeat);
 }
 
 TileLayout TileLayout::wgmmaAccumulatorByColumns(int64_t rows, int64_t cols,
                                                  int64_t warps) {
-  assert(warps % 4 == 0 && rows == 64 && "whole warpgroups, 64 rows");
+  assert(warps % 4 == 0 && llvm::isPowerOf2_64(warps) && rows == 64 &&
+         "a power of two of warpgroups, 64 rows");
   int64_t groupCols = cols / (warps / 4);
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 8, groupCols);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, groupCols);
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, 16, 64);
   appendSteps(warpBases, /*alongRows=*/false, groupCols, cols);
@@ -271,12 +297,14 @@ TileLayout TileLayout::wgmmaOperandA(int64_t rows, int64_t cols,
                                      int64_t warps) {
   assert(warps % 4 == 0 && "whole warpgroups");
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}, {0, 8}};
-  RegisterRepeat repeat;
-  appendRegisterSteps(regs, repeat, /*alongRows=*/false, 16, cols);
-  appendRegisterSteps(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 16, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
   SmallVector<TileCoord> warpBases;
-  appendSteps(warpBases, /*alongRows=*/true, 16, 16 * warps);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
+  IndexRepeat warpRepeat;
+  appendDigits(warpBases, warpRepeat, /*alongRows=*/true, 16, 16 * warps);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat,
+                    warpRepeat);
 }
 
 namespace {

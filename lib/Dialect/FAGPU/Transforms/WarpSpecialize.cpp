@@ -63,6 +63,28 @@ struct WarpSpecializePass
         return signalPassFailure();
   }
 
+  /// The compute warpgroups' setmaxnreg: the option, or (0) what the
+  /// register file leaves them beside the producer, at most 240 (FA3: two
+  /// warpgroups 240, three 160). Every thread's registers must fit the
+  /// 64K-register file.
+  FailureOr<int64_t> consumerRegistersFor(gpu::GPUFuncOp kernel,
+                                          int64_t groups) {
+    constexpr int64_t kRegisterFile = 65536, kThreads = 128;
+    int64_t producer = producerRegisters, consumer = consumerRegisters;
+    if (consumer == 0)
+      consumer = std::min<int64_t>(240, (kRegisterFile / kThreads - producer) /
+                                            groups / 8 * 8);
+    if (producer < 24 || consumer > 256 || producer % 8 || consumer % 8 ||
+        consumer < 24 ||
+        kThreads * (producer + groups * consumer) > kRegisterFile)
+      return kernel.emitError()
+             << "fagpu-warp-specialize: setmaxnreg " << producer
+             << " (producer) and " << consumer << " (" << groups
+             << " compute warpgroups) must be multiples of 8 in [24, 256] "
+                "that fit the 64K-register file";
+    return consumer;
+  }
+
   /// Whether `size` is dim `dim` of kernel argument `arg`: the constant when
   /// static, a memref.dim of it when known at run time only.
   static bool isSizeOf(OpFoldResult size, BlockArgument arg, int64_t dim) {
@@ -195,6 +217,10 @@ struct WarpSpecializePass
       return kernel.emitError() << "fagpu-warp-specialize needs fa.block = "
                                    "[128 * warpgroups, 1, 1]";
     int64_t consumerGroups = blockAttr[0] / 128;
+    FailureOr<int64_t> consumerRegs =
+        consumerRegistersFor(kernel, consumerGroups);
+    if (failed(consumerRegs))
+      return failure();
     MLIRContext *ctx = kernel.getContext();
     Location loc = kernel.getLoc();
 
@@ -353,9 +379,9 @@ struct WarpSpecializePass
     Value barriers =
         AllocBarriersOp::create(b, loc, BarriersType::get(ctx, numBarriers));
     InitBarriersOp::create(b, loc, barriers, arrivals);
-    auto split = WarpSpecializeOp::create(
-        b, loc, /*producer_warpgroups=*/1, producerRegisters.getValue(),
-        consumerGroups, consumerRegisters.getValue());
+    auto split = WarpSpecializeOp::create(b, loc, /*producer_warpgroups=*/1,
+                                          producerRegisters.getValue(),
+                                          consumerGroups, *consumerRegs);
     Block *producer = b.createBlock(&split.getProducer());
     Block *consumers = b.createBlock(&split.getConsumers());
 

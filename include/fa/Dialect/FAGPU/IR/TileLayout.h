@@ -48,13 +48,20 @@ struct TileCoord {
   bool isZero() const { return row == 0 && col == 0; }
 };
 
-/// The register digit of a non-power-of-two tile dimension: `count`
-/// registers `stride` apart, between register bits `position - 1` and
-/// `position` (count 1: none).
-struct RegisterRepeat {
+/// A digit of another radix than two in a register or warp index: `count`
+/// values `stride` apart, between bits `position - 1` and `position` of
+/// that index (count 1: none). Registers: a 176-key tile's 11 column steps;
+/// warps: three warpgroups stacked along rows (count 3, 64 rows apart).
+struct IndexRepeat {
   int64_t count = 1;
   TileCoord stride;
   unsigned position = 0;
+  /// The same digit (any two count-1 repeats are: there is none).
+  bool operator==(const IndexRepeat &o) const {
+    return count == o.count &&
+           (count == 1 || (stride == o.stride && position == o.position));
+  }
+  bool operator!=(const IndexRepeat &o) const { return !(*this == o); }
 };
 
 class TileLayout {
@@ -62,26 +69,33 @@ public:
   static constexpr int64_t kLaneBits = 5; // 32 lanes per warp
 
   /// `laneBases` has kLaneBits entries; `regBases` the register bits,
-  /// `warpBases` log2(warps) entries; `repeat` an optional register digit
-  /// of count > 2.
+  /// `warpBases` the warp bits; `repeat` and `warpRepeat` optional digits
+  /// of count > 2 in the register and the warp index.
   TileLayout(int64_t rows, int64_t cols, llvm::ArrayRef<TileCoord> regBases,
              llvm::ArrayRef<TileCoord> laneBases,
-             llvm::ArrayRef<TileCoord> warpBases, RegisterRepeat repeat = {});
+             llvm::ArrayRef<TileCoord> warpBases, IndexRepeat repeat = {},
+             IndexRepeat warpRepeat = {});
 
   int64_t rows() const { return numRows; }
   int64_t cols() const { return numCols; }
   int64_t numRegisters() const {
     return (int64_t(1) << regBases.size()) * repeat.count;
   }
-  int64_t numWarps() const { return int64_t(1) << warpBases.size(); }
+  int64_t numWarps() const {
+    return (int64_t(1) << warpBases.size()) * warpDigit.count;
+  }
   /// The register bits. Bit b of this list is bit b of the register index
   /// only below the repeat's position: code that does bit arithmetic on
   /// register indices asks hasRegisterRepeat() first.
   llvm::ArrayRef<TileCoord> registerBases() const { return regBases; }
-  const RegisterRepeat &registerRepeat() const { return repeat; }
+  const IndexRepeat &registerRepeat() const { return repeat; }
   bool hasRegisterRepeat() const { return repeat.count > 1; }
   llvm::ArrayRef<TileCoord> laneBases() const { return lnBases; }
+  /// The warp bits; as registerBases(), bit b of the warp index only below
+  /// the warp repeat's position.
   llvm::ArrayRef<TileCoord> warpBasesRef() const { return warpBases; }
+  const IndexRepeat &warpRepeat() const { return warpDigit; }
+  bool hasWarpRepeat() const { return warpDigit.count > 1; }
 
   /// The element that register `reg` of lane `lane` of warp `warp` holds.
   TileCoord apply(int64_t reg, int64_t lane, int64_t warp) const;
@@ -102,6 +116,8 @@ public:
   /// Warp bits that move along columns (a row reduction would have to cross
   /// warps through shared memory).
   llvm::SmallVector<unsigned> warpBitsAlongCols() const;
+  /// Whether any warp digit (a bit or the repeat) moves along columns.
+  bool warpsSplitColumns() const;
 
   /// The layout of per-row values (a row reduction's result, a row max or
   /// sum) that goes with this one: columns dropped, registers that differ
@@ -118,7 +134,9 @@ public:
   // The tensor-core layouts. Warps split the rows in equal contiguous
   // blocks; `rows` and `cols` must be multiples of the instruction shape.
   // A size whose ratio to the instruction shape is not a power of two
-  // becomes the register repeat: at most one dimension may have one.
+  // becomes the register repeat: at most one dimension may have one. The
+  // WGMMA layouts take any number of whole warpgroups (three: the warp
+  // repeat); the mma.sync ones a power of two of warps.
 
   /// mma.sync.m16n8k16 C/D fragments (f32 accumulators) tiling
   /// [rows x cols]: registers c0..c3 of the first n8 tile, then the next n8
@@ -154,7 +172,7 @@ private:
 
   int64_t numRows, numCols;
   llvm::SmallVector<TileCoord> regBases, lnBases, warpBases;
-  RegisterRepeat repeat;
+  IndexRepeat repeat, warpDigit;
 };
 
 /// Byte offset of element (row, col) of a row-major shared tile whose rows

@@ -118,8 +118,9 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
     Option<"producerRegisters", "producer-registers", "int64_t", "24",
            "setmaxnreg of the producer warpgroup">,
-    Option<"consumerRegisters", "consumer-registers", "int64_t", "240",
-           "setmaxnreg of the compute warpgroups">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
+           "setmaxnreg of the compute warpgroups; 0: what the register file "
+           "leaves beside the producer, at most 240">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a block can have (227 KiB on sm_90)">,
   ];
