@@ -191,9 +191,10 @@ std::string AttentionConfig::forwardVariantReason() const {
         llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks, reason)
             .str();
   }
-  return why + llvm::formatv("; {0} x {1} blocks ({2} compute warpgroups)",
-                             effectiveBlockQ(), effectiveBlockKV(),
-                             effectiveBlockQ() / 64)
+  int64_t groups = effectiveBlockQ() / 64;
+  return why + llvm::formatv("; {0} x {1} blocks ({2} compute warpgroup{3})",
+                             effectiveBlockQ(), effectiveBlockKV(), groups,
+                             groups == 1 ? "" : "s")
                    .str();
 }
 
