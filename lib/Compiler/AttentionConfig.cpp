@@ -101,6 +101,10 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
            "warpgroups)";
   // As checkWgmmaKernelConfig (TiledAttentionToFAGPU.cpp) will: a block
   // the WGMMA kernel cannot take falls back to mma.sync instead of failing.
+  if (c.blockQ == 192 && std::max(c.headDim, c.headDimV) > 128)
+    return "block-q 192 at head dim " +
+           std::to_string(std::max(c.headDim, c.headDimV)) +
+           " (three warpgroups of 160 registers take head dims up to 128)";
   if (c.blockKV && (c.blockKV < 16 || c.blockKV > 256))
     return "block-kv " + std::to_string(c.blockKV) +
            " (the WGMMA kernel takes 16 to 256)";

@@ -52,6 +52,12 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
     return fail("block-q must be 64, 128 or 192 (one to three warpgroups), "
                 "got " +
                 Twine(c.blockQ));
+  // Three warpgroups get 160 registers each (fagpu-warp-specialize): an
+  // m64n256 accumulator alone is 128 of them, and ptxas refuses the kernel.
+  if (c.blockQ == 192 && std::max(c.headDim, c.headDimV) > 128)
+    return fail("block-q 192 (three warpgroups of 160 registers) takes head "
+                "dims up to 128, got " +
+                Twine(std::max(c.headDim, c.headDimV)));
   if (c.blockKV < 16 || c.blockKV > 256)
     return fail("block-kv must be in [16, 256], got " + Twine(c.blockKV));
   int64_t atom = kSwizzleBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
