@@ -11,6 +11,8 @@
 
 #include "fa/Dialect/FAGPU/Transforms/Passes.h"
 
+#include "RegisterBudget.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,28 +63,6 @@ struct WarpSpecializePass
     for (gpu::GPUFuncOp kernel : kernels)
       if (failed(specialize(kernel)))
         return signalPassFailure();
-  }
-
-  /// The compute warpgroups' setmaxnreg: the option, or (0) what the
-  /// register file leaves them beside the producer, at most 240 (FA3: two
-  /// warpgroups 240, three 160). Every thread's registers must fit the
-  /// 64K-register file.
-  FailureOr<int64_t> consumerRegistersFor(gpu::GPUFuncOp kernel,
-                                          int64_t groups) {
-    constexpr int64_t kRegisterFile = 65536, kThreads = 128;
-    int64_t producer = producerRegisters, consumer = consumerRegisters;
-    if (consumer == 0)
-      consumer = std::min<int64_t>(240, (kRegisterFile / kThreads - producer) /
-                                            groups / 8 * 8);
-    if (producer < 24 || consumer > 256 || producer % 8 || consumer % 8 ||
-        consumer < 24 ||
-        kThreads * (producer + groups * consumer) > kRegisterFile)
-      return kernel.emitError()
-             << "fagpu-warp-specialize: setmaxnreg " << producer
-             << " (producer) and " << consumer << " (" << groups
-             << " compute warpgroups) must be multiples of 8 in [24, 256] "
-                "that fit the 64K-register file";
-    return consumer;
   }
 
   /// Whether `size` is dim `dim` of kernel argument `arg`: the constant when
@@ -217,8 +197,8 @@ struct WarpSpecializePass
       return kernel.emitError() << "fagpu-warp-specialize needs fa.block = "
                                    "[128 * warpgroups, 1, 1]";
     int64_t consumerGroups = blockAttr[0] / 128;
-    FailureOr<int64_t> consumerRegs =
-        consumerRegistersFor(kernel, consumerGroups);
+    FailureOr<int64_t> consumerRegs = consumerRegisterBudget(
+        kernel, producerRegisters, consumerRegisters, consumerGroups);
     if (failed(consumerRegs))
       return failure();
     MLIRContext *ctx = kernel.getContext();
