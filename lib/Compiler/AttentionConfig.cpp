@@ -53,27 +53,32 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
 /// compute warpgroups of 160 registers (tenth session: non-causal +2 % at
 /// N = 512, +6-9 % from 1k to 16k, beating 128 x 192; causal +3 % at 4k and
 /// +10-11 % at 8k-16k, but -25 % at 512 and 1k, where a 192-row block's
-/// diagonal is most of its work). Windows and softcaps keep 128 rows
+/// diagonal is most of its work). Since the masks compare each register's
+/// static offset against a per-thread bound (eleventh session) causal takes
+/// it from 2k keys (+2 % there). Windows and softcaps keep 128 rows
 /// (unmeasured, and a window's mask spills at 192).
 ///
 /// Long problems without a mask band (not causal, no window, no softcap,
 /// Dv = D, N >= 4k) at head dims 128 and 256 take FlashAttention 3's wider
 /// KV blocks, a register repeat in the score tiles: 176 keys at 128, 80 at
-/// 256 (N = 8k: +2-4 %, +2 %); with a band they lose (up to 35 % causal:
-/// the masked blocks spill), and at hd128 N = 2k, 1k they lose 1-3 %.
+/// 256 (N = 8k: +2-4 %, +2 %); at hd128 N = 2k, 1k they lose 1-3 %. With
+/// the cheaper masks causal hd256 takes 80 keys too from 4k (+1.5-2 %);
+/// causal hd128 at 176 keys still loses (1-10 %).
 static constexpr int64_t kWideBlockMinKeys = 4096;
+static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 2048;
 
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
   bool band = c.causal || c.window || c.softcap;
   if (c.headDim == 64 && c.headDimV == 64 && !c.runtimeShapes && !c.window &&
-      !c.softcap && (!c.causal || c.seqKV >= kWideBlockMinKeys))
+      !c.softcap && (!c.causal || c.seqKV >= kThreeWarpgroupsMinCausalKeys))
     return {192, 128};
-  if (!band && !c.runtimeShapes && c.seqKV >= kWideBlockMinKeys &&
+  bool onlyCausal = !c.window && !c.softcap;
+  if (!c.runtimeShapes && c.seqKV >= kWideBlockMinKeys &&
       c.headDim == c.headDimV) {
-    if (c.headDim == 128)
+    if (c.headDim == 128 && !band)
       return {128, 176};
-    if (c.headDim == 256)
+    if (c.headDim == 256 && onlyCausal)
       return {128, 80};
   }
   return {128, c.wideHeads() ? 64 : 128};

@@ -45,7 +45,8 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
         op.getQuery(), op.getKey(), op.getValue(), acc, max, sum,
         /*tile_position=*/ValueRange{},
         rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
-        op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr);
+        op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr,
+        /*keys_in_bounds=*/nullptr);
     rewriter.replaceOpWithNewOp<NormalizeOp>(
         op, op.getOutput().getType(), op.getLse().getType(),
         online.getResultAcc(), online.getResultMax(), online.getResultSum());

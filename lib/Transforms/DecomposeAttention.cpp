@@ -136,45 +136,69 @@ private:
 };
 
 /// Scale, softcap and mask parameters of a tile op, with the mask band
-/// expressed relative to the tile's global position.
+/// expressed relative to the tile.
+///
+/// Key kpos is visible to query qpos iff kpos < kvLen and
+/// qpos + lower <= kpos (when lower) and kpos < qpos + upper (when upper).
+/// With i, j the tile-local row and column (qpos = qStart + i, kpos =
+/// kvStart + j) that is
+///
+///   j < keysLeft,  j - i >= lowerRel,  j - i < upperRel
+///
+/// with keysLeft = kvLen - kvStart and lowerRel/upperRel = qStart + lower /
+/// upper - kvStart, scalars of the tile. j - i lies in (-Br, Bc), so each
+/// scalar is clamped to [-Br, Bc] without changing the mask: every value a
+/// tile element computes is then small (a GPU kernel's 32-bit index tiles,
+/// fa-convert-fagpu-to-nvvm), and an element's test is one compare of its
+/// in-tile position against a per-tile (or, for j - i, per-row) bound.
 struct ScoreSpec {
   double scale;
   std::optional<double> softcap;
   bool masked;
-  // Key kpos is visible to query qpos iff kpos < kvLen and
-  // qpos + lower <= kpos (when lower) and kpos < qpos + upper (when upper).
-  Value qStart, kvStart, kvLen;
-  Value lower, upper; // index values, or null for unbounded
+  Value keysLeft;           // null: every key of the tile is in bounds
+  Value lowerRel, upperRel; // null for unbounded
 
   template <typename OpTy>
   static ScoreSpec get(OpBuilder &b, Location loc, OpTy op, Value qStart,
-                       Value kvStart, Value qLen, Value kvLen) {
+                       Value kvStart, Value qLen, Value kvLen,
+                       bool keysInBounds) {
     ScoreSpec spec{*asDouble(op.getScale()),
                    asDouble(op.getSoftcap()),
                    !op.getUnmasked(),
-                   qStart,
-                   kvStart,
-                   kvLen,
+                   nullptr,
                    nullptr,
                    nullptr};
     if (!spec.masked)
       return spec;
-    Value shift = arith::SubIOp::create(b, loc, kvLen, qLen);
-    auto plus = [&](int64_t v) {
-      return arith::AddIOp::create(b, loc, shift,
-                                   arith::ConstantIndexOp::create(b, loc, v))
+    int64_t br = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(0);
+    int64_t bc = cast<RankedTensorType>(op.getKey().getType()).getDimSize(0);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    auto clamp = [&](Value x) {
+      return arith::MinSIOp::create(
+                 b, loc, arith::MaxSIOp::create(b, loc, x, c(-br)), c(bc))
           .getResult();
     };
+    if (!keysInBounds)
+      spec.keysLeft = clamp(arith::SubIOp::create(b, loc, kvLen, kvStart));
+    // qStart + (kvLen - qLen) + v - kvStart: the band's edge as j - i.
+    Value shift = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, qStart, kvLen),
+        arith::AddIOp::create(b, loc, qLen, kvStart));
+    auto edge = [&](int64_t v) {
+      return clamp(arith::AddIOp::create(b, loc, shift, c(v)));
+    };
     if (op.getCausal())
-      spec.upper = plus(1);
+      spec.upperRel = edge(1);
     if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
       if ((*window)[0] >= 0)
-        spec.lower = plus(-(*window)[0]);
+        spec.lowerRel = edge(-(*window)[0]);
       if ((*window)[1] >= 0) {
-        Value right = plus((*window)[1] + 1);
-        spec.upper = spec.upper
-                         ? arith::MinSIOp::create(b, loc, spec.upper, right)
-                         : right;
+        Value right = edge((*window)[1] + 1);
+        spec.upperRel =
+            spec.upperRel ? arith::MinSIOp::create(b, loc, spec.upperRel, right)
+                          : right;
       }
     }
     return spec;
@@ -184,39 +208,57 @@ struct ScoreSpec {
   Value visible(OpBuilder &nb, Location nl) const {
     Value i = linalg::IndexOp::create(nb, nl, 0);
     Value j = linalg::IndexOp::create(nb, nl, 1);
-    Value qpos = arith::AddIOp::create(nb, nl, qStart, i);
-    Value kpos = arith::AddIOp::create(nb, nl, kvStart, j);
-    Value ok =
-        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, kpos, kvLen);
+    Value ok;
     auto both = [&](Value cond) {
-      ok = arith::AndIOp::create(nb, nl, ok, cond);
+      ok = ok ? arith::AndIOp::create(nb, nl, ok, cond).getResult() : cond;
     };
-    if (lower)
-      both(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, kpos,
-                                 arith::AddIOp::create(nb, nl, qpos, lower)));
-    if (upper)
-      both(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, kpos,
-                                 arith::AddIOp::create(nb, nl, qpos, upper)));
+    if (keysLeft)
+      both(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, j,
+                                 keysLeft));
+    if (lowerRel || upperRel) {
+      Value diagonal = arith::SubIOp::create(nb, nl, j, i);
+      if (lowerRel)
+        both(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, diagonal,
+                                   lowerRel));
+      if (upperRel)
+        both(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, diagonal,
+                                   upperRel));
+    }
+    if (!ok)
+      ok = arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true));
     return ok;
   }
 };
 
 /// Scores in the linalg body: returns (capped scaled score, softcap tanh or
-/// null). `raw` is the f32 q·k.
+/// null). `raw` is the f32 q·k. With `hidden`, pairs that are not visible
+/// score `hidden` instead; the mask applies before the final multiply (the
+/// scale, or the softcap), which is positive, so that a GPU kernel's row max
+/// and exponent see the unscaled score and fold the scale into one FMA
+/// (FlashAttention 2/3's x * scale - max).
 std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
                                   const ScoreSpec &spec, Value raw,
-                                  double extraFactor) {
+                                  double extraFactor,
+                                  std::optional<float> hidden = std::nullopt) {
   auto cst = [&](double v) {
     return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
   };
+  auto mask = [&](Value x) {
+    if (!hidden || !spec.masked)
+      return x;
+    return arith::SelectOp::create(nb, nl, spec.visible(nb, nl), x,
+                                   cst(*hidden))
+        .getResult();
+  };
   if (!spec.softcap)
-    return {arith::MulFOp::create(nb, nl, raw, cst(spec.scale * extraFactor)),
-            nullptr};
+    return {
+        arith::MulFOp::create(nb, nl, mask(raw), cst(spec.scale * extraFactor)),
+        nullptr};
   Value t = math::TanhOp::create(
       nb, nl,
       arith::MulFOp::create(nb, nl, raw, cst(spec.scale / *spec.softcap)));
   Value capped =
-      arith::MulFOp::create(nb, nl, t, cst(*spec.softcap * extraFactor));
+      arith::MulFOp::create(nb, nl, mask(t), cst(*spec.softcap * extraFactor));
   return {capped, t};
 }
 
@@ -225,7 +267,8 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
   Location loc = op.getLoc();
   TileBuilder tb(b, loc);
   ValueRange pos = op.getTilePosition();
-  ScoreSpec spec = ScoreSpec::get(b, loc, op, pos[0], pos[1], pos[2], pos[3]);
+  ScoreSpec spec = ScoreSpec::get(b, loc, op, pos[0], pos[1], pos[2], pos[3],
+                                  op.getKeysInBounds());
   int64_t br = TileBuilder::shapeOf(op.getQuery())[0];
   int64_t bc = TileBuilder::shapeOf(op.getKey())[0];
   const float negInf = -std::numeric_limits<float>::infinity();
@@ -235,12 +278,8 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
   Value s = tb.generic(
       {qk}, {tb.empty({br, bc})},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value x = emitScore(nb, nl, spec, args[0], kLog2E).first;
-        if (spec.masked)
-          x = arith::SelectOp::create(
-              nb, nl, spec.visible(nb, nl), x,
-              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(negInf)));
-        linalg::YieldOp::create(nb, nl, x);
+        linalg::YieldOp::create(
+            nb, nl, emitScore(nb, nl, spec, args[0], kLog2E, negInf).first);
       })[0];
   // m' = max(m, rowmax(s))
   Value maxNew = tb.generic(
@@ -355,8 +394,9 @@ SmallVector<Value> decomposeNormalize(OpBuilder &b, NormalizeOp op) {
 SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
   Location loc = op.getLoc();
   TileBuilder tb(b, loc);
-  ScoreSpec spec = ScoreSpec::get(b, loc, op, op.getQStart(), op.getKvStart(),
-                                  op.getQLen(), op.getKvLen());
+  ScoreSpec spec =
+      ScoreSpec::get(b, loc, op, op.getQStart(), op.getKvStart(), op.getQLen(),
+                     op.getKvLen(), /*keysInBounds=*/false);
   int64_t br = TileBuilder::shapeOf(op.getQuery())[0];
   int64_t bc = TileBuilder::shapeOf(op.getKey())[0];
 

@@ -7,6 +7,9 @@
 //     scf.for kb in [lo, fullLo)     { fa.online_attention tile, masked }
 //     scf.for kb in [fullLo, fullHi) { fa.online_attention tile, unmasked }
 //     scf.for kb in [fullHi, hi)     { fa.online_attention tile, masked }
+//
+// Masked tiles are `keys_in_bounds` where the KV length is static and a
+// multiple of the block (only the causal / window band masks them).
 //     fa.normalize tile; insert the valid rows of O and LSE
 //   }
 //
@@ -73,6 +76,9 @@ private:
   // Sequence lengths: constants, or tensor.dim of the operands where the
   // shapes are dynamic (known at run time only).
   Value seqQ, seqKV;
+  // Every KV block is whole (a static KV length that is a multiple of the
+  // block): the masked blocks mask the band only, not the sequence end.
+  bool keysInBounds = false;
   MaskBandValues band;
 };
 
@@ -99,7 +105,8 @@ SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
             iterArgs[1], iterArgs[2], ValueRange{qStart, kStart, qLen, kvLen},
             online.getScaleAttr(), online.getCausalAttr(),
             online.getWindowAttr(), online.getSoftcapAttr(),
-            masked ? nullptr : builder.getUnitAttr());
+            masked ? nullptr : builder.getUnitAttr(),
+            masked && keysInBounds ? builder.getUnitAttr() : nullptr);
         scf::YieldOp::create(builder, loc, step.getResults());
       });
   return loop.getResults();
@@ -145,6 +152,9 @@ void ForwardTiler::rewrite() {
   rewriter.setInsertionPointToStart(forall.getBody());
   seqQ = dimValue(rewriter, loc, query, 2);
   seqKV = dimValue(rewriter, loc, online.getKey(), 2);
+  auto keyType = online.getKey().getType();
+  keysInBounds =
+      !keyType.isDynamicDim(2) && keyType.getDimSize(2) % blockKV == 0;
   band = MaskBandValues::get(rewriter, loc, online.getCausal(),
                              online.getWindow(), seqQ, seqKV);
   SmallVector<Value> ivs = forall.getInductionVars();

@@ -17,16 +17,19 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-.}
 status=0
-check_dir=${FA_CHECK_DIR:-.gpu-carry/bwdw}
-check_log="$out/check-$(basename "$check_dir").log"
-FA_SKIP_UNITTESTS=1 FA_SANITIZE=1 bash scripts/gpu/check.sh "$check_dir" 2>&1 |
+# FA_CHECK_DIR: one directory or several (space-separated), checked together.
+read -r -a check_dirs <<<"${FA_CHECK_DIR:-.gpu-carry/bwdw}"
+check_log="$out/check-$(basename "${check_dirs[0]}").log"
+FA_SKIP_UNITTESTS=1 FA_SANITIZE=1 bash scripts/gpu/check.sh "${check_dirs[@]}" 2>&1 |
   tee "$check_log" | grep -vE '^(PASS|FAIL) ' || true
 grep -q "check.sh: all passed" "$check_log" || status=1
 for kernel in ${FA_RACE_KERNELS:-bwdw_d128_n1000_bf16 bwdw_d64_n77_causal_gqa_bf16}; do
+  dir=${check_dirs[0]}
+  for d in "${check_dirs[@]}"; do [ -f "$d/$kernel.ptx" ] && dir=$d; done
   for tool in racecheck synccheck; do
     echo "== compute-sanitizer $tool on $kernel"
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/bin/fa-gpu-check \
-      --ptx "$check_dir/$kernel.ptx" --meta "$check_dir/$kernel.meta" \
+      --ptx "$dir/$kernel.ptx" --meta "$dir/$kernel.meta" \
       --iters 1 >"$out/$tool-$kernel.log" 2>&1 || status=1
     tail -n 2 "$out/$tool-$kernel.log"
   done

@@ -10,7 +10,8 @@
 #   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
-# FA_BENCH_DIMS / FA_BENCH_SEQS narrow the bench shapes; FA_BENCH_FLAGS adds
+# FA_BENCH_DIMS / FA_BENCH_SEQS / FA_BENCH_CAUSAL (0, 1 or both) narrow the
+# bench shapes; FA_BENCH_FLAGS adds
 # fa-compile flags (e.g. block sizes) to every bench kernel;
 # FA_BENCH_DIRECTIONS="fwd" (or "bwd") compiles one direction only.
 # CHIP sm_90a compiles the forward through the GPU tile level (WGMMA).
@@ -68,6 +69,18 @@ d256_n4096_causal_kv80_f16  --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --hea
 d64_n1000_kv192_bf16        --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --block-kv=192
 d64_n4096_causal_gqa_kv192  --dtype=f16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=64 --causal --block-kv=192
 rt_d128_causal_kv176_bf16   --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal --block-kv=176
+MATRIX
+  esac
+  # Masks on whole KV blocks (static KV lengths that are multiples of the
+  # block: keys_in_bounds tiles, the band masks and the sequence end does
+  # not): causal with Nq != Nk, window, softcap, three warpgroups, 80 keys.
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+d128_n2048_window_bf16      --dtype=bf16 --batch=1 --heads-q=4 --seq-q=2048 --head-dim=128 --window=300,40
+d128_n2048_softcap_causal   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=2048 --head-dim=128 --softcap=30 --causal
+d128_nq640_nk1408_causal_kv176 --dtype=f16 --batch=1 --heads-q=4 --seq-q=640 --seq-kv=1408 --head-dim=128 --causal --block-kv=176
+d64_n1536_causal_q192       --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1536 --head-dim=64 --causal --block-q=192
+d256_n1280_causal_kv80      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1280 --head-dim=256 --causal --block-kv=80
 MATRIX
   esac
   # 192-row Q blocks on three compute warpgroups (a warp repeat in the
@@ -145,7 +158,7 @@ MATRIX
 bench_matrix() {
   for d in ${FA_BENCH_DIMS:-64 128 256}; do
     for n in ${FA_BENCH_SEQS:-512 2048 8192 16384}; do
-      for causal in 0 1; do
+      for causal in ${FA_BENCH_CAUSAL:-0 1}; do
         flags="--dtype=bf16 --batch=$((16384 / n)) --heads-q=$((2048 / d)) --seq-q=$n --head-dim=$d"
         name="fwd_d${d}_n${n}"
         [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }

@@ -1,17 +1,40 @@
 // RUN: fa-opt %s -split-input-file -fa-decompose-attention -cse | FileCheck %s
 
-// One masked online-softmax step in base 2: s = qk * (scale * log2 e), masked
-// to -inf, m' = max(m, rowmax s), alpha = 2^(m - m'), p = 2^(s - m'),
-// l' = alpha l + rowsum p, A' = alpha A + p V.
+// One masked online-softmax step in base 2: s = mask(qk) * (scale * log2 e),
+// masked to -inf before the scale (so that x * scale - max stays one FMA),
+// m' = max(m, rowmax s), alpha = 2^(m - m'), p = 2^(s - m'),
+// l' = alpha l + rowsum p, A' = alpha A + p V. The mask compares the in-tile
+// column j with the keys left, kv_len - kv_start, and the diagonal j - i with
+// the causal edge q_start + kv_len - q_len + 1 - kv_start, both scalars of
+// the tile clamped to [-Br, Bc] = [-32, 16].
 
 // CHECK-LABEL: func @online_step_masked
+// CHECK-SAME: %[[QS:[a-z0-9]+]]: index, %[[KS:[a-z0-9]+]]: index, %[[NQ:[a-z0-9]+]]: index, %[[NK:[a-z0-9]+]]: index)
+// CHECK: %[[LEFT:.*]] = arith.subi %[[NK]], %[[KS]] : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[CM32:.*]] = arith.constant -32 : index
+// CHECK: %[[LEFTLO:.*]] = arith.maxsi %[[LEFT]], %[[CM32]]
+// CHECK: %[[KEYS:.*]] = arith.minsi %[[LEFTLO]], %[[C16]]
+// CHECK: %[[KVQ:.*]] = arith.addi %[[NQ]], %[[KS]] : index
+// CHECK: %[[QKV:.*]] = arith.addi %[[QS]], %[[NK]] : index
+// CHECK: %[[SHIFT:.*]] = arith.subi %[[QKV]], %[[KVQ]] : index
+// CHECK: %[[EDGE:.*]] = arith.addi %[[SHIFT]], %{{.*}} : index
+// CHECK: %[[EDGELO:.*]] = arith.maxsi %[[EDGE]], %[[CM32]]
+// CHECK: %[[UPPER:.*]] = arith.minsi %[[EDGELO]], %[[C16]]
 // CHECK: %[[QK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<32x64xbf16>, tensor<16x64xbf16>) outs(%{{.*}} : tensor<32x16xf32>)
 // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[QK]] : tensor<32x16xf32>)
-// CHECK:   arith.constant 0.180336878 : f32
-// CHECK:   linalg.index 0
-// CHECK:   linalg.index 1
-// CHECK:   arith.cmpi slt
-// CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: ^bb0(%[[RAW:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:   %[[SCALE:.*]] = arith.constant 0.180336878 : f32
+// CHECK-NEXT:   %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT:   %[[I:.*]] = linalg.index 0
+// CHECK-NEXT:   %[[J:.*]] = linalg.index 1
+// CHECK-NEXT:   %[[INB:.*]] = arith.cmpi slt, %[[J]], %[[KEYS]] : index
+// CHECK-NEXT:   %[[DIAG:.*]] = arith.subi %[[J]], %[[I]] : index
+// CHECK-NEXT:   %[[BAND:.*]] = arith.cmpi slt, %[[DIAG]], %[[UPPER]] : index
+// CHECK-NEXT:   %[[VIS:.*]] = arith.andi %[[INB]], %[[BAND]] : i1
+// CHECK-NEXT:   %[[MASKED:.*]] = arith.select %[[VIS]], %[[RAW]], %[[NEGINF]] : f32
+// CHECK-NEXT:   %[[SCALED:.*]] = arith.mulf %[[MASKED]], %[[SCALE]] : f32
+// CHECK-NEXT:   linalg.yield %[[SCALED]]
 // CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<32x16xf32>) outs(%arg4 : tensor<32xf32>)
 // CHECK:   arith.maximumf
 // CHECK: %[[RESCALE:.*]]:2 = linalg.generic {{.*}} ins(%arg4, %[[M]] : tensor<32xf32>, tensor<32xf32>)

@@ -34,7 +34,9 @@ func.func @gqa_ragged(%q: tensor<2x8x100x32xf16>, %k: tensor<2x2x300x32xf16>, %v
 // -----
 
 // Causal with Nq = 64 < Nk = 256 (bottom-right aligned): the one Q block
-// sees KV blocks 0..2 whole (no mask) and masks only the diagonal block.
+// sees KV blocks 0..2 whole (no mask) and masks only the diagonal block;
+// 256 keys are whole blocks, so that block masks the band, not the sequence
+// end (keys_in_bounds; the ragged @gqa_ragged above has no such promise).
 
 // FOLD-LABEL: func @causal_diagonal_only
 // FOLD-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -42,7 +44,7 @@ func.func @gqa_ragged(%q: tensor<2x8x100x32xf16>, %k: tensor<2x2x300x32xf16>, %v
 // FOLD-DAG: %[[C192:.*]] = arith.constant 192 : index
 // FOLD: scf.for %{{.*}} = %[[C0]] to %[[C3]]
 // FOLD:   fa.online_attention {{.*}} causal unmasked
-// FOLD: fa.online_attention {{.*}} tile(%[[C0]], %[[C192]], %{{.*}}, %{{.*}}) scale = {{.*}} causal{{$}}
+// FOLD: fa.online_attention {{.*}} tile(%[[C0]], %[[C192]], %{{.*}}, %{{.*}}) scale = {{.*}} causal keys_in_bounds{{$}}
 // FOLD-NOT: fa.online_attention
 // FOLD: fa.normalize
 func.func @causal_diagonal_only(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x256x32xbf16>, %v: tensor<1x1x256x32xbf16>)
@@ -60,8 +62,8 @@ func.func @causal_diagonal_only(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x256x3
 
 // FOLD-LABEL: func @window_skips_blocks
 // FOLD-NOT: scf.for
-// FOLD: fa.online_attention {{.*}} tile(%{{.*}}, %c384, %{{.*}}, %{{.*}}) scale = {{.*}} causal window [64, 0]{{$}}
-// FOLD: fa.online_attention {{.*}} tile(%{{.*}}, %c448, %{{.*}}, %{{.*}}) scale = {{.*}} causal window [64, 0]{{$}}
+// FOLD: fa.online_attention {{.*}} tile(%{{.*}}, %c384, %{{.*}}, %{{.*}}) scale = {{.*}} causal window [64, 0] keys_in_bounds{{$}}
+// FOLD: fa.online_attention {{.*}} tile(%{{.*}}, %c448, %{{.*}}, %{{.*}}) scale = {{.*}} causal window [64, 0] keys_in_bounds{{$}}
 // FOLD-NOT: fa.online_attention
 func.func @window_skips_blocks(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x512x32xbf16>, %v: tensor<1x1x512x32xbf16>)
     -> tensor<1x1x64x32xbf16> {

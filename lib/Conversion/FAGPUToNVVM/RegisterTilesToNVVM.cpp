@@ -47,7 +47,9 @@ struct ElementwiseOnTiles : ConversionPattern {
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+    // Unregistered ops (fa-opt --allow-unregistered-dialect) have none.
+    Dialect *dialect = op->getDialect();
+    if (!dialect || !isa<arith::ArithDialect, math::MathDialect>(dialect) ||
         !hasTileTypes(op))
       return failure();
     Location loc = op->getLoc();
@@ -57,9 +59,14 @@ struct ElementwiseOnTiles : ConversionPattern {
         return rewriter.notifyMatchFailure(op, "only splat tile constants");
       auto type =
           cast<VectorType>(getTypeConverter()->convertType(constant.getType()));
+      Attribute value = dense.getSplatValue<Attribute>();
+      if (auto integer = dyn_cast<IntegerAttr>(value);
+          integer && integer.getType().isIndex())
+        value = IntegerAttr::get(
+            type.getElementType(),
+            integer.getValue().sextOrTrunc(type.getElementTypeBitWidth()));
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-          op, type,
-          SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+          op, type, SplatElementsAttr::get(type, value));
       return success();
     }
     if (approximationOf(op)) {
@@ -108,39 +115,11 @@ struct LowerSplat : OpConversionPattern<tensor::SplatOp> {
     if (!getLayout(op.getType()))
       return failure();
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type,
-                                                     adaptor.getInput());
-    return success();
-  }
-};
-
-struct LowerTileCoords : OpConversionPattern<TileCoordsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(TileCoordsOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    TileLayout layout = getTileLayout(type);
-    bool rows = op.getDim() == 0;
-    auto [row, col] = emitThreadCoords(rewriter, loc, layout,
-                                       ThreadPosition::get(rewriter, loc));
-    Type element = type.getElementType();
-    Value base = rows ? row : col;
-    if (!element.isIndex())
-      base = arith::IndexCastOp::create(rewriter, loc, element, base);
-    auto vectorType = cast<VectorType>(getTypeConverter()->convertType(type));
-    unsigned width = element.isIndex() ? IndexType::kInternalStorageBitWidth
-                                       : element.getIntOrFloatBitWidth();
-    SmallVector<APInt> offsets;
-    for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
-      TileCoord c = layout.ofRegister(reg);
-      offsets.push_back(APInt(width, rows ? c.row : c.col));
-    }
-    Value splat = vector::BroadcastOp::create(rewriter, loc, vectorType, base);
-    Value constant = arith::ConstantOp::create(
-        rewriter, loc, vectorType, DenseElementsAttr::get(vectorType, offsets));
-    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, constant);
+    Value input = adaptor.getInput();
+    if (input.getType() != type.getElementType())
+      input = arith::IndexCastOp::create(rewriter, op.getLoc(),
+                                         type.getElementType(), input);
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, input);
     return success();
   }
 };
@@ -233,6 +212,8 @@ void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
     int64_t exp2OnFmaEvery) {
   patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
                                    exp2OnFmaEvery);
-  patterns.add<LowerSplat, LowerTileCoords, LowerReduceRows, LowerExpandRows,
-               LowerConvertLayout>(converter, patterns.getContext());
+  patterns
+      .add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerConvertLayout>(
+          converter, patterns.getContext());
+  populateTileCoordsToNVVMPatterns(converter, patterns);
 }

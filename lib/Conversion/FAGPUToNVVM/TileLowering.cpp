@@ -15,6 +15,12 @@
 using namespace mlir;
 using namespace mlir::fagpu;
 
+Type mlir::fagpu::registerElementType(Type element) {
+  if (element.isIndex())
+    return IntegerType::get(element.getContext(), kIndexRegisterBits);
+  return element;
+}
+
 bool mlir::fagpu::isTileType(Type type) {
   return isa<SharedTileType>(type) || getLayout(type);
 }
@@ -25,7 +31,7 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
     if (!getLayout(type))
       return type;
     return VectorType::get({getTileLayout(type).numRegisters()},
-                           type.getElementType());
+                           registerElementType(type.getElementType()));
   });
   addConversion([ctx](SharedTileType) -> Type {
     return LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/3);

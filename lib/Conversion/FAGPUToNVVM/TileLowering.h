@@ -18,8 +18,19 @@
 namespace mlir {
 namespace fagpu {
 
-/// Register tiles -> vector<registers x element>; shared tiles -> the
-/// shared-memory pointer (!llvm.ptr<3>) of their first byte.
+/// Index register tiles hold 32-bit integers. Every position a kernel
+/// addresses fits (tensors have fewer than 2^31 elements, and TMA coordinates
+/// are 32-bit), and the tile level's index tiles are in-tile coordinates and
+/// the mask's clamped bounds (fa-decompose-attention): 64-bit compares would
+/// cost two instructions and two registers an element.
+constexpr unsigned kIndexRegisterBits = 32;
+
+/// The element type of a register tile's registers: i32 for index.
+Type registerElementType(Type element);
+
+/// Register tiles -> vector<registers x element> (index elements as
+/// registerElementType); shared tiles -> the shared-memory pointer
+/// (!llvm.ptr<3>) of their first byte.
 class TileTypeConverter : public TypeConverter {
 public:
   explicit TileTypeConverter(MLIRContext *ctx);
@@ -107,6 +118,11 @@ bool hasTileTypes(Operation *op);
 void populateRegisterTilesToNVVMPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          int64_t exp2OnFmaEvery = 0);
+
+/// Lowers tile coordinates, and compares of coordinates against bounds as
+/// compares of each register's static offset (TileCoordsToNVVM.cpp).
+void populateTileCoordsToNVVMPatterns(TileTypeConverter &converter,
+                                      RewritePatternSet &patterns);
 
 /// Lowers the mbarrier and TMA ops (patterns in BarriersToNVVM.cpp).
 void populateBarriersToNVVMPatterns(TileTypeConverter &converter,

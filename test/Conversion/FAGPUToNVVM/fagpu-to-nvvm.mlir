@@ -42,6 +42,42 @@ gpu.module @m {
 
 // -----
 
+// A mask's compares: coordinates (or the diagonal j - i) against a bound
+// become each register's static offset against the bound less the thread's
+// part, in 32-bit registers: one compare of an immediate per element, no
+// coordinate held per element (m64n16: columns 0 1 0 1 8 9 8 9, rows
+// 0 0 8 8 0 0 8 8, so j - i is 0 1 -8 -7 8 9 0 1).
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @coordinate_compare
+  // CHECK-SAME: (%[[KEYS:.*]]: index, %[[EDGE:.*]]: index)
+  // CHECK: %[[K32:.*]] = arith.index_cast %[[KEYS]] : index to i32
+  // CHECK: %[[KV:.*]] = vector.broadcast %[[K32]] : i32 to vector<8xi32>
+  // CHECK: %[[KB:.*]] = arith.subi %[[KV]], %{{.*}} : vector<8xi32>
+  // CHECK-NEXT: %[[COLS:.*]] = arith.constant dense<[0, 1, 0, 1, 8, 9, 8, 9]> : vector<8xi32>
+  // CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[COLS]], %[[KB]] : vector<8xi32>
+  // CHECK: %[[E32:.*]] = arith.index_cast %[[EDGE]] : index to i32
+  // CHECK: %[[EV:.*]] = vector.broadcast %[[E32]] : i32 to vector<8xi32>
+  // CHECK: %[[EB:.*]] = arith.subi %[[EV]], %{{.*}} : vector<8xi32>
+  // CHECK-NEXT: %[[DIAG:.*]] = arith.constant dense<[0, 1, -8, -7, 8, 9, 0, 1]> : vector<8xi32>
+  // CHECK-NEXT: %[[BAND:.*]] = arith.cmpi slt, %[[DIAG]], %[[EB]] : vector<8xi32>
+  // CHECK-NEXT: arith.andi %[[IN]], %[[BAND]] : vector<8xi1>
+  gpu.func @coordinate_compare(%keys: index, %edge: index) kernel {
+    %i = fagpu.tile_coords dim = 0 : tensor<64x16xindex, #acc>
+    %j = fagpu.tile_coords dim = 1 : tensor<64x16xindex, #acc>
+    %left = tensor.splat %keys : tensor<64x16xindex, #acc>
+    %in = arith.cmpi slt, %j, %left : tensor<64x16xindex, #acc>
+    %diag = arith.subi %j, %i : tensor<64x16xindex, #acc>
+    %upper = tensor.splat %edge : tensor<64x16xindex, #acc>
+    %band = arith.cmpi slt, %diag, %upper : tensor<64x16xindex, #acc>
+    %both = arith.andi %in, %band : tensor<64x16xi1, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
 // Row max: the two registers of each row the thread holds, then a butterfly
 // over the quad (lanes 4g .. 4g + 3 split a row: xor 1, xor 2). The result
 // holds rows g and g + 8; expanding it back is a register shuffle.

@@ -252,6 +252,22 @@ func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x
 
 // -----
 
+func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %acc: tensor<1x2x64x64xf32>, %m: tensor<1x2x64xf32>, %l: tensor<1x2x64xf32>) {
+  // expected-error @+1 {{'keys_in_bounds' is only meaningful on a tile}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) outs(%acc, %m, %l : tensor<1x2x64x64xf32>, tensor<1x2x64xf32>, tensor<1x2x64xf32>) scale = 0.125 causal keys_in_bounds
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{'keys_in_bounds' is implied by 'unmasked'; give one of them}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125 causal unmasked keys_in_bounds
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
   // expected-error @+1 {{requires 'scale': the online form carries the resolved softmax scale}}
   %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) causal

@@ -109,6 +109,19 @@ func.func @online_tile(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tenso
 
 // -----
 
+// CHECK-LABEL: func @online_tile_keys_in_bounds
+// CHECK: fa.online_attention ins({{.*}}) outs({{.*}}) tile(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) scale = 1.250000e-01 causal keys_in_bounds{{$}}
+func.func @online_tile_keys_in_bounds(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                       %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>,
+                       %qs: index, %ks: index, %nq: index, %nk: index) -> tensor<64x64xf32> {
+  %a, %mm, %ll = fa.online_attention ins(%q, %k, %v : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>)
+                                     outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>)
+                                     tile(%qs, %ks, %nq, %nk) scale = 0.125 causal keys_in_bounds
+  return %a : tensor<64x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @grad_tile
 // CHECK: fa.attention_grad_tile ins({{.*}}) outs({{.*}}) tile(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) scale = 1.250000e-01 window [16, -1]
 func.func @grad_tile(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x48xf16>,

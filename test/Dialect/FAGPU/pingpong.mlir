@@ -43,7 +43,10 @@
 // K's stage is released once the wait says QKᵀ has read it.
 // CHECK-NEXT:   arith.addi
 // CHECK-NEXT:   fagpu.arrive_barrier
-// CHECK-NEXT:   arith.mulf %[[SW1]], %{{.*}} : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
+// The mask applies to the raw scores, the scale after it (x * scale - max
+// stays one FMA).
+// CHECK:        %[[MASKED1:.*]] = arith.select %{{.*}}, %[[SW1]], %{{.*}} : tensor<128x128xi1,
+// CHECK-NEXT:   arith.mulf %[[MASKED1]], %{{.*}} : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>>
 // CHECK:        fagpu.wait_barrier
 // CHECK-NEXT:   %[[V1:.*]] = fagpu.stage
 // CHECK-NEXT:   fagpu.named_barrier_sync %[[MINE]], threads = 256
@@ -80,7 +83,7 @@
 // CHECK-NEXT:   %[[SW3:.*]] = fagpu.mma_wait %[[S3]]
 // CHECK-NEXT:   arith.addi
 // CHECK-NEXT:   fagpu.arrive_barrier
-// CHECK-NEXT:   arith.mulf %[[SW3]]
+// CHECK:        arith.select %{{.*}}, %[[SW3]], %{{.*}} : tensor<128x128xi1,
 // CHECK:        fagpu.named_barrier_sync %[[MINE]], threads = 256
 // CHECK-NEXT:   %[[O3:.*]] = fagpu.mma %{{.*}} async : tensor<128x128xbf16, #fagpu.wgmma_a<warps = 8>>
 // CHECK-NEXT:   fagpu.named_barrier_arrive %[[NEXT]], threads = 256

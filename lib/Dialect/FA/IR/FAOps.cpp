@@ -280,6 +280,11 @@ LogicalResult OnlineAttentionOp::verify() {
     return emitOpError() << "whole-tensor operands take no tile position";
   if (!tile && getUnmasked())
     return emitOpError() << "'unmasked' is only meaningful on a tile";
+  if (!tile && getKeysInBounds())
+    return emitOpError() << "'keys_in_bounds' is only meaningful on a tile";
+  if (getUnmasked() && getKeysInBounds())
+    return emitOpError() << "'keys_in_bounds' is implied by 'unmasked'; "
+                            "give one of them";
   if (!getScale())
     return emitOpError() << "requires 'scale': the online form carries the "
                             "resolved softmax scale";

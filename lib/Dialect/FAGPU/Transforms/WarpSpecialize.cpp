@@ -11,6 +11,7 @@
 
 #include "fa/Dialect/FAGPU/Transforms/Passes.h"
 
+#include "KernelCopies.h"
 #include "RegisterBudget.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -34,19 +35,6 @@ using namespace mlir::fagpu;
 
 namespace {
 
-/// Where a copy reads: kernel argument `arg` at [outer..., row].
-struct CopySource {
-  BlockArgument arg;
-  SmallVector<Value> outer; // the subview's leading offsets
-};
-
-/// The kernel's copies, as this pass needs them.
-struct KernelCopies {
-  SmallVector<CopyToSharedOp> once;  // before the loops (Q)
-  SmallVector<scf::ForOp> loops;     // top-level loops that copy
-  SmallVector<AllocSharedOp> looped; // tiles copied in loops, in order
-};
-
 struct WarpSpecializePass
     : fagpu::impl::WarpSpecializeBase<WarpSpecializePass> {
   using WarpSpecializeBase::WarpSpecializeBase;
@@ -65,117 +53,6 @@ struct WarpSpecializePass
         return signalPassFailure();
   }
 
-  /// Whether `size` is dim `dim` of kernel argument `arg`: the constant when
-  /// static, a memref.dim of it when known at run time only.
-  static bool isSizeOf(OpFoldResult size, BlockArgument arg, int64_t dim) {
-    auto type = cast<MemRefType>(arg.getType());
-    if (!type.isDynamicDim(dim))
-      return getConstantIntValue(size) == type.getDimSize(dim);
-    auto value = dyn_cast<Value>(size);
-    auto read = value ? value.getDefiningOp<memref::DimOp>() : nullptr;
-    return read && read.getSource() == arg &&
-           getConstantIntValue(read.getIndex()) == dim;
-  }
-
-  /// The row-slice source of `copy`, or an error on the copy. `body` is the
-  /// block of the copies made once per tile.
-  FailureOr<CopySource> sourceOf(CopyToSharedOp copy, Block &body) {
-    auto view = copy.getSource().getDefiningOp<memref::SubViewOp>();
-    auto arg = view ? dyn_cast<BlockArgument>(view.getSource()) : nullptr;
-    if (!arg || !isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
-      return copy.emitError()
-             << "a TMA copy reads a subview of a kernel argument";
-    auto type = cast<MemRefType>(arg.getType());
-    int64_t rank = type.getRank();
-    ArrayRef<int64_t> sizes = view.getStaticSizes();
-    SmallVector<OpFoldResult> mixedSizes = view.getMixedSizes();
-    bool unitOuter =
-        llvm::all_of(sizes.drop_back(2), [](int64_t s) { return s == 1; });
-    bool wholeRows = isSizeOf(mixedSizes[rank - 2], arg, rank - 2) &&
-                     isSizeOf(mixedSizes[rank - 1], arg, rank - 1) &&
-                     view.getStaticOffsets()[rank - 2] == 0 &&
-                     view.getStaticOffsets()[rank - 1] == 0;
-    if (!type.getLayout().isIdentity() || !unitOuter || !wholeRows ||
-        llvm::any_of(view.getStaticStrides(), [](int64_t s) { return s != 1; }))
-      return copy.emitError() << "a TMA copy reads whole rows of one matrix "
-                                 "of a dense kernel argument";
-    if (!isSizeOf(copy.getLimit(), arg, rank - 2))
-      return copy.emitError()
-             << "a TMA copy zero-fills past the tensor's end, so its limit "
-                "must be the row count "
-             << (type.isDynamicDim(rank - 2)
-                     ? "(memref.dim of the kernel argument, dim " +
-                           std::to_string(rank - 2) + ")"
-                     : std::to_string(type.getDimSize(rank - 2)));
-    // The producer computes the coordinates too: the (batch, head) offsets
-    // must be known before the loops. Constants go to the kernel's entry.
-    CopySource source{arg, {}};
-    Block &entry = arg.getOwner()->getParentOp()->getRegion(0).front();
-    SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
-    for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
-      if (auto value = dyn_cast<Value>(offset)) {
-        if (value.getParentBlock() != &entry && value.getParentBlock() != &body)
-          return copy.emitError() << "a TMA copy needs its matrix's offsets "
-                                     "computed before the loops";
-        source.outer.push_back(value);
-        continue;
-      }
-      OpBuilder b = OpBuilder::atBlockBegin(&entry);
-      source.outer.push_back(arith::ConstantIndexOp::create(
-          b, view.getLoc(), *getConstantIntValue(offset)));
-    }
-    return source;
-  }
-
-  FailureOr<KernelCopies> collect(gpu::GPUFuncOp kernel, Block &body) {
-    KernelCopies copies;
-    Block &entry = kernel.front();
-    WalkResult walk = kernel.walk([&](CopyToSharedOp copy) {
-      Operation *parent = copy->getParentOp();
-      if (copy->getBlock() == &body) {
-        copies.once.push_back(copy);
-        return WalkResult::advance();
-      }
-      auto loop = dyn_cast<scf::ForOp>(parent);
-      if (!loop || loop->getBlock() != &body) {
-        copy.emitError() << "fagpu-warp-specialize takes copies at the "
-                            "kernel's top level (its tile loop's body in a "
-                            "persistent kernel) or in the loops there";
-        return WalkResult::interrupt();
-      }
-      if (copies.loops.empty() || copies.loops.back() != loop)
-        copies.loops.push_back(loop);
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return failure();
-    for (auto [i, loop] : llvm::enumerate(copies.loops)) {
-      SmallVector<AllocSharedOp> tiles;
-      for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>()) {
-        auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
-        if (!alloc || alloc->getBlock() != &entry)
-          return copy.emitError() << "the tile must be allocated at the "
-                                     "kernel's top level";
-        tiles.push_back(alloc);
-      }
-      if (llvm::SmallPtrSet<Operation *, 4>(tiles.begin(), tiles.end())
-              .size() != tiles.size())
-        return loop.emitError() << "each copy of a KV loop needs a tile of "
-                                   "its own (one ring per tile)";
-      if (i == 0)
-        copies.looped = tiles;
-      else if (tiles != copies.looped)
-        return loop.emitError() << "every KV loop must copy the same tiles "
-                                   "in the same order";
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-      if (!step || *step != 1 ||
-          loop.getNumResults() != loop.getInitArgs().size())
-        return loop.emitError() << "fagpu-warp-specialize takes loops of "
-                                   "step 1";
-    }
-    return copies;
-  }
-
   LogicalResult specialize(gpu::GPUFuncOp kernel) {
     // A persistent kernel (fagpu-persistent-grid) loops over its tiles: the
     // tile loop's body plays the kernel's body, once per tile.
@@ -185,7 +62,7 @@ struct WarpSpecializePass
       if (loop->hasAttr("fagpu.tiles"))
         tileLoop = loop;
     Block *body = tileLoop ? tileLoop.getBody() : &entry;
-    FailureOr<KernelCopies> found = collect(kernel, *body);
+    FailureOr<KernelCopies> found = collectKernelCopies(kernel, *body);
     if (failed(found))
       return failure();
     KernelCopies &copies = *found;
@@ -258,7 +135,7 @@ struct WarpSpecializePass
     auto sourcesOf = [&](auto &&copyOps) -> FailureOr<SmallVector<CopySource>> {
       SmallVector<CopySource> sources;
       for (CopyToSharedOp copy : copyOps) {
-        FailureOr<CopySource> source = sourceOf(copy, *body);
+        FailureOr<CopySource> source = getCopySource(copy, *body);
         if (failed(source))
           return failure();
         sources.push_back(*source);

@@ -135,13 +135,17 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     query and key and the valid sequence lengths. Keys at or past `kv_len` are
     masked; query rows at or past `q_len` are padding whose results are
     dropped. `unmasked` promises that every key of the tile is in bounds and
-    visible to every valid row, so no mask code is needed.
+    visible to every valid row, so no mask code is needed. `keys_in_bounds`
+    promises the first half only (every key of the tile is before `kv_len`):
+    the causal / window band still masks, the sequence end does not (the
+    tiler says so where the KV length is static and a multiple of the block).
   }];
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value, FA_F32Tensor:$acc,
                             FA_F32Tensor:$max, FA_F32Tensor:$sum,
                             Variadic<Index>:$tile_position),
-                       FA_ScoreAttrs, (ins UnitAttr:$unmasked));
+                       FA_ScoreAttrs, (ins UnitAttr:$unmasked,
+                                           UnitAttr:$keys_in_bounds));
   let results = (outs FA_F32Tensor:$result_acc, FA_F32Tensor:$result_max,
                       FA_F32Tensor:$result_sum);
   let assemblyFormat = !strconcat([{
@@ -150,7 +154,8 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`
       type($sum) `)`
     (`tile` `(` $tile_position^ `)`)?
-  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)? attr-dict }]);
+  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
+    (`keys_in_bounds` $keys_in_bounds^)? attr-dict }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isTile() { return getQuery().getType().getRank() == 2; }

@@ -1,0 +1,46 @@
+//===- KernelCopies.h - The shared-memory copies of a kernel ----*- C++ -*-===//
+//
+// What fagpu-warp-specialize turns into TMA loads: the kernel's copies to
+// shared tiles, once per tile (Q) or in its KV loops (K, V), and where each
+// reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_DIALECT_FAGPU_TRANSFORMS_KERNELCOPIES_H
+#define FA_LIB_DIALECT_FAGPU_TRANSFORMS_KERNELCOPIES_H
+
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir {
+namespace fagpu {
+
+/// Where a copy reads: kernel argument `arg` at [outer..., row].
+struct CopySource {
+  BlockArgument arg;
+  SmallVector<Value> outer; // the subview's leading offsets
+};
+
+/// The kernel's copies, as this pass needs them.
+struct KernelCopies {
+  SmallVector<CopyToSharedOp> once;  // before the loops (Q)
+  SmallVector<scf::ForOp> loops;     // top-level loops that copy
+  SmallVector<AllocSharedOp> looped; // tiles copied in loops, in order
+};
+
+/// The row-slice source of `copy`, or an error on the copy. `body` is the
+/// block of the copies made once per tile.
+FailureOr<CopySource> getCopySource(CopyToSharedOp copy, Block &body);
+
+/// The copies of `kernel` whose once-per-tile block is `body` (the kernel's
+/// entry, or a persistent kernel's tile loop body), or an error on the
+/// first one fagpu-warp-specialize cannot take.
+FailureOr<KernelCopies> collectKernelCopies(gpu::GPUFuncOp kernel,
+                                            Block &body);
+
+} // namespace fagpu
+} // namespace mlir
+
+#endif // FA_LIB_DIALECT_FAGPU_TRANSFORMS_KERNELCOPIES_H
