@@ -256,6 +256,7 @@ std::string AttentionConfig::key() const {
              .str() +
          // Only when set, so that the other configs' keys stay as they were.
          (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "") +
+         (qBuffers ? ":qb" + std::to_string(qBuffers) : "") +
          (backward && backwardVariant != "auto" ? ":" + backwardVariant : "") +
          (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "");
 }

@@ -504,6 +504,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     split.stages = effective.kvStages ? effective.kvStages
                    : grid.blocks > 0  ? 2
                                       : 3;
+    if (effective.qBuffers)
+      split.tileBuffers = effective.qBuffers;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
     // The softmax of block j under P·V of block j - 1 (FA3's

@@ -2,6 +2,8 @@
 
 #include "CompileOptions.h"
 
+#include "fa/Dialect/FAGPU/IR/FAGPU.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 
@@ -87,6 +89,11 @@ cl::opt<int64_t> exp2OnFmaEvery(
     "exp2-on-fma-every",
     cl::desc("the WGMMA forward computes every N-th exponential on the FMA "
              "pipe instead of MUFU (0 = none)"),
+    cl::init(0), cl::cat(category));
+cl::opt<int64_t> qBuffers(
+    "q-buffers",
+    cl::desc("Q buffers of the WGMMA forward's persistent grid (1 to 8; 0 = "
+             "the compiler's choice, 1; fewer where they do not fit)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string> backwardVariant(
     "backward-variant",
@@ -181,6 +188,10 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--exp2-on-fma-every must be 0 or positive, got " +
                    Twine(exp2OnFmaEvery));
   config.exp2OnFmaEvery = exp2OnFmaEvery;
+  if (qBuffers < 0 || qBuffers > fagpu::kMaxTileBuffers)
+    return invalid("--q-buffers must be in [0, " +
+                   Twine(fagpu::kMaxTileBuffers) + "], got " + Twine(qBuffers));
+  config.qBuffers = qBuffers;
   if (backwardVariant != "auto" && backwardVariant != "wgmma" &&
       backwardVariant != "mma.sync")
     return invalid("--backward-variant must be auto, wgmma or mma.sync, "

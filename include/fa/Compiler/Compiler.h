@@ -51,6 +51,11 @@ struct AttentionConfig {
   /// The WGMMA forward computes every N-th exponential of the softmax on
   /// the FMA pipe instead of MUFU (fa-convert-fagpu-to-nvvm); 0: none.
   int64_t exp2OnFmaEvery = 0;
+  /// Q buffers of the WGMMA forward's persistent grid (fagpu-warp-specialize
+  /// tile-buffers): 2 lets the producer load the next tile's Q while this
+  /// tile computes, where it fits shared memory; 0 = the compiler's choice
+  /// (1 until 2 is measured).
+  int64_t qBuffers = 0;
   /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
   /// (the GPU tile level, sm_90a) or "mma.sync".
   std::string backwardVariant = "auto";

@@ -1,10 +1,14 @@
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-warp-specialize{max-shared-bytes=40000}))' -verify-diagnostics
 // RUN: not fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-warp-specialize{stages=1}))' 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fagpu-warp-specialize{tile-buffers=0}))' 2>&1 | FileCheck %s --check-prefix=BUFFERS
 
 // A ring needs two stages at least (the option is checked before any
 // kernel, on the module):
 // STAGES: error: fagpu-warp-specialize needs at least 2 stages, got 1
 // STAGES-NOT: error: fagpu-warp-specialize needs copy rows
+// and a tile copied once per tile one buffer:
+// BUFFERS: error: fagpu-warp-specialize takes 1 to 8 tile buffers, got 0
+// BUFFERS-NOT: error: fagpu-warp-specialize needs copy rows
 
 // Every error fagpu-warp-specialize emits, on the smallest kernel that
 // reaches it. The kernels read rows of one matrix of a [2, 256, 64]

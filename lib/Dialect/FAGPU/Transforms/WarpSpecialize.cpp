@@ -46,6 +46,12 @@ struct WarpSpecializePass
                                  << stages.getValue();
       return signalPassFailure();
     }
+    if (tileBuffers < 1 || tileBuffers > kMaxTileBuffers) {
+      getOperation().emitError()
+          << "fagpu-warp-specialize takes 1 to " << kMaxTileBuffers
+          << " tile buffers, got " << tileBuffers.getValue();
+      return signalPassFailure();
+    }
     SmallVector<gpu::GPUFuncOp> kernels(
         getOperation().getOps<gpu::GPUFuncOp>());
     for (gpu::GPUFuncOp kernel : kernels)
@@ -108,6 +114,23 @@ struct WarpSpecializePass
              << "fagpu-warp-specialize: rings of 2 stages need "
              << bytesWith(depth) << " bytes of shared memory, over "
              << maxSharedBytes.getValue();
+    // In a persistent kernel each tile copied once per tile (Q) gets
+    // `tile-buffers` buffers where they fit beside the rings, so that the
+    // producer loads tile t + 1's while tile t still computes on its own (at
+    // N = 512 the compute warps waited for Q a tenth of their time; two
+    // buffers are not measured yet, so one stays the default).
+    int64_t onceDepth = 1;
+    if (tileLoop && llvm::all_of(copies.once, [&](CopyToSharedOp copy) {
+          auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
+          return alloc && alloc->getBlock() == &entry;
+        })) {
+      int64_t onceBytes = 0;
+      for (CopyToSharedOp copy : copies.once)
+        onceBytes += copy.getDest().getType().getStageStride() + 16;
+      for (int64_t d = tileBuffers; d > 1 && onceDepth == 1; --d)
+        if (bytesWith(depth) + (d - 1) * onceBytes <= maxSharedBytes)
+          onceDepth = d;
+    }
 
     // Tensor maps: one parameter per (argument, box rows).
     DenseMap<std::pair<Value, int64_t>, Value> maps;
@@ -158,7 +181,9 @@ struct WarpSpecializePass
     // waits until every consumer warp is done with the tile. Each ring tile
     // is released after its own last use (K after QKᵀ, V after P·V), so the
     // producer loads K_{j+1} while P·V_{j-1} still reads V.
-    int64_t numOnce = copies.once.size(), numTiles = copies.looped.size();
+    // A once copy's barriers are one per buffer (i * onceDepth + buffer).
+    int64_t numOnce = copies.once.size() * onceDepth,
+            numTiles = copies.looped.size();
     int64_t fullBase = numOnce, emptyBase = numOnce + numTiles * depth;
     int64_t onceEmptyBase =
         copies.loops.empty() ? numOnce : emptyBase + numTiles * depth;
@@ -233,6 +258,14 @@ struct WarpSpecializePass
       rings.push_back(AllocSharedOp::create(b, tile.getLoc(),
                                             tile.getType().getRingType(depth)));
     }
+    SmallVector<Value> onceRings;
+    if (onceDepth > 1)
+      for (CopyToSharedOp copy : copies.once) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(copy.getDest().getDefiningOp());
+        onceRings.push_back(AllocSharedOp::create(
+            b, copy.getLoc(), copy.getDest().getType().getRingType(onceDepth)));
+      }
     Value barriers =
         AllocBarriersOp::create(b, loc, BarriersType::get(ctx, numBarriers));
     InitBarriersOp::create(b, loc, barriers, arrivals);
@@ -261,6 +294,18 @@ struct WarpSpecializePass
     };
     auto emptyIndex = [&](int64_t tile, Value stage) {
       return arith::AddIOp::create(b, loc, c(emptyBase + tile * depth), stage);
+    };
+    // Once copy i's buffer for a tile round, and the round of its barriers.
+    auto onceBuffer = [&](Value tileRound) -> std::pair<Value, Value> {
+      if (onceDepth == 1)
+        return {Value(), tileRound};
+      return {arith::RemUIOp::create(b, loc, tileRound, c(onceDepth)),
+              arith::DivUIOp::create(b, loc, tileRound, c(onceDepth))};
+    };
+    auto onceIndex = [&](int64_t base, int64_t i, Value buffer) -> Value {
+      if (!buffer)
+        return c(base + i);
+      return arith::AddIOp::create(b, loc, c(base + i * onceDepth), buffer);
     };
     // Per-tile values the producer copies (persistent kernels only).
     IRMapping tileMap;
@@ -294,15 +339,22 @@ struct WarpSpecializePass
     }
     for (auto [i, copy] : llvm::enumerate(copies.once)) {
       SharedTileType tile = copy.getDest().getType();
+      auto [buffer, round] = onceBuffer(tileRound);
       if (tileLoop) { // a fresh barrier's previous phase counts as complete
-        Value phase = arith::AddIOp::create(b, loc, tileRound, c(1));
-        WaitBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i), phase);
+        Value phase = arith::AddIOp::create(b, loc, round, c(1));
+        WaitBarrierOp::create(b, loc, barriers,
+                              onceIndex(onceEmptyBase, i, buffer), phase);
       }
-      ArriveExpectBytesOp::create(b, loc, barriers, c(i),
+      Value full = onceIndex(0, i, buffer);
+      ArriveExpectBytesOp::create(b, loc, barriers, full,
                                   tile.getRows() * tile.getRowBytes());
+      Value dest =
+          buffer
+              ? StageOp::create(b, loc, tile, onceRings[i], buffer).getResult()
+              : copy.getDest();
       TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
                         coordsOf((*onceSources)[i], copy.getRow(), tileMap),
-                        copy.getDest(), barriers, c(i));
+                        dest, barriers, full);
     }
     for (auto [index, forOp] : llvm::enumerate(copies.loops)) {
       scf::ForOp loop = forOp; // captured below: not a structured binding
@@ -391,13 +443,32 @@ struct WarpSpecializePass
           lastUse = &op;
       }
       OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(copy);
+      auto [buffer, round] = onceBuffer(tileRound);
+      WaitBarrierOp::create(b, loc, barriers, onceIndex(0, i, buffer), round);
+      if (buffer) {
+        Value tile = copy.getDest();
+        Value view =
+            StageOp::create(b, loc, tile.getType(), onceRings[i], buffer);
+        tile.replaceUsesWithIf(view, [&](OpOperand &use) {
+          return use.getOwner() != copy.getOperation() &&
+                 tileLoop->isAncestor(use.getOwner());
+        });
+      }
       if (tileLoop && lastUse) {
         b.setInsertionPointAfter(lastUse);
-        ArriveBarrierOp::create(b, loc, barriers, c(onceEmptyBase + i));
+        ArriveBarrierOp::create(b, loc, barriers,
+                                onceIndex(onceEmptyBase, i, buffer));
       }
-      b.setInsertionPoint(copy);
-      WaitBarrierOp::create(b, loc, barriers, c(i), tileRound);
+      Value tile = copy.getDest();
       copy.erase();
+      if (buffer) {
+        if (!tile.use_empty())
+          return tile.getDefiningOp()->emitError()
+                 << "a tile copied once per tile is used outside the tile "
+                    "loop";
+        tile.getDefiningOp()->erase();
+      }
     }
     // Each loop carries the ring counter on from the previous one.
     for (scf::ForOp &loop : copies.loops) {

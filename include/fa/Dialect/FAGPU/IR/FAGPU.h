@@ -37,6 +37,10 @@ TileLayout getTileLayout(RankedTensorType type);
 /// and sm_90: 227 KiB.
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
+/// The most buffers fagpu-warp-specialize gives a tile copied once per tile
+/// (Q): more are never loaded ahead of use.
+constexpr int64_t kMaxTileBuffers = 8;
+
 /// Threads of a warpgroup.
 constexpr int64_t kWarpgroupThreads = 128;
 /// Hardware named barriers: 0 is the block's (gpu.barrier), 1 + w is

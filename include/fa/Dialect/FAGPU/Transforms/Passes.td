@@ -112,7 +112,10 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     coordinates), both carry the ring counter and the tile's round, and
     each tile copied once per tile (Q) gets an "empty" barrier too: the
     compute warpgroups release it after its last use, and the producer
-    waits for that before loading the next tile's.
+    waits for that before loading the next tile's. With `tile-buffers` > 1
+    such a tile gets that many buffers where they fit beside the rings (a full and an
+    empty barrier each, the buffer `round % B`, the phase `round / B`), so
+    that the producer loads tile t + 1's while tile t computes on its own.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
@@ -123,6 +126,10 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
            "leaves beside the producer, at most 240">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a block can have (227 KiB on sm_90)">,
+    Option<"tileBuffers", "tile-buffers", "int64_t", "1",
+           "Buffers of each tile a persistent kernel copies once per tile "
+           "(Q); fewer where they would not fit. 1 until two are measured "
+           "on the H200 (docs/hopper-plan.md)">,
   ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
