@@ -135,6 +135,13 @@ struct LowerCoordinateCompare : OpConversionPattern<arith::CmpIOp> {
     auto tile = dyn_cast<RankedTensorType>(op.getLhs().getType());
     if (!tile || !getLayout(tile) || !isCoordinateForm(op.getLhs()))
       return rewriter.notifyMatchFailure(op, "not a coordinate compare");
+    // Moving the thread's part across keeps signed orders and equality (the
+    // values are small: no wrap); an unsigned order would not survive it.
+    using Pred = arith::CmpIPredicate;
+    Pred pred = op.getPredicate();
+    if (pred == Pred::ult || pred == Pred::ule || pred == Pred::ugt ||
+        pred == Pred::uge)
+      return rewriter.notifyMatchFailure(op, "unsigned order");
     Location loc = op.getLoc();
     VectorType type = registersOf(*getTypeConverter(), tile);
     CoordinateForm form =

@@ -63,6 +63,9 @@ gpu.module @m {
   // CHECK-NEXT: %[[DIAG:.*]] = arith.constant dense<[0, 1, -8, -7, 8, 9, 0, 1]> : vector<8xi32>
   // CHECK-NEXT: %[[BAND:.*]] = arith.cmpi slt, %[[DIAG]], %[[EB]] : vector<8xi32>
   // CHECK-NEXT: arith.andi %[[IN]], %[[BAND]] : vector<8xi1>
+  // An unsigned order keeps the coordinates as they are (the registers'
+  // coordinates against the bound, not a constant against it).
+  // CHECK: arith.cmpi ult, %{{[0-9]+}}, %{{[0-9]+}} : vector<8xi32>
   gpu.func @coordinate_compare(%keys: index, %edge: index) kernel {
     %i = fagpu.tile_coords dim = 0 : tensor<64x16xindex, #acc>
     %j = fagpu.tile_coords dim = 1 : tensor<64x16xindex, #acc>
@@ -72,6 +75,7 @@ gpu.module @m {
     %upper = tensor.splat %edge : tensor<64x16xindex, #acc>
     %band = arith.cmpi slt, %diag, %upper : tensor<64x16xindex, #acc>
     %both = arith.andi %in, %band : tensor<64x16xi1, #acc>
+    %unsigned = arith.cmpi ult, %j, %left : tensor<64x16xindex, #acc>
     gpu.return
   }
 }
