@@ -182,6 +182,8 @@ struct ScoreSpec {
     };
     if (!keysInBounds)
       spec.keysLeft = clamp(arith::SubIOp::create(b, loc, kvLen, kvStart));
+    if (!op.getCausal() && !op.getWindow())
+      return spec;
     // qStart + (kvLen - qLen) + v - kvStart: the band's edge as j - i.
     Value shift = arith::SubIOp::create(
         b, loc, arith::AddIOp::create(b, loc, qStart, kvLen),
