@@ -175,19 +175,21 @@ struct ScoreSpec {
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
     };
+    // One op per statement: the IR's order must not depend on the order in
+    // which a compiler evaluates call arguments (lit checks it, GCC and
+    // clang build the suite).
     auto clamp = [&](Value x) {
-      return arith::MinSIOp::create(
-                 b, loc, arith::MaxSIOp::create(b, loc, x, c(-br)), c(bc))
-          .getResult();
+      Value atLeast = arith::MaxSIOp::create(b, loc, x, c(-br));
+      return arith::MinSIOp::create(b, loc, atLeast, c(bc)).getResult();
     };
     if (!keysInBounds)
       spec.keysLeft = clamp(arith::SubIOp::create(b, loc, kvLen, kvStart));
     if (!op.getCausal() && !op.getWindow())
       return spec;
     // qStart + (kvLen - qLen) + v - kvStart: the band's edge as j - i.
-    Value shift = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qStart, kvLen),
-        arith::AddIOp::create(b, loc, qLen, kvStart));
+    Value queryEnd = arith::AddIOp::create(b, loc, qStart, kvLen);
+    Value keyEnd = arith::AddIOp::create(b, loc, qLen, kvStart);
+    Value shift = arith::SubIOp::create(b, loc, queryEnd, keyEnd);
     auto edge = [&](int64_t v) {
       return clamp(arith::AddIOp::create(b, loc, shift, c(v)));
     };
@@ -245,22 +247,25 @@ std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
   auto cst = [&](double v) {
     return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
   };
+  // One op per statement (see ScoreSpec::get).
   auto mask = [&](Value x) {
     if (!hidden || !spec.masked)
       return x;
-    return arith::SelectOp::create(nb, nl, spec.visible(nb, nl), x,
-                                   cst(*hidden))
-        .getResult();
+    Value visible = spec.visible(nb, nl);
+    Value hiddenScore = cst(*hidden);
+    return arith::SelectOp::create(nb, nl, visible, x, hiddenScore).getResult();
   };
-  if (!spec.softcap)
-    return {
-        arith::MulFOp::create(nb, nl, mask(raw), cst(spec.scale * extraFactor)),
-        nullptr};
+  if (!spec.softcap) {
+    Value masked = mask(raw);
+    Value factor = cst(spec.scale * extraFactor);
+    return {arith::MulFOp::create(nb, nl, masked, factor), nullptr};
+  }
   Value t = math::TanhOp::create(
       nb, nl,
       arith::MulFOp::create(nb, nl, raw, cst(spec.scale / *spec.softcap)));
-  Value capped =
-      arith::MulFOp::create(nb, nl, mask(t), cst(*spec.softcap * extraFactor));
+  Value maskedTanh = mask(t);
+  Value cap = cst(*spec.softcap * extraFactor);
+  Value capped = arith::MulFOp::create(nb, nl, maskedTanh, cap);
   return {capped, t};
 }
 
@@ -417,10 +422,11 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
             arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kLog2E)));
         Value p = math::Exp2Op::create(nb, nl,
                                        arith::SubFOp::create(nb, nl, x, lse2));
-        if (spec.masked)
-          p = arith::SelectOp::create(
-              nb, nl, spec.visible(nb, nl), p,
-              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0)));
+        if (spec.masked) {
+          Value visible = spec.visible(nb, nl);
+          Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+          p = arith::SelectOp::create(nb, nl, visible, p, zero);
+        }
         SmallVector<Value> results{p};
         if (t) {
           Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));

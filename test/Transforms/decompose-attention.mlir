@@ -11,28 +11,29 @@
 // CHECK-LABEL: func @online_step_masked
 // CHECK-SAME: %[[QS:[a-z0-9]+]]: index, %[[KS:[a-z0-9]+]]: index, %[[NQ:[a-z0-9]+]]: index, %[[NK:[a-z0-9]+]]: index)
 // CHECK: %[[LEFT:.*]] = arith.subi %[[NK]], %[[KS]] : index
-// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
-// CHECK-DAG: %[[CM32:.*]] = arith.constant -32 : index
-// CHECK: %[[LEFTLO:.*]] = arith.maxsi %[[LEFT]], %[[CM32]]
-// CHECK: %[[KEYS:.*]] = arith.minsi %[[LEFTLO]], %[[C16]]
-// CHECK: %[[KVQ:.*]] = arith.addi %[[NQ]], %[[KS]] : index
-// CHECK: %[[QKV:.*]] = arith.addi %[[QS]], %[[NK]] : index
-// CHECK: %[[SHIFT:.*]] = arith.subi %[[QKV]], %[[KVQ]] : index
-// CHECK: %[[EDGE:.*]] = arith.addi %[[SHIFT]], %{{.*}} : index
-// CHECK: %[[EDGELO:.*]] = arith.maxsi %[[EDGE]], %[[CM32]]
-// CHECK: %[[UPPER:.*]] = arith.minsi %[[EDGELO]], %[[C16]]
+// CHECK-NEXT: %[[CM32:.*]] = arith.constant -32 : index
+// CHECK-NEXT: %[[LEFTLO:.*]] = arith.maxsi %[[LEFT]], %[[CM32]]
+// CHECK-NEXT: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[KEYS:.*]] = arith.minsi %[[LEFTLO]], %[[C16]]
+// CHECK-NEXT: %[[QKV:.*]] = arith.addi %[[QS]], %[[NK]] : index
+// CHECK-NEXT: %[[KVQ:.*]] = arith.addi %[[NQ]], %[[KS]] : index
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.subi %[[QKV]], %[[KVQ]] : index
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[EDGE:.*]] = arith.addi %[[SHIFT]], %[[C1]] : index
+// CHECK-NEXT: %[[EDGELO:.*]] = arith.maxsi %[[EDGE]], %[[CM32]]
+// CHECK-NEXT: %[[UPPER:.*]] = arith.minsi %[[EDGELO]], %[[C16]]
 // CHECK: %[[QK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<32x64xbf16>, tensor<16x64xbf16>) outs(%{{.*}} : tensor<32x16xf32>)
 // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[QK]] : tensor<32x16xf32>)
 // CHECK-NEXT: ^bb0(%[[RAW:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:   %[[SCALE:.*]] = arith.constant 0.180336878 : f32
-// CHECK-NEXT:   %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-NEXT:   %[[I:.*]] = linalg.index 0
 // CHECK-NEXT:   %[[J:.*]] = linalg.index 1
 // CHECK-NEXT:   %[[INB:.*]] = arith.cmpi slt, %[[J]], %[[KEYS]] : index
 // CHECK-NEXT:   %[[DIAG:.*]] = arith.subi %[[J]], %[[I]] : index
 // CHECK-NEXT:   %[[BAND:.*]] = arith.cmpi slt, %[[DIAG]], %[[UPPER]] : index
 // CHECK-NEXT:   %[[VIS:.*]] = arith.andi %[[INB]], %[[BAND]] : i1
+// CHECK-NEXT:   %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-NEXT:   %[[MASKED:.*]] = arith.select %[[VIS]], %[[RAW]], %[[NEGINF]] : f32
+// CHECK-NEXT:   %[[SCALE:.*]] = arith.constant 0.180336878 : f32
 // CHECK-NEXT:   %[[SCALED:.*]] = arith.mulf %[[MASKED]], %[[SCALE]] : f32
 // CHECK-NEXT:   linalg.yield %[[SCALED]]
 // CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<32x16xf32>) outs(%arg4 : tensor<32xf32>)
