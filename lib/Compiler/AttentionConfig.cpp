@@ -171,10 +171,22 @@ std::string AttentionConfig::backwardVariantReason() const {
 }
 
 /// The compiler's persistent grid: a block per SM of an H100/H200 SXM,
-/// where a tile has at most this many KV blocks on average (measured on
-/// the H200, docs/perf/README.md, Hopper step 9).
+/// where a tile has at most this many KV blocks on average. With two Q
+/// buffers (the next tile's Q loads under this tile's products) it gains
+/// up to 16 (H200, twelfth session, docs/perf/README.md: hd64 +4-8 % at
+/// 1k-4k, hd128 +4-9 % at 1k-2k, hd256 causal +4-6 % at 1k-2k) and loses
+/// beyond (hd128 -4 % at 4k, -5 % at 8k). At head dim 256 without a causal
+/// mask (no Q buffers fit beside its K/V rings) it lost 1-3 % at 16, so
+/// there it stays with the short tiles that it measured on first (Hopper
+/// step 9).
 static constexpr int64_t kPersistentGridBlocks = 132;
-static constexpr int64_t kShortTileKVBlocks = 5;
+static constexpr int64_t kShortTileKVBlocks = 16;
+static constexpr int64_t kShortWideTileKVBlocks = 5;
+
+static int64_t shortTileKVBlocks(const AttentionConfig &c) {
+  bool wideUnmasked = c.wideHeads() && !c.causal;
+  return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
+}
 
 std::string AttentionConfig::forwardVariantReason() const {
   std::string limits = wgmmaForwardLimits(*this);
@@ -193,7 +205,7 @@ std::string AttentionConfig::forwardVariantReason() const {
   } else {
     std::string reason = persistentBlocks == -1
                              ? llvm::formatv("tiles of at most {0} KV blocks",
-                                             kShortTileKVBlocks)
+                                             shortTileKVBlocks(*this))
                                    .str()
                              : "asked for";
     why +=
@@ -237,7 +249,7 @@ int64_t AttentionConfig::effectivePersistentBlocks() const {
     return 0;
   int64_t kvBlocks = llvm::divideCeil(seqKV, effectiveBlockKV());
   int64_t perTile = causal ? (kvBlocks + 1) / 2 : kvBlocks;
-  return perTile <= kShortTileKVBlocks ? kPersistentGridBlocks : 0;
+  return perTile <= shortTileKVBlocks(*this) ? kPersistentGridBlocks : 0;
 }
 
 std::string AttentionConfig::key() const {

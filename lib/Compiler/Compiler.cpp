@@ -504,8 +504,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     split.stages = effective.kvStages ? effective.kvStages
                    : grid.blocks > 0  ? 2
                                       : 3;
-    if (effective.qBuffers)
-      split.tileBuffers = effective.qBuffers;
+    // Two Q buffers in a persistent grid (where they fit beside the
+    // rings): the producer loads tile t + 1's Q under tile t's products
+    // (H200: +12-17 % at N = 512, hd 64 and 128, docs/perf/README.md).
+    split.tileBuffers = effective.qBuffers ? effective.qBuffers : 2;
     toKernel.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createWarpSpecialize(split));
     // The softmax of block j under P·V of block j - 1 (FA3's

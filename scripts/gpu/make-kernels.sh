@@ -14,6 +14,10 @@
 # bench shapes; FA_BENCH_FLAGS adds
 # fa-compile flags (e.g. block sizes) to every bench kernel;
 # FA_BENCH_DIRECTIONS="fwd" (or "bwd") compiles one direction only.
+# In every mode, FA_MATRIX_MATCH (an extended regex) keeps the kernels whose
+# names match it and FA_MATRIX_FLAGS adds fa-compile flags to each, e.g.
+#   FA_MATRIX_MATCH=persistent FA_MATRIX_FLAGS=--q-buffers=2 \
+#     scripts/gpu/make-kernels.sh .gpu-carry/kq2 sm_90
 # CHIP sm_90a compiles the forward through the GPU tile level (WGMMA).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,6 +56,14 @@ d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --hea
 d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7
 d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
 MATRIX
+  # A block per tile where the compiler now picks the persistent grid
+  # (tiles of up to 16 KV blocks).
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+d128_n1000_causal_tile_per_block --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=0
+d64_n1000_window_tile_per_block --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=64 --window=100,30 --persistent-blocks=0
+MATRIX
+  esac
   # KV blocks that are not powers of two (a register repeat in the score
   # tiles): ragged last blocks, causal bands that cross them, GQA, window.
   case "$chip" in
@@ -175,8 +187,10 @@ bench_matrix() {
 
 while read -r name flags; do
   [ -z "$name" ] && continue
+  [[ "$name" =~ ${FA_MATRIX_MATCH:-.} ]] || continue
   # shellcheck disable=SC2086
-  "$compile" --chip="$chip" --entry="$name" $flags -o "$out/$name"
+  "$compile" --chip="$chip" --entry="$name" $flags ${FA_MATRIX_FLAGS:-} \
+    -o "$out/$name"
 done < <(case "$mode" in
            bench) bench_matrix ;;
            bwd) bwd_matrix ;;

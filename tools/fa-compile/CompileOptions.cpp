@@ -93,7 +93,7 @@ cl::opt<int64_t> exp2OnFmaEvery(
 cl::opt<int64_t> qBuffers(
     "q-buffers",
     cl::desc("Q buffers of the WGMMA forward's persistent grid (1 to 8; 0 = "
-             "the compiler's choice, 1; fewer where they do not fit)"),
+             "the compiler's choice, 2; fewer where they do not fit)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string> backwardVariant(
     "backward-variant",

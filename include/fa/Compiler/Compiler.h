@@ -54,7 +54,7 @@ struct AttentionConfig {
   /// Q buffers of the WGMMA forward's persistent grid (fagpu-warp-specialize
   /// tile-buffers): 2 lets the producer load the next tile's Q while this
   /// tile computes, where it fits shared memory; 0 = the compiler's choice
-  /// (1 until 2 is measured).
+  /// (2: +12-17 % at N = 512 on the H200, docs/perf/README.md).
   int64_t qBuffers = 0;
   /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
   /// (the GPU tile level, sm_90a) or "mma.sync".
@@ -69,10 +69,11 @@ struct AttentionConfig {
   bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
   /// The persistent grid's blocks for the WGMMA forward: persistentBlocks
   /// if set, else 132 (one per SM of an H100/H200 SXM) where a tile has at
-  /// most 5 KV blocks on average (seqKV = 512; causal seqKV <= 1024 at
-  /// 128-key blocks) and 0 elsewhere: on the H200 the grid won there and
-  /// lost on longer tiles (docs/perf/README.md, Hopper step 9). 0 for
-  /// runtime shapes unless set: the tile count is the call's.
+  /// most 16 KV blocks on average (5 at head dims above 128 without a
+  /// causal mask) and 0 elsewhere: on the H200 the grid with two Q buffers
+  /// won there and lost on longer tiles (docs/perf/README.md, twelfth
+  /// session). 0 for runtime shapes unless set: the tile count is the
+  /// call's.
   int64_t effectivePersistentBlocks() const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;

@@ -128,8 +128,8 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
            "Shared memory a block can have (227 KiB on sm_90)">,
     Option<"tileBuffers", "tile-buffers", "int64_t", "1",
            "Buffers of each tile a persistent kernel copies once per tile "
-           "(Q); fewer where they would not fit. 1 until two are measured "
-           "on the H200 (docs/hopper-plan.md)">,
+           "(Q); fewer where they would not fit (the compiler asks for "
+           "two, docs/perf/README.md)">,
   ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
