@@ -54,18 +54,23 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
 /// N = 512, +6-9 % from 1k to 16k, beating 128 x 192; causal +3 % at 4k and
 /// +10-11 % at 8k-16k, but -25 % at 512 and 1k, where a 192-row block's
 /// diagonal is most of its work). Since the masks compare each register's
-/// static offset against a per-thread bound (eleventh session) causal takes
-/// it from 2k keys (+2 % there). Windows and softcaps keep 128 rows
-/// (unmeasured, and a window's mask spills at 192).
+/// static offset against a per-thread bound (eleventh session) causal took
+/// it from 2k keys (+2 % there); with two Q buffers and the persistent grid
+/// up to 16 KV blocks a tile (twelfth session) 128 rows win again at 2k
+/// (+7 %) and 4k (+2 %), so causal takes 192 from 8k (+9 % there).
+/// Windows and softcaps keep 128 rows (unmeasured, and a window's mask
+/// spills at 192).
 ///
 /// Long problems without a mask band (not causal, no window, no softcap,
 /// Dv = D, N >= 4k) at head dims 128 and 256 take FlashAttention 3's wider
 /// KV blocks, a register repeat in the score tiles: 176 keys at 128, 80 at
 /// 256 (N = 8k: +2-4 %, +2 %); at hd128 N = 2k, 1k they lose 1-3 %. With
 /// the cheaper masks causal hd256 takes 80 keys too from 4k (+1.5-2 %);
-/// causal hd128 at 176 keys still loses (1-10 %).
+/// causal hd128 at 176 keys still loses (1-10 %). hd256 without a mask
+/// takes 80 keys from 1k (+1.5 % at 1k, +2 % at 2k; twelfth session).
 static constexpr int64_t kWideBlockMinKeys = 4096;
-static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 2048;
+static constexpr int64_t kWideHeadsUnmaskedWideBlockMinKeys = 1024;
+static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 8192;
 
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
@@ -74,11 +79,12 @@ wgmmaDefaultBlocks(const AttentionConfig &c) {
       !c.softcap && (!c.causal || c.seqKV >= kThreeWarpgroupsMinCausalKeys))
     return {192, 128};
   bool onlyCausal = !c.window && !c.softcap;
-  if (!c.runtimeShapes && c.seqKV >= kWideBlockMinKeys &&
-      c.headDim == c.headDimV) {
-    if (c.headDim == 128 && !band)
+  if (!c.runtimeShapes && c.headDim == c.headDimV) {
+    if (c.headDim == 128 && !band && c.seqKV >= kWideBlockMinKeys)
       return {128, 176};
-    if (c.headDim == 256 && onlyCausal)
+    int64_t minKeys =
+        band ? kWideBlockMinKeys : kWideHeadsUnmaskedWideBlockMinKeys;
+    if (c.headDim == 256 && onlyCausal && c.seqKV >= minKeys)
       return {128, 80};
   }
   return {128, c.wideHeads() ? 64 : 128};
