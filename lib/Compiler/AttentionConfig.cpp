@@ -69,6 +69,12 @@ bool mlir::fa::isValidEntryName(llvm::StringRef name) {
 /// causal hd128 at 176 keys still loses (1-10 %). hd256 without a mask
 /// takes 80 keys from 1k (+1.5 % at 1k, +2 % at 2k; twelfth session).
 static constexpr int64_t kWideBlockMinKeys = 4096;
+/// hd128 without a mask band runs the persistent grid with 128-key blocks
+/// up to 8k keys instead (H200, twelfth session: 4k 614 against 575
+/// TFLOP/s at 176 keys a block per tile, 8k 621 against 583; with 176 keys
+/// the persistent grid lost 4-5 %: LLVM hoists the ragged last block's
+/// bound out of the tile loop and ptxas spills). 16k is not measured.
+static constexpr int64_t kUnmaskedPersistentMaxKeys = 8192;
 static constexpr int64_t kWideHeadsUnmaskedWideBlockMinKeys = 1024;
 static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 8192;
 
@@ -80,7 +86,8 @@ wgmmaDefaultBlocks(const AttentionConfig &c) {
     return {192, 128};
   bool onlyCausal = !c.window && !c.softcap;
   if (!c.runtimeShapes && c.headDim == c.headDimV) {
-    if (c.headDim == 128 && !band && c.seqKV >= kWideBlockMinKeys)
+    if (c.headDim == 128 && !band && c.seqKV >= kWideBlockMinKeys &&
+        c.seqKV > kUnmaskedPersistentMaxKeys)
       return {128, 176};
     int64_t minKeys =
         band ? kWideBlockMinKeys : kWideHeadsUnmaskedWideBlockMinKeys;
@@ -190,6 +197,9 @@ static constexpr int64_t kShortTileKVBlocks = 16;
 static constexpr int64_t kShortWideTileKVBlocks = 5;
 
 static int64_t shortTileKVBlocks(const AttentionConfig &c) {
+  bool band = c.causal || c.window || c.softcap;
+  if (c.headDim == 128 && c.headDimV == 128 && !band)
+    return kUnmaskedPersistentMaxKeys / 128;
   bool wideUnmasked = c.wideHeads() && !c.causal;
   return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
 }

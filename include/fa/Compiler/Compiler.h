@@ -70,10 +70,11 @@ struct AttentionConfig {
   /// The persistent grid's blocks for the WGMMA forward: persistentBlocks
   /// if set, else 132 (one per SM of an H100/H200 SXM) where a tile has at
   /// most 16 KV blocks on average (5 at head dims above 128 without a
-  /// causal mask) and 0 elsewhere: on the H200 the grid with two Q buffers
-  /// won there and lost on longer tiles (docs/perf/README.md, twelfth
-  /// session). 0 for runtime shapes unless set: the tile count is the
-  /// call's.
+  /// causal mask; 64 at head dim 128 without a mask band, where 128-key
+  /// blocks replace 176 up to 8k keys) and 0 elsewhere: on the H200 the grid
+  /// with two Q buffers won there and lost on longer tiles
+  /// (docs/perf/README.md, twelfth session). 0 for runtime shapes unless set:
+  /// the tile count is the call's.
   int64_t effectivePersistentBlocks() const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;
