@@ -78,16 +78,21 @@ static constexpr int64_t kUnmaskedPersistentMaxKeys = 8192;
 static constexpr int64_t kWideHeadsUnmaskedWideBlockMinKeys = 1024;
 static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 8192;
 
+/// Whether some keys of a row are masked by a band (causal, a window) or
+/// the score is capped: the problems that keep narrower blocks.
+static bool hasMaskBand(const AttentionConfig &c) {
+  return c.causal || c.window || c.softcap;
+}
+
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
-  bool band = c.causal || c.window || c.softcap;
+  bool band = hasMaskBand(c);
   if (c.headDim == 64 && c.headDimV == 64 && !c.runtimeShapes && !c.window &&
       !c.softcap && (!c.causal || c.seqKV >= kThreeWarpgroupsMinCausalKeys))
     return {192, 128};
   bool onlyCausal = !c.window && !c.softcap;
   if (!c.runtimeShapes && c.headDim == c.headDimV) {
-    if (c.headDim == 128 && !band && c.seqKV >= kWideBlockMinKeys &&
-        c.seqKV > kUnmaskedPersistentMaxKeys)
+    if (c.headDim == 128 && !band && c.seqKV > kUnmaskedPersistentMaxKeys)
       return {128, 176};
     int64_t minKeys =
         band ? kWideBlockMinKeys : kWideHeadsUnmaskedWideBlockMinKeys;
@@ -188,17 +193,16 @@ std::string AttentionConfig::backwardVariantReason() const {
 /// buffers (the next tile's Q loads under this tile's products) it gains
 /// up to 16 (H200, twelfth session, docs/perf/README.md: hd64 +4-8 % at
 /// 1k-4k, hd128 +4-9 % at 1k-2k, hd256 causal +4-6 % at 1k-2k) and loses
-/// beyond (hd128 -4 % at 4k, -5 % at 8k). At head dim 256 without a causal
-/// mask (no Q buffers fit beside its K/V rings) it lost 1-3 % at 16, so
-/// there it stays with the short tiles that it measured on first (Hopper
-/// step 9).
+/// beyond (hd128 at 176-key blocks -4 % at 4k, -5 % at 8k). At head dim 256
+/// without a causal mask (no Q buffers fit beside its K/V rings) it lost 1-3 %
+/// at 16, so there it stays with the short tiles that it measured on first
+/// (Hopper step 9).
 static constexpr int64_t kPersistentGridBlocks = 132;
 static constexpr int64_t kShortTileKVBlocks = 16;
 static constexpr int64_t kShortWideTileKVBlocks = 5;
 
 static int64_t shortTileKVBlocks(const AttentionConfig &c) {
-  bool band = c.causal || c.window || c.softcap;
-  if (c.headDim == 128 && c.headDimV == 128 && !band)
+  if (c.headDim == 128 && c.headDimV == 128 && !hasMaskBand(c))
     return kUnmaskedPersistentMaxKeys / 128;
   bool wideUnmasked = c.wideHeads() && !c.causal;
   return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
