@@ -537,6 +537,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   }
   toKernel.addPass(createCanonicalizerPass());
   toKernel.addPass(createCSEPass());
+  // A persistent kernel's epilogue offsets computed after the KV loop, not
+  // held through it (after the clean-up, whose dead ops would pin them).
+  if (effective.usesWgmmaForward())
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createSinkPastLoops());
   if (failed(toKernel.run(*module)))
     return compileError("compiling to a GPU kernel failed", diagnostics);
 

@@ -82,6 +82,43 @@ gpu.module @m {
 
 // -----
 
+// Constant bounds (a sequence end inside a block at a static length): a
+// register whose compare has one outcome on every thread becomes that
+// constant. m64n16: registers 0-3 hold columns 0-7 (2t + 0 1), 4-7 columns
+// 8-15, so j < 8 is decided everywhere, j < 4 only on registers 4-7 (the
+// rest stay compares), and j - i < 16 holds everywhere.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @constant_bounds
+  // CHECK: %[[WHOLE:.*]] = arith.constant dense<[true, true, true, true, false, false, false, false]> : vector<8xi1>
+  // CHECK-NOT: arith.cmpi
+  // CHECK: %[[PART:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
+  // CHECK: %[[FALSE:.*]] = arith.constant dense<false> : vector<8xi1>
+  // CHECK: %[[KNOWN:.*]] = arith.constant dense<[false, false, false, false, true, true, true, true]> : vector<8xi1>
+  // CHECK: %[[EDGE:.*]] = arith.select %[[KNOWN]], %[[FALSE]], %[[PART]] : vector<8xi1>, vector<8xi1>
+  // CHECK: %[[BOTH:.*]] = arith.andi %[[WHOLE]], %[[EDGE]] : vector<8xi1>
+  // CHECK-NOT: arith.cmpi
+  // CHECK: %[[TRUE:.*]] = arith.constant dense<true> : vector<8xi1>
+  // CHECK: arith.andi %[[BOTH]], %[[TRUE]] : vector<8xi1>
+  gpu.func @constant_bounds() kernel {
+    %i = fagpu.tile_coords dim = 0 : tensor<64x16xindex, #acc>
+    %j = fagpu.tile_coords dim = 1 : tensor<64x16xindex, #acc>
+    %eight = arith.constant dense<8> : tensor<64x16xindex, #acc>
+    %four = arith.constant dense<4> : tensor<64x16xindex, #acc>
+    %sixteen = arith.constant dense<16> : tensor<64x16xindex, #acc>
+    %whole = arith.cmpi slt, %j, %eight : tensor<64x16xindex, #acc>
+    %part = arith.cmpi slt, %j, %four : tensor<64x16xindex, #acc>
+    %both = arith.andi %whole, %part : tensor<64x16xi1, #acc>
+    %diag = arith.subi %j, %i : tensor<64x16xindex, #acc>
+    %band = arith.cmpi slt, %diag, %sixteen : tensor<64x16xindex, #acc>
+    %all = arith.andi %both, %band : tensor<64x16xi1, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
 // Row max: the two registers of each row the thread holds, then a butterfly
 // over the quad (lanes 4g .. 4g + 3 split a row: xor 1, xor 2). The result
 // holds rows g and g + 8; expanding it back is a register shuffle.

@@ -157,6 +157,20 @@ def PingPong : Pass<"fagpu-pingpong", "::mlir::gpu::GPUModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def SinkPastLoops : Pass<"fagpu-sink-past-loops", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Move values computed before a loop and used only after it "
+                "to their first use";
+  let description = [{
+    In every block of the module's kernels, a side-effect-free op without
+    regions whose uses all lie in its own block, the first after a loop
+    (`LoopLikeOpInterface`) that follows the op, moves to just before that
+    first use; ops are visited last first, so the operands of a moved op
+    follow it. Constants stay. A persistent kernel's tile coordinates for
+    the epilogue (the output's row offset, head and batch) then no longer
+    stay live through the KV loop, where the registers are scarce.
+  }];
+}
+
 def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Compute the softmax of block j while P·V of block j - 1 "
                 "runs (software-pipelined KV loops)";
