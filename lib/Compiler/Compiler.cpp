@@ -522,6 +522,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   } else if (effective.usesWgmmaBackward()) {
     toKernel.addPass(
         createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
+    // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
+    toKernel.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
     // Q and dO (the tiles each Q-block iteration streams) prefetched
     // through cp.async rings.
     fagpu::PipelineSharedCopiesOptions ring;

@@ -106,20 +106,25 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
      << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
      << "\nrows_per_warp = "
      << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
+  // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
+  // runtime learns their boxes from `tensor_maps`.
+  SmallVector<std::string> args =
+      backward ? SmallVector<std::string>{"q",     "k",      "v",  "do", "lse",
+                                          "delta", "dq_acc", "dk", "dv"}
+               : SmallVector<std::string>{"q", "k", "v", "o", "lse"};
+  SmallVector<std::string> maps;
+  int64_t tensors = args.size();
+  for (unsigned i = tensors; i < kernel.getNumArguments(); ++i) {
+    auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
+    auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
+    if (!map || !of || of.getInt() < 0 || of.getInt() >= tensors)
+      continue;
+    std::string tensor = args[of.getInt()];
+    args.push_back("tmap_" + tensor);
+    maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
+                                 map.getBoxCols()));
+  }
   if (!backward) {
-    // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
-    // runtime learns their boxes from `tensor_maps`.
-    SmallVector<std::string> args = {"q", "k", "v", "o", "lse"}, maps;
-    for (unsigned i = args.size(); i < kernel.getNumArguments(); ++i) {
-      auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
-      auto of = kernel.getArgAttrOfType<IntegerAttr>(i, "fagpu.tensor_map_of");
-      if (!map || !of || of.getInt() < 0 || of.getInt() >= 5)
-        continue;
-      std::string tensor = args[of.getInt()];
-      args.push_back("tmap_" + tensor);
-      maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
-                                   map.getBoxCols()));
-    }
     // The runtime sizes come last (fa-pass-runtime-sizes appends them).
     FailureOr<SmallVector<std::string>> sizes = forwardSizeParameters(kernel);
     if (failed(sizes))
@@ -127,11 +132,11 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
     if (!sizes->empty())
       os << "runtime_shapes = 1\n";
     args.append(sizes->begin(), sizes->end());
-    if (!maps.empty())
-      os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
-    launchKeys(os, kernel, "", llvm::join(args, ","));
-  } else {
-    launchKeys(os, kernel, "", "q,k,v,do,lse,delta,dq_acc,dk,dv");
+  }
+  if (!maps.empty())
+    os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
+  launchKeys(os, kernel, "", llvm::join(args, ","));
+  if (backward) {
     launchKeys(os, kernels.lookup("backward_pre"), "pre_", "o,do,delta,dq_acc");
     launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
   }

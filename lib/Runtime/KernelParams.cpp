@@ -52,8 +52,8 @@ struct TensorShape {
 /// false for a name that is not one.
 bool attentionTensorShape(const KernelMetadata &m, std::string_view name,
                           TensorShape &shape) {
-  const bool queryRows =
-      name == "q" || name == "dq" || name == "o" || name == "do";
+  const bool queryRows = name == "q" || name == "dq" || name == "o" ||
+                         name == "do" || name == "dq_acc";
   const bool keyRows =
       name == "k" || name == "dk" || name == "v" || name == "dv";
   if (!queryRows && !keyRows)
@@ -105,7 +105,11 @@ StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &m,
   TensorShape shape;
   if (!attentionTensorShape(m, map.tensor, shape))
     return Status::error("'" + map.tensor + "' is not an attention tensor");
-  return attentionTileMap(tensorMapDataType(m.dtype), base, uint64_t(m.batch),
+  // dq_acc, the backward's f32 workspace, takes its dQ sums in f32.
+  const CUtensorMapDataType dataType = map.tensor == "dq_acc"
+                                           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                           : tensorMapDataType(m.dtype);
+  return attentionTileMap(dataType, base, uint64_t(m.batch),
                           uint64_t(shape.heads), uint64_t(shape.seq),
                           uint64_t(shape.dim), map.rows, map.cols, strides);
 }

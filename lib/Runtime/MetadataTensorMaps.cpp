@@ -13,10 +13,10 @@ namespace {
 
 /// The tensors a `tensor_maps` entry may name, in canonical order; the first
 /// kForwardMapTensors are the forward kernel's.
-constexpr const char *kMapTensors[] = {"q",  "k",  "v",  "o",
-                                       "do", "dq", "dk", "dv"};
+constexpr const char *kMapTensors[] = {"q",  "k",  "v",  "o",     "do",
+                                       "dq", "dk", "dv", "dq_acc"};
 constexpr int kForwardMapTensors = 4;
-constexpr const char *kMapTensorList = "q, k, v, o, do, dq, dk, dv";
+constexpr const char *kMapTensorList = "q, k, v, o, do, dq, dk, dv, dq_acc";
 /// The largest TMA box extent (cuTensorMapEncodeTiled's boxDim limit).
 constexpr int64_t kMaxTensorMapBox = 256;
 

@@ -63,7 +63,7 @@ class Driver:
         encodes; this script launches kernels without the runtime)."""
         b, h, n, d = tensor.shape
         eb = tensor.element_size()
-        dtypes = {torch.bfloat16: 9, torch.float16: 6}
+        dtypes = {torch.bfloat16: 9, torch.float16: 6, torch.float32: 7}
         u64x4 = ctypes.c_uint64 * 4
         dims = u64x4(d, n, h, b)
         strides = (ctypes.c_uint64 * 3)(d * eb, n * d * eb, h * n * d * eb)

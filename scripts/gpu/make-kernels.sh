@@ -11,8 +11,8 @@
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
 # FA_BENCH_DIMS / FA_BENCH_SEQS / FA_BENCH_CAUSAL (0, 1 or both) narrow the
-# bench shapes; FA_BENCH_FLAGS adds
-# fa-compile flags (e.g. block sizes) to every bench kernel;
+# bench shapes; FA_BENCH_FLAGS adds fa-compile flags (e.g. block sizes) to
+# every forward bench kernel, FA_BENCH_BWD_FLAGS to every backward one;
 # FA_BENCH_DIRECTIONS="fwd" (or "bwd") compiles one direction only.
 # In every mode, FA_MATRIX_MATCH (an extended regex) keeps the kernels whose
 # names match it and FA_MATRIX_FLAGS adds fa-compile flags to each, e.g.

@@ -1,4 +1,5 @@
-// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu -canonicalize -cse | FileCheck %s
+// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=atomic" -canonicalize -cse | FileCheck %s
+// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu -canonicalize -cse | FileCheck %s --check-prefix=BULK
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=bulk" -canonicalize -cse | FileCheck %s --check-prefix=BULK
 // RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=fast" 2>&1 | FileCheck %s --check-prefix=BADOPT
 

@@ -103,9 +103,9 @@ cl::opt<std::string> backwardVariant(
 cl::opt<std::string> dqReduction(
     "dq-reduction",
     cl::desc("how the WGMMA backward sums dQ: auto (the compiler's "
-             "choice: atomic), bulk (a shared tile and one bulk reduction, "
-             "head dims up to 128) or atomic (vector reductions from "
-             "registers)"),
+             "choice: bulk up to head dim 128, atomic above), bulk (a "
+             "swizzled shared tile added through TMA, head dims up to 128) "
+             "or atomic (vector reductions from registers)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "

@@ -380,6 +380,14 @@ TEST_F(RuntimeKernelParams, SpecShapesOfEveryTensor) {
   EXPECT_EQ(
       tensorMapSpec(parseOrDie(goodMetaText()), {"q", 64, 64}, kGiB)->dataType,
       CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  // The backward's f32 dQ workspace (its TMA reductions): query rows, head
+  // dim columns, f32 whatever the tensors' type, 4-byte strides.
+  StatusOr<TensorMapSpec> acc = tensorMapSpec(m, {"dq_acc", 64, 32}, kGiB);
+  ASSERT_TRUE(acc.ok()) << acc.status().message();
+  EXPECT_EQ(acc->dims, (std::vector<uint64_t>{128, 300, 8, 2}));
+  EXPECT_EQ(acc->dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(acc->strideBytes,
+            (std::vector<uint64_t>{128 * 4, 300 * 128 * 4, 8 * 300 * 128 * 4}));
 }
 
 TEST_F(RuntimeKernelParams, ForwardWithTensorMapsValidatesAsUsual) {

@@ -412,7 +412,7 @@ TEST(RuntimeMetadata, TensorMapErrors) {
       // Unknown tensors.
       {"tensor_maps", "tensor_maps = z:128x64",
        "line 23: bad value for 'tensor_maps': unknown tensor 'z' in "
-       "'z:128x64' (known: q, k, v, o, do, dq, dk, dv)"},
+       "'z:128x64' (known: q, k, v, o, do, dq, dk, dv, dq_acc)"},
       {"tensor_maps", "tensor_maps = lse:128x1", "unknown tensor 'lse'"},
       {"tensor_maps", "tensor_maps = tmap_q:128x64", "unknown tensor 'tmap_q'"},
       // Duplicates.

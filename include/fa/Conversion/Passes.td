@@ -80,13 +80,16 @@ def ConvertTiledAttentionGradToFAGPU
     registers (dQ = dS K) or through `fagpu.store_to_shared` and
     `transpose_a` (dV += Pᵀ dO, dK += dSᵀ Q); LSE and delta as per-row
     register tiles (`fagpu.load_tile`). dQ, summed over KV blocks, is added
-    into dq_acc (`dq-reduction`): `atomic` (and `auto`, the measured
-    choice) adds it from registers (`fagpu.store_tile accumulate`, vector
-    reductions); `bulk` (head dims up to 128: the f32 staging tile does not
-    fit beside the others above) writes each dQ tile into a shared tile,
-    whose rows are dq_acc's back to back, and adds it with one bulk
-    reduction (`fagpu.reduce_to_global`, FlashAttention 3's copy engine),
-    which the next tile's store and the kernel's end wait for. delta = rowsum(dO ∘ O)
+    into dq_acc (`dq-reduction`): `atomic` adds it from registers
+    (`fagpu.store_tile accumulate`, vector reductions); `bulk` (head dims
+    up to 128: the f32 staging tile does not fit beside the others above)
+    writes each dQ tile into a shared tile, whose rows are dq_acc's back to
+    back, and adds it with one bulk reduction (`fagpu.reduce_to_global`,
+    FlashAttention 3's copy engine), which the next tile's store and the
+    kernel's end wait for; `auto`, the measured choice, is `bulk` where it
+    fits and `atomic` above (the compiler then runs
+    `fagpu-tma-reductions`, with which the H200 measured bulk 1-3 % faster
+    than atomic at head dims 64 and 128). delta = rowsum(dO ∘ O)
     and dQ's cast are the row kernels NAME_pre and NAME_post; the main
     kernel takes the mma.sync backward's arguments (q, k, v, dO, lse,
     delta, dq_acc, dk, dv). Block-q 64, block-kv 64 or 128, head dims 64,

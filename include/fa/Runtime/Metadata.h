@@ -93,7 +93,7 @@ struct LaunchSpec {
 /// A `tensor_maps` entry `<tensor>:<rows>x<cols>`: kernel parameter
 /// `tmap_<tensor>` is a CUtensorMap over `tensor` with rows x cols boxes.
 struct TensorMapParam {
-  std::string tensor; ///< q, k, v, o, do, dq, dk or dv.
+  std::string tensor; ///< q, k, v, o, do, dq, dk, dv or dq_acc.
   uint32_t rows = 0;  ///< Box height in sequence rows, [1, 256].
   uint32_t cols = 0;  ///< Box width in elements of the last dim, [1, 256].
 

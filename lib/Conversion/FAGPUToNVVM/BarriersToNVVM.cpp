@@ -123,6 +123,63 @@ struct LowerTmaLoad : OpConversionPattern<TmaLoadOp> {
   }
 };
 
+struct LowerTmaReduce : OpConversionPattern<TmaReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TensorMapType map = op.getMap().getType();
+    SharedTileType tile = op.getTile().getType();
+    int64_t bands = op.getBands();
+    if (failed(checkBandIssuers(rewriter, op, bands)))
+      return failure();
+    // The first thread of warpgroup g issues band g's boxes.
+    Value thread = emitGroupThreadId(rewriter, loc);
+    Value inGroup = arith::RemUIOp::create(rewriter, loc, thread,
+                                           indexConst(rewriter, loc, 128));
+    Value warpgroup = arith::DivUIOp::create(rewriter, loc, thread,
+                                             indexConst(rewriter, loc, 128));
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        inGroup, indexConst(rewriter, loc, 0));
+    Value inBands =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                              warpgroup, indexConst(rewriter, loc, bands));
+    auto issues = scf::IfOp::create(
+        rewriter, loc, arith::AndIOp::create(rewriter, loc, first, inBands));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(issues.thenBlock());
+    // Coordinates innermost first: column, row, then the outer dims.
+    SmallVector<Value> coords = {Value()};
+    for (Value c : llvm::reverse(adaptor.getCoords()))
+      coords.push_back(i32Of(rewriter, loc, c));
+    // Box k is [rows x 128 bytes] at k * rows * 128 (swizzledByteOffset's
+    // band order), columns k * boxCols.
+    int64_t boxesPerBand = tile.getCols() / map.getBoxCols() / bands;
+    Value firstBox = arith::MulIOp::create(
+        rewriter, loc, warpgroup, indexConst(rewriter, loc, boxesPerBand));
+    for (int64_t k = 0; k < boxesPerBand; ++k) {
+      Value box = arith::AddIOp::create(rewriter, loc, firstBox,
+                                        indexConst(rewriter, loc, k));
+      coords[0] = i32Of(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, box,
+                                indexConst(rewriter, loc, map.getBoxCols())));
+      Value source = emitSharedAddress(
+          rewriter, loc, adaptor.getTile(),
+          arith::MulIOp::create(
+              rewriter, loc, box,
+              indexConst(rewriter, loc, tile.getRows() * 128)));
+      NVVM::CpAsyncBulkTensorReduceOp::create(
+          rewriter, loc, adaptor.getMap(), source, NVVM::TMAReduxKind::ADD,
+          NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct LowerWaitBarrier : OpConversionPattern<WaitBarrierOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -217,10 +274,11 @@ struct LowerNamedBarrierArrive : OpConversionPattern<NamedBarrierArriveOp> {
 
 void mlir::fagpu::populateBarriersToNVVMPatterns(TileTypeConverter &converter,
                                                  RewritePatternSet &patterns) {
-  patterns.add<LowerInitBarriers, LowerArriveExpectBytes, LowerTmaLoad,
-               LowerWaitBarrier, LowerArriveBarrier, LowerWarpgroupId,
-               LowerNamedBarrierSync, LowerNamedBarrierArrive>(
-      converter, patterns.getContext());
+  patterns
+      .add<LowerInitBarriers, LowerArriveExpectBytes, LowerTmaLoad,
+           LowerTmaReduce, LowerWaitBarrier, LowerArriveBarrier,
+           LowerWarpgroupId, LowerNamedBarrierSync, LowerNamedBarrierArrive>(
+          converter, patterns.getContext());
 }
 
 void mlir::fagpu::lowerWarpSpecialize(Operation *root) {

@@ -149,15 +149,8 @@ struct LowerReduceToGlobal : OpConversionPattern<ReduceToGlobalOp> {
     Location loc = op.getLoc();
     SharedTileType tile = op.getTile().getType();
     int64_t bands = op.getBands();
-    // A band no warpgroup issues would never be added.
-    int64_t threads = ThreadGroup::enclosing(rewriter).threads;
-    if (auto kernel = op->getParentOfType<gpu::GPUFuncOp>(); !threads && kernel)
-      if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
-        threads = block[0];
-    if (threads && bands > threads / kWarpgroupThreads)
-      return op.emitOpError()
-             << bands << " bands need as many warpgroups; the code runs on "
-             << threads << " threads";
+    if (failed(checkBandIssuers(rewriter, op, bands)))
+      return failure();
     int64_t bandCols = op.getDest().getType().getDimSize(1) / bands;
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(rewriter, loc, v);

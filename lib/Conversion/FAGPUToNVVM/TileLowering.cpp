@@ -75,6 +75,19 @@ Value mlir::fagpu::emitGroupThreadId(OpBuilder &b, Location loc) {
       b, loc, tid, arith::ConstantIndexOp::create(b, loc, group.firstThread));
 }
 
+LogicalResult mlir::fagpu::checkBandIssuers(OpBuilder &b, Operation *op,
+                                            int64_t bands) {
+  int64_t threads = ThreadGroup::enclosing(b).threads;
+  if (auto kernel = op->getParentOfType<gpu::GPUFuncOp>(); !threads && kernel)
+    if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
+      threads = block[0];
+  if (threads && bands > threads / 128)
+    return op->emitOpError()
+           << bands << " bands need as many warpgroups; the code runs on "
+           << threads << " threads";
+  return success();
+}
+
 void mlir::fagpu::onFirstThreadOfGroup(OpBuilder &b, Location loc,
                                        function_ref<void()> body) {
   // One op per statement: argument evaluation order is unspecified.

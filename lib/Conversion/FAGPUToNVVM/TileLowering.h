@@ -49,6 +49,12 @@ struct ThreadGroup {
   static ThreadGroup enclosing(OpBuilder &b);
 };
 
+/// An error on `op` unless the code at the builder's point runs on at
+/// least `bands` warpgroups (a band that no warpgroup issues would never be
+/// added); the group's size is the block's (`fa.block`) outside a
+/// `fagpu.warp_specialize`.
+LogicalResult checkBandIssuers(OpBuilder &b, Operation *op, int64_t bands);
+
 /// The thread's index in its ThreadGroup (index value).
 Value emitGroupThreadId(OpBuilder &b, Location loc);
 /// Emits `body` under `if (thread index in its group == 0)`.

@@ -186,14 +186,17 @@ struct ConvertTiledAttentionGradToFAGPUPass
     builder.entry = &entry;
     // dQ's staging tile (64 x D f32) fits beside the others up to head dim
     // 128 (192 KiB at 128 with two Q/dO stages). The compiler's choice is
-    // the atomic sum: on the H200 the staged tile measured 2-5 % slower
-    // (docs/perf/README.md, 2026-12-01 eighth).
+    // the staged tile where it fits: added through TMA from a swizzled tile
+    // (fagpu-tma-reductions) it measured 1-3 % faster than the atomic sum
+    // on the H200 at head dims 64 and 128 (plain rows: 2-5 % slower; the
+    // bank conflicts of their stores; docs/perf/README.md).
     bool wide = std::max(c.headDim, c.headDimV) > 128;
     if (dqReduction == "bulk" && wide)
       return tileOp.emitError()
              << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
                 "tile does not fit shared memory beside the others above)";
-    builder.bulkAccumulate = dqReduction == "bulk";
+    builder.bulkAccumulate =
+        dqReduction == "bulk" || (dqReduction == "auto" && !wide);
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);

@@ -298,7 +298,7 @@ func.func @tma_coords(%m: !fagpu.tensor_map<memref<2x4x256x64xbf16>, box = [128,
 // -----
 
 func.func @tma_ring(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<2x128x64xbf16, swizzle = 128>, %b: !fagpu.barriers<1>, %i: index) {
-  // expected-error @+1 {{loads into one stage of a ring (fagpu.stage)}}
+  // expected-error @+1 {{takes one stage of a ring (fagpu.stage)}}
   fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<2x128x64xbf16, swizzle = 128>, !fagpu.barriers<1>
   return
 }
@@ -314,7 +314,7 @@ func.func @tma_element(%m: !fagpu.tensor_map<memref<256x64xf16>, box = [128, 64]
 // -----
 
 func.func @tma_swizzle(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<128x64xbf16, swizzle = 64>, %b: !fagpu.barriers<1>, %i: index) {
-  // expected-error @+1 {{needs a tile with the 128-byte swizzle the map writes, got swizzle = 64}}
+  // expected-error @+1 {{needs a tile in the map's 128-byte swizzle, got swizzle = 64}}
   fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<128x64xbf16, swizzle = 64>, !fagpu.barriers<1>
   return
 }
@@ -717,5 +717,32 @@ func.func @column_split_register_a(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps =
 func.func @two_repeats(%a: !fagpu.smem<192x64xbf16, swizzle = 128>, %b: !fagpu.smem<176x64xbf16, swizzle = 128>, %c: tensor<192x176xf32, #acc>) {
   // expected-error @+1 {{accumulator: WGMMA accumulator tile 192x176: at most one dim may be a multiple of 64 or 8 other than a power of two times it}}
   %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<192x64xbf16, swizzle = 128>, !fagpu.smem<176x64xbf16, swizzle = 128>, tensor<192x176xf32, #acc> -> tensor<192x176xf32, #acc>
+  return
+}
+
+// -----
+
+func.func @tma_reduce_plain_tile(%m: !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, %b: index, %h: index, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 0>
+  // expected-error @+1 {{needs a tile in the map's 128-byte swizzle, got swizzle = 0}}
+  fagpu.tma_reduce %m[%b, %h, %row] from %s bands = 1 : !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, !fagpu.smem<64x64xf32, swizzle = 0>
+  return
+}
+
+// -----
+
+func.func @tma_reduce_bands(%m: !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, %b: index, %h: index, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 128>
+  // expected-error @+1 {{4 bands of 64 columns are not each whole boxes of 32}}
+  fagpu.tma_reduce %m[%b, %h, %row] from %s bands = 4 : !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, !fagpu.smem<64x64xf32, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @tma_reduce_bf16(%m: !fagpu.tensor_map<memref<1x2x256x64xbf16>, box = [64, 64]>, %b: index, %h: index, %row: index) {
+  %s = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+  // expected-error @+1 {{adds an f32 tile into an f32 tensor, got 'bf16' into 'bf16'}}
+  fagpu.tma_reduce %m[%b, %h, %row] from %s bands = 1 : !fagpu.tensor_map<memref<1x2x256x64xbf16>, box = [64, 64]>, !fagpu.smem<64x64xbf16, swizzle = 128>
   return
 }

@@ -411,24 +411,35 @@ LogicalResult InitBarriersOp::verify() {
   return success();
 }
 
+/// What a TMA transfer of `tile` through `map` at `coords` needs, either
+/// way: one coordinate per dim but the column, one stage, and the 128-byte
+/// swizzle the map writes and reads.
+static LogicalResult verifyTmaTransfer(Operation *op, TensorMapType map,
+                                       SharedTileType tile, size_t coords) {
+  int64_t rank = map.getTensor().getRank();
+  if (static_cast<int64_t>(coords) != rank - 1)
+    return op->emitOpError() << "takes " << rank - 1
+                             << " coordinates (all but the column) for a rank-"
+                             << rank << " tensor, got " << coords;
+  if (tile.getStages() != 1)
+    return op->emitOpError() << "takes one stage of a ring (fagpu.stage)";
+  if (tile.getSwizzle() != 128)
+    return op->emitOpError() << "needs a tile in the map's 128-byte swizzle, "
+                                "got swizzle = "
+                             << tile.getSwizzle();
+  return success();
+}
+
 LogicalResult TmaLoadOp::verify() {
   TensorMapType map = getMap().getType();
   SharedTileType tile = getTile().getType();
   int64_t rank = map.getTensor().getRank();
-  if (static_cast<int64_t>(getCoords().size()) != rank - 1)
-    return emitOpError() << "takes " << rank - 1
-                         << " coordinates (all but the column) for a rank-"
-                         << rank << " tensor, got " << getCoords().size();
-  if (tile.getStages() != 1)
-    return emitOpError() << "loads into one stage of a ring (fagpu.stage)";
+  if (failed(verifyTmaTransfer(*this, map, tile, getCoords().size())))
+    return failure();
   if (tile.getElementType() != map.getTensor().getElementType())
     return emitOpError() << "tile element type " << tile.getElementType()
                          << " differs from the tensor's "
                          << map.getTensor().getElementType();
-  if (tile.getSwizzle() != 128)
-    return emitOpError() << "needs a tile with the 128-byte swizzle the map "
-                            "writes, got swizzle = "
-                         << tile.getSwizzle();
   if (tile.getRows() != map.getBoxRows() ||
       tile.getCols() % map.getBoxCols() != 0)
     return emitOpError() << "tile " << tile.getRows() << "x" << tile.getCols()
@@ -438,6 +449,31 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError() << "tile has " << tile.getCols()
                          << " columns, the tensor's rows "
                          << map.getTensor().getDimSize(rank - 1);
+  return success();
+}
+
+LogicalResult TmaReduceOp::verify() {
+  TensorMapType map = getMap().getType();
+  SharedTileType tile = getTile().getType();
+  int64_t rank = map.getTensor().getRank();
+  if (failed(verifyTmaTransfer(*this, map, tile, getCoords().size())))
+    return failure();
+  if (!tile.getElementType().isF32() ||
+      !map.getTensor().getElementType().isF32())
+    return emitOpError() << "adds an f32 tile into an f32 tensor, got "
+                         << tile.getElementType() << " into "
+                         << map.getTensor().getElementType();
+  if (tile.getRows() != map.getBoxRows() ||
+      tile.getCols() != map.getTensor().getDimSize(rank - 1))
+    return emitOpError() << "tile " << tile.getRows() << "x" << tile.getCols()
+                         << " is not one row of " << map.getBoxRows() << "x"
+                         << map.getBoxCols() << " boxes across the tensor's "
+                         << map.getTensor().getDimSize(rank - 1) << " columns";
+  int64_t bands = getBands();
+  if (tile.getCols() % (bands * map.getBoxCols()) != 0)
+    return emitOpError() << bands << " bands of " << tile.getCols()
+                         << " columns are not each whole boxes of "
+                         << map.getBoxCols();
   return success();
 }
 

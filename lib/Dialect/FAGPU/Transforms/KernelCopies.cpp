@@ -21,13 +21,14 @@ static bool isSizeOf(OpFoldResult size, BlockArgument arg, int64_t dim) {
          getConstantIntValue(read.getIndex()) == dim;
 }
 
-FailureOr<CopySource> mlir::fagpu::getCopySource(CopyToSharedOp copy,
-                                                Block &body) {
-  auto view = copy.getSource().getDefiningOp<memref::SubViewOp>();
+FailureOr<CopySource> mlir::fagpu::getRowSource(Value rows, Value limit,
+                                                Block *body, std::string &why) {
+  auto view = rows.getDefiningOp<memref::SubViewOp>();
   auto arg = view ? dyn_cast<BlockArgument>(view.getSource()) : nullptr;
-  if (!arg || !isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
-    return copy.emitError()
-           << "a TMA copy reads a subview of a kernel argument";
+  if (!arg || !isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp())) {
+    why = "reads a subview of a kernel argument";
+    return failure();
+  }
   auto type = cast<MemRefType>(arg.getType());
   int64_t rank = type.getRank();
   ArrayRef<int64_t> sizes = view.getStaticSizes();
@@ -39,27 +40,32 @@ FailureOr<CopySource> mlir::fagpu::getCopySource(CopyToSharedOp copy,
                    view.getStaticOffsets()[rank - 2] == 0 &&
                    view.getStaticOffsets()[rank - 1] == 0;
   if (!type.getLayout().isIdentity() || !unitOuter || !wholeRows ||
-      llvm::any_of(view.getStaticStrides(), [](int64_t s) { return s != 1; }))
-    return copy.emitError() << "a TMA copy reads whole rows of one matrix "
-                               "of a dense kernel argument";
-  if (!isSizeOf(copy.getLimit(), arg, rank - 2))
-    return copy.emitError()
-           << "a TMA copy zero-fills past the tensor's end, so its limit "
-              "must be the row count "
-           << (type.isDynamicDim(rank - 2)
-                   ? "(memref.dim of the kernel argument, dim " +
-                         std::to_string(rank - 2) + ")"
-                   : std::to_string(type.getDimSize(rank - 2)));
-  // The producer computes the coordinates too: the (batch, head) offsets
-  // must be known before the loops. Constants go to the kernel's entry.
+      llvm::any_of(view.getStaticStrides(), [](int64_t s) { return s != 1; })) {
+    why = "reads whole rows of one matrix of a dense kernel argument";
+    return failure();
+  }
+  if (limit && !isSizeOf(limit, arg, rank - 2)) {
+    why = "zero-fills past the tensor's end, so its limit must be the row "
+          "count " +
+          (type.isDynamicDim(rank - 2)
+               ? "(memref.dim of the kernel argument, dim " +
+                     std::to_string(rank - 2) + ")"
+               : std::to_string(type.getDimSize(rank - 2)));
+    return failure();
+  }
+  // A producer computes the coordinates too: then the (batch, head)
+  // offsets must be known before the loops. Constants go to the kernel's
+  // entry.
   CopySource source{arg, {}};
   Block &entry = arg.getOwner()->getParentOp()->getRegion(0).front();
   SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
   for (OpFoldResult offset : ArrayRef(offsets).drop_back(2)) {
     if (auto value = dyn_cast<Value>(offset)) {
-      if (value.getParentBlock() != &entry && value.getParentBlock() != &body)
-        return copy.emitError() << "a TMA copy needs its matrix's offsets "
-                                   "computed before the loops";
+      if (body && value.getParentBlock() != &entry &&
+          value.getParentBlock() != body) {
+        why = "needs its matrix's offsets computed before the loops";
+        return failure();
+      }
       source.outer.push_back(value);
       continue;
     }
@@ -67,6 +73,16 @@ FailureOr<CopySource> mlir::fagpu::getCopySource(CopyToSharedOp copy,
     source.outer.push_back(arith::ConstantIndexOp::create(
         b, view.getLoc(), *getConstantIntValue(offset)));
   }
+  return source;
+}
+
+FailureOr<CopySource> mlir::fagpu::getCopySource(CopyToSharedOp copy,
+                                                 Block &body) {
+  std::string why;
+  FailureOr<CopySource> source =
+      getRowSource(copy.getSource(), copy.getLimit(), &body, why);
+  if (failed(source))
+    return copy.emitError() << "a TMA copy " << why;
   return source;
 }
 
@@ -118,4 +134,22 @@ mlir::fagpu::collectKernelCopies(gpu::GPUFuncOp kernel, Block &body) {
                                  "step 1";
   }
   return copies;
+}
+
+Value mlir::fagpu::addTensorMapParameter(gpu::GPUFuncOp kernel,
+                                         BlockArgument arg, int64_t rows) {
+  MLIRContext *ctx = kernel.getContext();
+  auto memref = cast<MemRefType>(arg.getType());
+  auto type = TensorMapType::get(ctx, memref, rows,
+                                 128 / (memref.getElementTypeBitWidth() / 8));
+  unsigned index = kernel.getNumArguments();
+  if (failed(kernel.insertArgument(
+          index, type,
+          DictionaryAttr::get(
+              ctx, {NamedAttribute(StringAttr::get(ctx, "fagpu.tensor_map_of"),
+                                   IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                    arg.getArgNumber()))}),
+          kernel.getLoc())))
+    return nullptr;
+  return kernel.getArgument(index);
 }

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <string>
+
 namespace mlir {
 namespace fagpu {
 
@@ -30,9 +32,23 @@ struct KernelCopies {
   SmallVector<AllocSharedOp> looped; // tiles copied in loops, in order
 };
 
+/// The kernel argument and matrix that `rows` (a view of rows [0, limit)
+/// of one matrix) is, as TMA addresses it: a unit-stride subview of whole
+/// rows of a dense argument, the limit (if any) its row count. With `body`, the
+/// matrix's offsets must be computed there or at the kernel's entry (a
+/// producer computes them too). Else failure and `why` (a phrase).
+FailureOr<CopySource> getRowSource(Value rows, Value limit, Block *body,
+                                   std::string &why);
+
 /// The row-slice source of `copy`, or an error on the copy. `body` is the
 /// block of the copies made once per tile.
 FailureOr<CopySource> getCopySource(CopyToSharedOp copy, Block &body);
+
+/// A new last parameter of `kernel`: a tensor map of argument `arg` with
+/// boxes of `rows` x 128 bytes, marked `fagpu.tensor_map_of` = its number
+/// (the runtime encodes it from that tensor). Null if it cannot be added.
+Value addTensorMapParameter(gpu::GPUFuncOp kernel, BlockArgument arg,
+                            int64_t rows);
 
 /// The copies of `kernel` whose once-per-tile block is `body` (the kernel's
 /// entry, or a persistent kernel's tile loop body), or an error on the

@@ -138,20 +138,7 @@ struct WarpSpecializePass
       Value &map = maps[{source.arg, tile.getRows()}];
       if (map)
         return map;
-      auto type =
-          TensorMapType::get(ctx, cast<MemRefType>(source.arg.getType()),
-                             tile.getRows(), 128 / tile.getElementBytes());
-      unsigned index = kernel.getNumArguments();
-      if (failed(kernel.insertArgument(
-              index, type,
-              DictionaryAttr::get(
-                  ctx, {NamedAttribute(
-                           StringAttr::get(ctx, "fagpu.tensor_map_of"),
-                           IntegerAttr::get(IntegerType::get(ctx, 64),
-                                            source.arg.getArgNumber()))}),
-              loc)))
-        return nullptr;
-      map = kernel.getArgument(index);
+      map = addTensorMapParameter(kernel, source.arg, tile.getRows());
       return map;
     };
     // Sources of the copies before the loops, then of each loop's copies.

@@ -423,6 +423,35 @@ def FAGPU_TmaLoadOp : FAGPU_Op<"tma_load"> {
   let hasVerifier = 1;
 }
 
+def FAGPU_TmaReduceOp : FAGPU_Op<"tma_reduce"> {
+  let summary = "Start adding a shared tile into a global tensor through TMA";
+  let description = [{
+    `tensor[b, h, row + i, j] += tile[i, j]` (f32) for every row of the
+    tile inside the tensor (TMA drops the rest of a box), summed in global
+    memory by the copy engine: one `cp.reduce.async.bulk.tensor ... .add`
+    per box of columns. The columns are cut into `bands` equal bands, band
+    g issued by one thread of warpgroup g, which commits its reductions as
+    one bulk group. Blocks that share rows of the tensor sum into it (the
+    backward's dQ, one partial sum per KV block).
+
+    The tile is in the map's 128-byte swizzle, so that the threads'
+    register pairs land in different banks (a plain f32 tile takes every
+    row of a warp's store in the same banks). As for
+    `fagpu.reduce_to_global`: the tile must have been published to the
+    issuing threads and the async proxy (`fagpu.store_to_shared`), may be
+    written again only after `fagpu.wait_shared_reads` and a barrier, and
+    the kernel may end only after one.
+  }];
+  let arguments = (ins FAGPU_TensorMap:$map, Variadic<Index>:$coords,
+                       FAGPU_SharedTile:$tile,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bands);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `from` $tile `bands` `=` $bands attr-dict
+    `:` qualified(type($map)) `,` qualified(type($tile))
+  }];
+  let hasVerifier = 1;
+}
+
 def FAGPU_WaitBarrierOp : FAGPU_Op<"wait_barrier"> {
   let summary = "Wait for a phase of an mbarrier to complete";
   let description = [{

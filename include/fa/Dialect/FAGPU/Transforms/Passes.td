@@ -157,6 +157,22 @@ def PingPong : Pass<"fagpu-pingpong", "::mlir::gpu::GPUModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TmaReductions : Pass<"fagpu-tma-reductions", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Add the backward's dQ tiles through TMA from swizzled "
+                "shared tiles";
+  let description = [{
+    Each `fagpu.reduce_to_global` whose tile is allocated for it alone (only
+    `fagpu.store_to_shared` and reductions use it; f32, at most 256 rows of
+    a multiple of 32 columns, as many as the destination's) and whose
+    destination is whole rows of one matrix of a dense kernel argument,
+    rows [row, min(row + tile rows, row count)) (the tiling's cut at the
+    tensor's end), becomes a `fagpu.tma_reduce` through a new tensor-map
+    parameter of that argument (`fagpu.tensor_map_of`, boxes of the tile's
+    rows x 32 columns), and its tile takes the 128-byte swizzle, so that a
+    warp's register pairs no longer land in the same banks. Others stay.
+  }];
+}
+
 def SinkPastLoops : Pass<"fagpu-sink-past-loops", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Move values computed before a loop and used only after it "
                 "to their first use";

@@ -1,0 +1,151 @@
+//===- TmaReductions.cpp - dQ's bulk reductions through TMA ---------------===//
+//
+// The backward's `dq-reduction=bulk` stages each dQ tile in a plain f32
+// shared tile and adds it with one bulk reduction (rows back to back, the
+// same byte order as dq_acc). A warp's store of a register pair then puts
+// its eight rows in the same banks: the H200 profile put 150k of 834k stall
+// samples on those stores (hd128, N = 8k). Here the staging tile takes the
+// 128-byte swizzle, which spreads the rows over the banks, and the
+// reduction goes through a tensor map of the destination, whose copy
+// engine undoes the swizzle (`cp.reduce.async.bulk.tensor`), one box of 32
+// columns at a time. Passes.td has the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
+
+#include "KernelCopies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir {
+namespace fagpu {
+#define GEN_PASS_DEF_TMAREDUCTIONS
+#include "fa/Dialect/FAGPU/Transforms/Passes.h.inc"
+} // namespace fagpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+constexpr int64_t kSwizzleBytes = 128;
+
+/// The row count of `arg`'s matrices as a value in the kernel: the
+/// constant, or memref.dim of the argument.
+bool isRowCount(Value end, BlockArgument arg, int64_t dim) {
+  auto type = cast<MemRefType>(arg.getType());
+  if (!type.isDynamicDim(dim))
+    return getConstantIntValue(end) == type.getDimSize(dim);
+  auto read = end.getDefiningOp<memref::DimOp>();
+  return read && read.getSource() == arg &&
+         getConstantIntValue(read.getIndex()) == dim;
+}
+
+/// Whether `limit` is min(row + rows, the row count): `row + rows`, or
+/// `row + min(count - row, rows)` as the tiling cuts a tile at the tensor's
+/// end. TMA drops the box rows past the tensor's end, so it then adds
+/// exactly rows [row, limit) (a valid limit never passes the row count).
+bool isTileToTheEnd(Value limit, Value row, int64_t rows, BlockArgument arg,
+                    int64_t dim) {
+  auto add = limit.getDefiningOp<arith::AddIOp>();
+  if (!add || (add.getLhs() != row && add.getRhs() != row))
+    return false;
+  Value size = add.getLhs() == row ? add.getRhs() : add.getLhs();
+  auto isRows = [&](Value v) { return getConstantIntValue(v) == rows; };
+  if (isRows(size))
+    return true;
+  auto min = size.getDefiningOp<arith::MinSIOp>();
+  if (!min)
+    return false;
+  for (auto [left, tileRows] : {std::pair(min.getLhs(), min.getRhs()),
+                                std::pair(min.getRhs(), min.getLhs())}) {
+    auto sub = left.getDefiningOp<arith::SubIOp>();
+    if (isRows(tileRows) && sub && sub.getRhs() == row &&
+        isRowCount(sub.getLhs(), arg, dim))
+      return true;
+  }
+  return false;
+}
+
+struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
+  void runOnOperation() override {
+    for (gpu::GPUFuncOp kernel : getOperation().getOps<gpu::GPUFuncOp>())
+      if (failed(rewrite(kernel)))
+        return signalPassFailure();
+  }
+
+  /// Where `op` adds through TMA, if it can.
+  std::optional<CopySource> tmaDestination(ReduceToGlobalOp op) {
+    SharedTileType tile = op.getTile().getType();
+    MemRefType dest = op.getDest().getType();
+    if (tile.getRows() > 256 || dest.getDimSize(1) != tile.getCols() ||
+        (tile.getCols() * 4) % kSwizzleBytes != 0)
+      return std::nullopt;
+    std::string why;
+    FailureOr<CopySource> source =
+        getRowSource(op.getDest(), /*limit=*/Value(), nullptr, why);
+    if (failed(source))
+      return std::nullopt;
+    int64_t rowDim = cast<MemRefType>(source->arg.getType()).getRank() - 2;
+    if (!isTileToTheEnd(op.getLimit(), op.getRow(), tile.getRows(), source->arg,
+                        rowDim))
+      return std::nullopt;
+    return *source;
+  }
+
+  LogicalResult rewrite(gpu::GPUFuncOp kernel) {
+    // Per staging tile, all its reductions or none: the tile has one type.
+    llvm::MapVector<Operation *, SmallVector<ReduceToGlobalOp>> byTile;
+    kernel.walk([&](ReduceToGlobalOp op) {
+      if (auto alloc = op.getTile().getDefiningOp<AllocSharedOp>())
+        byTile[alloc].push_back(op);
+    });
+    DenseMap<std::pair<Value, int64_t>, Value> maps;
+    for (auto &[alloc, reductions] : byTile) {
+      if (llvm::any_of(alloc->getUsers(), [](Operation *user) {
+            return !isa<StoreToSharedOp, ReduceToGlobalOp, WaitSharedReadsOp>(
+                user);
+          }))
+        continue;
+      SmallVector<CopySource> sources;
+      for (ReduceToGlobalOp op : reductions)
+        if (std::optional<CopySource> source = tmaDestination(op))
+          sources.push_back(*source);
+      if (sources.size() != reductions.size())
+        continue;
+      auto tile = cast<SharedTileType>(alloc->getResult(0).getType());
+      alloc->getResult(0).setType(
+          SharedTileType::get(tile.getContext(), tile.getShape(),
+                              tile.getElementType(), kSwizzleBytes));
+      for (auto [op, source] : llvm::zip(reductions, sources)) {
+        Value map = mapOf(kernel, source.arg, tile.getRows(), maps);
+        if (!map)
+          return failure();
+        OpBuilder b(op);
+        SmallVector<Value> coords(source.outer);
+        coords.push_back(op.getRow());
+        TmaReduceOp::create(b, op.getLoc(), map, coords, op.getTile(),
+                            op.getBands());
+        op.erase();
+      }
+    }
+    return success();
+  }
+
+  /// The tensor-map parameter of `arg` with boxes of `rows` x 128 bytes.
+  Value mapOf(gpu::GPUFuncOp kernel, BlockArgument arg, int64_t rows,
+              DenseMap<std::pair<Value, int64_t>, Value> &maps) {
+    Value &map = maps[{arg, rows}];
+    if (!map)
+      map = addTensorMapParameter(kernel, arg, rows);
+    return map;
+  }
+};
+
+} // namespace
