@@ -1,0 +1,95 @@
+//===- KernelPipeline.cpp - attention op -> GPU kernel passes -------------===//
+//
+// The passes that take an attention function to its GPU kernels (the GPU
+// tile level on sm_90a, mma.sync otherwise), with the schedule choices each
+// measured on the H200 (docs/perf/README.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelPipeline.h"
+
+#include "fa/Conversion/Passes.h"
+#include "fa/Dialect/FAGPU/Transforms/Passes.h"
+#include "fa/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+void mlir::fa::buildKernelPipeline(PassManager &pm,
+                                   const AttentionConfig &effective,
+                                   int64_t rowsPerWarp) {
+  pm.addPass(createConvertToOnlineAttention());
+  // The direction's own tiling only: the forward's blocks may be multiples
+  // of 16 that the backward's tiling refuses.
+  if (effective.backward)
+    pm.addPass(createTileAttentionGrad(
+        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+  else
+    pm.addPass(createTileAttention(
+        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+  // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
+  if (effective.usesWgmmaForward()) {
+    pm.addPass(createConvertTiledAttentionToFAGPU());
+    // Blocks that loop over the tiles where tiles are short.
+    fagpu::PersistentGridOptions grid;
+    grid.blocks = effective.effectivePersistentBlocks();
+    if (grid.blocks > 0 || grid.blocks < -1)
+      pm.addNestedPass<gpu::GPUModuleOp>(
+          fagpu::createPersistentGrid(grid));
+    // A TMA producer warpgroup feeding the compute warpgroups through
+    // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
+    // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
+    fagpu::WarpSpecializeOptions split;
+    // Three stages where they fit (fewer otherwise, hd256): the overlap
+    // below holds two per iteration. Two in the persistent grid's short
+    // tiles: +3-6 % at N = 512 and 1k (hd 64, 128), where a third stage
+    // only lengthens each tile's fill (docs/perf/README.md, 2026-12-01
+    // eighth).
+    split.stages = effective.kvStages ? effective.kvStages
+                   : grid.blocks > 0  ? 2
+                                      : 3;
+    // Two Q buffers in a persistent grid (where they fit beside the
+    // rings): the producer loads tile t + 1's Q under tile t's products
+    // (H200: +12-17 % at N = 512, hd 64 and 128, docs/perf/README.md).
+    split.tileBuffers = effective.qBuffers ? effective.qBuffers : 2;
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createWarpSpecialize(split));
+    // The softmax of block j under P·V of block j - 1 (FA3's
+    // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128
+    // registers a thread) it measured 0.87-0.89x cuDNN against 0.88-0.91x
+    // without it.
+    if (std::max(effective.headDim, effective.headDimV) <= 128)
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
+    // Two compute warpgroups alternate issuing their products (ping-pong:
+    // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
+  } else if (effective.usesWgmmaBackward()) {
+    pm.addPass(
+        createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
+    // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
+    // Q and dO (the tiles each Q-block iteration streams) prefetched
+    // through cp.async rings.
+    fagpu::PipelineSharedCopiesOptions ring;
+    ring.stages = effective.kvStages ? effective.kvStages : 2;
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(ring));
+    // Products issued as early and waited for as late as they allow.
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts());
+    // Store barriers only as wide as their readers need.
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
+  } else {
+    pm.addPass(createConvertTiledAttentionToGPU({rowsPerWarp}));
+  }
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // A persistent kernel's epilogue offsets computed after the KV loop, not
+  // held through it (after the clean-up, whose dead ops would pin them).
+  if (effective.usesWgmmaForward())
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createSinkPastLoops());
+}
