@@ -109,8 +109,7 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
     DenseMap<std::pair<Value, int64_t>, Value> maps;
     for (auto &[alloc, reductions] : byTile) {
       if (llvm::any_of(alloc->getUsers(), [](Operation *user) {
-            return !isa<StoreToSharedOp, ReduceToGlobalOp, WaitSharedReadsOp>(
-                user);
+            return !isa<StoreToSharedOp, ReduceToGlobalOp>(user);
           }))
         continue;
       SmallVector<CopySource> sources;
