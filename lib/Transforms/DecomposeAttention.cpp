@@ -384,9 +384,9 @@ SmallVector<Value> decomposeNormalize(OpBuilder &b, NormalizeOp op) {
         Value isEmpty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                               args[1], zero);
         Value log2Sum = math::Log2Op::create(nb, nl, args[1]);
-        Value lse = arith::MulFOp::create(
-            nb, nl, arith::AddFOp::create(nb, nl, args[0], log2Sum),
-            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kLn2)));
+        Value log2Lse = arith::AddFOp::create(nb, nl, args[0], log2Sum);
+        Value ln2 = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kLn2));
+        Value lse = arith::MulFOp::create(nb, nl, log2Lse, ln2);
         Value negInf = arith::ConstantOp::create(
             nb, nl,
             nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));

@@ -173,9 +173,9 @@ void ForwardTiler::rewrite() {
   SmallVector<Value> state{tileOf(online.getAcc()), tileOf(online.getMax()),
                            tileOf(online.getSum())};
 
-  Value lastRow = arith::SubIOp::create(
-      rewriter, loc, arith::AddIOp::create(rewriter, loc, qStart, rows),
-      arith::ConstantIndexOp::create(rewriter, loc, 1));
+  Value rowsEnd = arith::AddIOp::create(rewriter, loc, qStart, rows);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value lastRow = arith::SubIOp::create(rewriter, loc, rowsEnd, one);
   BlockSplit split =
       splitKVBlocks(rewriter, loc, band, qStart, lastRow, seqKV, blockKV);
   state = emitKVLoop(loc, split.lo, split.fullLo, /*masked=*/true, state, b,

@@ -237,15 +237,14 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
                           const TileLayout &layout,
                           const ThreadTileOrigin &origin, Value owner,
                           ArrayRef<Value> regs, int bit8) {
-    Value odd = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, loc, origin.thread.lane,
-                              arith::ConstantIndexOp::create(b, loc, 1)),
-        arith::ConstantIndexOp::create(b, loc, 0));
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value six = arith::ConstantIndexOp::create(b, loc, 6);
+    Value laneBit = arith::AndIOp::create(b, loc, origin.thread.lane, one);
+    Value odd =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, laneBit, zero);
     // The odd lane's quad starts 2 columns left of its pair, 8 right.
-    Value oddShift = arith::SelectOp::create(
-        b, loc, odd, arith::ConstantIndexOp::create(b, loc, 6),
-        arith::ConstantIndexOp::create(b, loc, 0));
+    Value oddShift = arith::SelectOp::create(b, loc, odd, six, zero);
     Value quadCol = arith::AddIOp::create(b, loc, origin.col, oddShift);
     int64_t step8 = int64_t(1) << bit8;
     for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {

@@ -170,12 +170,12 @@ struct LowerReduceToGlobal : OpConversionPattern<ReduceToGlobalOp> {
         rewriter.setInsertionPointToStart(ifAny.thenBlock());
         Value bytes =
             arith::MulIOp::create(rewriter, loc, rows, c(tile.getRowBytes()));
-        emitBulkReduction(rewriter, loc,
-                          emitGlobalAddress(rewriter, loc, adaptor.getDest(),
-                                            ValueRange{adaptor.getRow(), c(0)}),
-                          adaptor.getTile(),
-                          arith::IndexCastOp::create(
-                              rewriter, loc, rewriter.getI32Type(), bytes));
+        Value zero = c(0);
+        Value dest = emitGlobalAddress(rewriter, loc, adaptor.getDest(),
+                                       ValueRange{adaptor.getRow(), zero});
+        Value bytes32 = arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getI32Type(), bytes);
+        emitBulkReduction(rewriter, loc, dest, adaptor.getTile(), bytes32);
         NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
       });
       rewriter.eraseOp(op);

@@ -247,9 +247,11 @@ struct LowerCoordinateCompare : OpConversionPattern<arith::CmpIOp> {
       rewriter.replaceOp(op, compare);
       return success();
     }
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(
-        op, constantMask([](auto d) { return !!d; }),
-        constantMask([](auto d) { return d.value_or(false); }), compare);
+    // One constant per statement: argument evaluation order is unspecified,
+    // and the IR (and its lit test) must not depend on the host compiler.
+    Value known = constantMask([](auto d) { return !!d; });
+    Value outcome = constantMask([](auto d) { return d.value_or(false); });
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, known, outcome, compare);
     return success();
   }
 };

@@ -279,17 +279,17 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
     gpu::BarrierOp::create(b, loc);
     return;
   }
-  Value warpgroup = arith::DivUIOp::create(
-      b, loc, emitGroupThreadId(b, loc),
-      arith::ConstantIndexOp::create(b, loc, kWarpgroupThreads));
+  Value thread = emitGroupThreadId(b, loc);
+  Value groupSize = arith::ConstantIndexOp::create(b, loc, kWarpgroupThreads);
+  Value warpgroup = arith::DivUIOp::create(b, loc, thread, groupSize);
   Value id = arith::AddIOp::create(
       b, loc, warpgroup,
       arith::ConstantIndexOp::create(b, loc, kWarpgroupSyncBarrier));
-  NVVM::BarrierOp::create(
-      b, loc, TypeRange{},
-      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id),
-      arith::ConstantIntOp::create(b, loc, kWarpgroupThreads, 32),
-      /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+  Value id32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id);
+  Value threads = arith::ConstantIntOp::create(b, loc, kWarpgroupThreads, 32);
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id32, threads,
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
 }
 
 void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc,

@@ -177,8 +177,9 @@ QVisit BackwardKernelEmitter::visit(FragmentBuilder &fb, Value g, Value qb) {
   // Visits so far (all heads walk the same Q blocks): its parity picks the
   // stage.
   Value span = arith::SubIOp::create(b, loc, qbHi, qbLo);
-  Value count = fb.add(arith::MulIOp::create(b, loc, g, span),
-                       arith::SubIOp::create(b, loc, qb, qbLo));
+  Value headVisits = arith::MulIOp::create(b, loc, g, span);
+  Value headVisit = arith::SubIOp::create(b, loc, qb, qbLo);
+  Value count = fb.add(headVisits, headVisit);
   at.stageRow = fb.index(0);
   at.nextStageRow = at.stageRow;
   if (bwdStages(c) == 2) {

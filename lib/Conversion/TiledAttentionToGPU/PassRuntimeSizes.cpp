@@ -101,10 +101,11 @@ struct PassRuntimeSizesPass
           stride = b.getIndexAttr(*inner * *size);
         else if (inner == 1)
           stride = sizes[d];
-        else
-          stride = OpFoldResult(arith::MulIOp::create(
-              b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes[d]),
-              getValueOrCreateConstantIndexOp(b, loc, stride)));
+        else {
+          Value size = getValueOrCreateConstantIndexOp(b, loc, sizes[d]);
+          Value inner = getValueOrCreateConstantIndexOp(b, loc, stride);
+          stride = OpFoldResult(arith::MulIOp::create(b, loc, size, inner));
+        }
       }
       // The bare-pointer convention takes static shapes only: the pointer
       // is typed as one element; the view below is what the body reads.

@@ -151,10 +151,9 @@ static SmallVector<OpFoldResult> addOffsets(OpBuilder &b, Location loc,
       s = d;
       continue;
     }
-    s = arith::AddIOp::create(b, loc,
-                              getValueOrCreateConstantIndexOp(b, loc, s),
-                              getValueOrCreateConstantIndexOp(b, loc, d))
-            .getResult();
+    Value lhs = getValueOrCreateConstantIndexOp(b, loc, s);
+    Value rhs = getValueOrCreateConstantIndexOp(b, loc, d);
+    s = arith::AddIOp::create(b, loc, lhs, rhs).getResult();
   }
   return sum;
 }

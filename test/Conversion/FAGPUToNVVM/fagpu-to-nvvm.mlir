@@ -94,8 +94,8 @@ gpu.module @m {
   // CHECK: %[[WHOLE:.*]] = arith.constant dense<[true, true, true, true, false, false, false, false]> : vector<8xi1>
   // CHECK-NOT: arith.cmpi
   // CHECK: %[[PART:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
-  // CHECK: %[[FALSE:.*]] = arith.constant dense<false> : vector<8xi1>
   // CHECK: %[[KNOWN:.*]] = arith.constant dense<[false, false, false, false, true, true, true, true]> : vector<8xi1>
+  // CHECK: %[[FALSE:.*]] = arith.constant dense<false> : vector<8xi1>
   // CHECK: %[[EDGE:.*]] = arith.select %[[KNOWN]], %[[FALSE]], %[[PART]] : vector<8xi1>, vector<8xi1>
   // CHECK: %[[BOTH:.*]] = arith.andi %[[WHOLE]], %[[EDGE]] : vector<8xi1>
   // CHECK-NOT: arith.cmpi
