@@ -179,10 +179,13 @@ bool AttentionConfig::usesWgmmaBackward() const {
 
 std::string AttentionConfig::backwardVariantReason() const {
   if (usesWgmmaBackward())
-    return backwardVariant == "wgmma"
-               ? "wgmma: asked for"
-               : "wgmma: " + chip + ", head dims " + std::to_string(headDim) +
-                     "/" + std::to_string(headDimV);
+    return (backwardVariant == "wgmma"
+                ? "wgmma: asked for"
+                : "wgmma: " + chip + ", head dims " + std::to_string(headDim) +
+                      "/" + std::to_string(headDimV)) +
+           (backwardProducer == "off"
+                ? "; Q and dO by cp.async (backward-producer=off)"
+                : "; Q and dO from a TMA producer warpgroup");
   if (backwardVariant == "mma.sync")
     return "mma.sync: asked for";
   return "mma.sync: " + wgmmaBackwardLimits(*this);
@@ -290,7 +293,10 @@ std::string AttentionConfig::key() const {
          (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "") +
          (qBuffers ? ":qb" + std::to_string(qBuffers) : "") +
          (backward && backwardVariant != "auto" ? ":" + backwardVariant : "") +
-         (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "");
+         (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "") +
+         (backward && backwardProducer != "auto"
+              ? ":producer-" + backwardProducer
+              : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

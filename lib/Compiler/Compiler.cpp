@@ -453,14 +453,21 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
-  // dQ by bulk reductions is the WGMMA backward's: asked for elsewhere, a
-  // located error rather than a flag silently ignored.
-  if (problem && effective.backward && effective.dqReduction == "bulk" &&
-      !effective.usesWgmmaBackward()) {
-    problem->emitError() << "dq-reduction=bulk needs the WGMMA backward, "
-                            "which this problem does not get: "
-                         << effective.backwardVariantReason();
-    return compileError("compiling to a GPU kernel failed", diagnostics);
+  // dQ by bulk reductions and the TMA producer are the WGMMA backward's:
+  // asked for elsewhere, a located error rather than a flag silently
+  // ignored.
+  for (auto [asked, flag] :
+       {std::pair{effective.dqReduction == "bulk", "dq-reduction=bulk"},
+        std::pair{effective.backwardProducer == "on",
+                  "backward-producer=on"}}) {
+    if (problem && effective.backward && asked &&
+        !effective.usesWgmmaBackward()) {
+      problem->emitError() << flag
+                           << " needs the WGMMA backward, which this problem "
+                              "does not get: "
+                           << effective.backwardVariantReason();
+      return compileError("compiling to a GPU kernel failed", diagnostics);
+    }
   }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "

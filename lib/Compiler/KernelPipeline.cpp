@@ -73,6 +73,15 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
         createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
     // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
+    // A TMA producer warpgroup streams Q and dO through mbarrier rings
+    // (the compute warpgroups at 240 registers; H200: hd128 +31-38 %, hd64
+    // +10-15 %, docs/perf/README.md fourteenth session); else the compute
+    // warps prefetch them with cp.async below.
+    if (effective.backwardProducer != "off") {
+      fagpu::WarpSpecializeOptions split;
+      split.stages = effective.kvStages ? effective.kvStages : 2;
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
+    }
     // Q and dO (the tiles each Q-block iteration streams) prefetched
     // through cp.async rings.
     fagpu::PipelineSharedCopiesOptions ring;

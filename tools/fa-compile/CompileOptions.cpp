@@ -107,6 +107,13 @@ cl::opt<std::string> dqReduction(
              "swizzled shared tile added through TMA, head dims up to 128) "
              "or atomic (vector reductions from registers)"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string> backwardProducer(
+    "backward-producer",
+    cl::desc("whether the WGMMA backward gets a TMA producer warpgroup "
+             "(Q and dO through mbarrier rings): auto (the compiler's "
+             "choice: on), on or off (the compute warps copy them with "
+             "cp.async)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -202,6 +209,11 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--dq-reduction must be auto, bulk or atomic, got '" +
                    dqReduction + "'");
   config.dqReduction = dqReduction;
+  if (backwardProducer != "auto" && backwardProducer != "on" &&
+      backwardProducer != "off")
+    return invalid("--backward-producer must be auto, on or off, got '" +
+                   backwardProducer + "'");
+  config.backwardProducer = backwardProducer;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

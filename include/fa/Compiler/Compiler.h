@@ -62,6 +62,11 @@ struct AttentionConfig {
   /// How the WGMMA backward sums dQ (fa-convert-tiled-attention-grad-to-
   /// fagpu's dq-reduction): "auto", "bulk" or "atomic".
   std::string dqReduction = "auto";
+  /// Whether the WGMMA backward gets a TMA producer warpgroup (Q and dO
+  /// through mbarrier rings, fagpu-warp-specialize) instead of cp.async
+  /// rings that the compute warps issue: "auto" (the compiler's choice:
+  /// on), "on" or "off".
+  std::string backwardProducer = "auto";
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

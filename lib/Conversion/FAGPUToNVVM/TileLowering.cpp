@@ -275,19 +275,30 @@ Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
 }
 
 void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
+  Value id, threads;
   if (scope == SyncScope::block) {
-    gpu::BarrierOp::create(b, loc);
-    return;
+    ThreadGroup group = ThreadGroup::enclosing(b);
+    if (group.threads == 0) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    // In a fagpu.warp_specialize region the "block" is the region's
+    // threads: the other region never comes to barrier 0.
+    id = arith::ConstantIntOp::create(
+        b, loc,
+        group.firstThread == 0 ? kProducerSyncBarrier : kConsumerSyncBarrier,
+        32);
+    threads = arith::ConstantIntOp::create(b, loc, group.threads, 32);
+  } else {
+    Value thread = emitGroupThreadId(b, loc);
+    Value groupSize = arith::ConstantIndexOp::create(b, loc, kWarpgroupThreads);
+    Value warpgroup = arith::DivUIOp::create(b, loc, thread, groupSize);
+    Value base = arith::ConstantIndexOp::create(b, loc, kWarpgroupSyncBarrier);
+    Value index = arith::AddIOp::create(b, loc, warpgroup, base);
+    id = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+    threads = arith::ConstantIntOp::create(b, loc, kWarpgroupThreads, 32);
   }
-  Value thread = emitGroupThreadId(b, loc);
-  Value groupSize = arith::ConstantIndexOp::create(b, loc, kWarpgroupThreads);
-  Value warpgroup = arith::DivUIOp::create(b, loc, thread, groupSize);
-  Value id = arith::AddIOp::create(
-      b, loc, warpgroup,
-      arith::ConstantIndexOp::create(b, loc, kWarpgroupSyncBarrier));
-  Value id32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id);
-  Value threads = arith::ConstantIntOp::create(b, loc, kWarpgroupThreads, 32);
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, id32, threads,
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, threads,
                           /*reductionOp=*/nullptr,
                           /*reductionPredicate=*/Value());
 }

@@ -216,6 +216,46 @@ gpu.module @m {
 
 // -----
 
+// Inside the split a block-scope sync is one of the region's threads: a
+// named barrier (7 for the consumers, 6 for the producer) counting them,
+// never barrier 0, which the other region does not reach. A warpgroup-scope
+// sync stays its warpgroup's (8 + the warpgroup within its region).
+
+#acc = #fagpu.wgmma_acc<warps = 8>
+#acc4 = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @region_syncs
+  // CHECK: nvvm.setmaxregister decrease 24
+  // CHECK: llvm.store
+  // CHECK: nvvm.fence.proxy
+  // CHECK: %[[PID:.*]] = arith.constant 6 : i32
+  // CHECK-NEXT: %[[PTHREADS:.*]] = arith.constant 128 : i32
+  // CHECK-NEXT: nvvm.barrier id = %[[PID]] number_of_threads = %[[PTHREADS]]
+  // CHECK: nvvm.setmaxregister increase 240
+  // CHECK-NOT: gpu.barrier
+  // CHECK: %[[CID:.*]] = arith.constant 7 : i32
+  // CHECK-NEXT: %[[CTHREADS:.*]] = arith.constant 256 : i32
+  // CHECK-NEXT: nvvm.barrier id = %[[CID]] number_of_threads = %[[CTHREADS]]
+  // CHECK: llvm.store
+  // CHECK: nvvm.fence.proxy
+  // CHECK: %[[CID2:.*]] = arith.constant 7 : i32
+  // CHECK-NEXT: %[[CTHREADS2:.*]] = arith.constant 256 : i32
+  // CHECK-NEXT: nvvm.barrier id = %[[CID2]] number_of_threads = %[[CTHREADS2]]
+  // CHECK-NOT: gpu.barrier
+  gpu.func @region_syncs(%x: tensor<128x64xf32, #acc>, %y: tensor<64x64xf32, #acc4>) kernel {
+    %t = fagpu.alloc_shared : !fagpu.smem<128x64xf32, swizzle = 0>
+    %p = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 0>
+    fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+      fagpu.store_to_shared %y, %p unread : tensor<64x64xf32, #acc4>, !fagpu.smem<64x64xf32, swizzle = 0>
+    } consumers(warpgroups = 2, registers = 240) {
+      fagpu.store_to_shared %x, %t : tensor<128x64xf32, #acc>, !fagpu.smem<128x64xf32, swizzle = 0>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
 // A tensor map that the kernel only passes on keeps its place in the
 // signature as a generic pointer, listed for fa-finalize-nvvm-kernels.
 

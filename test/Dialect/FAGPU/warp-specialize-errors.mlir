@@ -124,7 +124,8 @@ gpu.module @m {
 
 // -----
 
-// A copy in a nested loop.
+// A copy two loops below the top level's (a loop of copying loops is the
+// deepest nest the producer replays).
 gpu.module @m {
   gpu.func @nested(%k: memref<2x256x64xbf16>, %n: index) kernel attributes {fa.block = array<i64: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
@@ -132,10 +133,12 @@ gpu.module @m {
     %c256 = arith.constant 256 : index
     %v = memref.subview %k[0, 0, 0] [1, 256, 64] [1, 1, 1] : memref<2x256x64xbf16> to memref<256x64xbf16, strided<[64, 1]>>
     %t = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
-    scf.for %i = %c0 to %n step %c1 {
-      scf.for %j = %c0 to %n step %c1 {
-        // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level (its tile loop's body in a persistent kernel) or in the loops there}}
-        fagpu.copy_to_shared %v[%j] limit %c256 into %t : memref<256x64xbf16, strided<[64, 1]>>, !fagpu.smem<64x64xbf16, swizzle = 128>
+    scf.for %h = %c0 to %n step %c1 {
+      scf.for %i = %c0 to %n step %c1 {
+        scf.for %j = %c0 to %n step %c1 {
+          // expected-error @+1 {{fagpu-warp-specialize takes copies at the kernel's top level (its tile loop's body in a persistent kernel) or in the loops there (or in the loops of one loop there)}}
+          fagpu.copy_to_shared %v[%j] limit %c256 into %t : memref<256x64xbf16, strided<[64, 1]>>, !fagpu.smem<64x64xbf16, swizzle = 128>
+        }
       }
     }
     gpu.return

@@ -15,6 +15,7 @@
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir {
 namespace fagpu {
@@ -127,7 +128,23 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
     // Late waits: walk the block with the products in flight, oldest first.
     SmallVector<MmaOp> inFlight;
     DenseMap<Operation *, Value> waited; // product -> its mma_wait
+    // Releases of ring stages (fagpu.arrive_barrier) held until the
+    // products in flight that read staged tiles are waited for anyway: a
+    // release is no reason to wait.
+    SmallVector<std::pair<Operation *, MmaOp>> heldReleases;
+    llvm::SmallPtrSet<Operation *, 4> held;
     auto waitFor = [&](size_t index, Operation *at) {
+      SmallVector<Operation *> released;
+      for (auto &[release, mma] : heldReleases)
+        if (release &&
+            llvm::is_contained(ArrayRef(inFlight).take_front(index + 1), mma)) {
+          released.push_back(release);
+          release = nullptr;
+        }
+      auto releaseAfterWaits = llvm::make_scope_exit([&] {
+        for (Operation *release : released)
+          release->moveBefore(at);
+      });
       OpBuilder b(at);
       // Products complete in issue order: waiting for one waits for the
       // older ones too.
@@ -142,6 +159,20 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
       inFlight.erase(inFlight.begin(), inFlight.begin() + index + 1);
     };
     for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (isa<ArriveBarrierOp>(op)) {
+        if (held.contains(&op))
+          continue;
+        MmaOp reader;
+        for (MmaOp mma : inFlight)
+          if (llvm::any_of(mma->getOperands(),
+                           [](Value v) { return v.getDefiningOp<StageOp>(); }))
+            reader = mma;
+        if (reader) {
+          heldReleases.push_back({&op, reader});
+          held.insert(&op);
+          continue;
+        }
+      }
       // The newest in-flight product this op needs: one whose result it
       // uses (directly or in a region) or one reading a tile it writes;
       // every one before an op with other effects on memory.

@@ -86,21 +86,23 @@ FailureOr<CopySource> mlir::fagpu::getCopySource(CopyToSharedOp copy,
   return source;
 }
 
-FailureOr<KernelCopies>
-mlir::fagpu::collectKernelCopies(gpu::GPUFuncOp kernel, Block &body) {
+FailureOr<KernelCopies> mlir::fagpu::collectKernelCopies(gpu::GPUFuncOp kernel,
+                                                         Block &onceBlock,
+                                                         Block &loopBlock) {
   KernelCopies copies;
   Block &entry = kernel.front();
   WalkResult walk = kernel.walk([&](CopyToSharedOp copy) {
     Operation *parent = copy->getParentOp();
-    if (copy->getBlock() == &body) {
+    if (copy->getBlock() == &onceBlock) {
       copies.once.push_back(copy);
       return WalkResult::advance();
     }
     auto loop = dyn_cast<scf::ForOp>(parent);
-    if (!loop || loop->getBlock() != &body) {
+    if (!loop || loop->getBlock() != &loopBlock) {
       copy.emitError() << "fagpu-warp-specialize takes copies at the "
                           "kernel's top level (its tile loop's body in a "
-                          "persistent kernel) or in the loops there";
+                          "persistent kernel) or in the loops there (or "
+                          "in the loops of one loop there)";
       return WalkResult::interrupt();
     }
     if (copies.loops.empty() || copies.loops.back() != loop)
@@ -134,6 +136,14 @@ mlir::fagpu::collectKernelCopies(gpu::GPUFuncOp kernel, Block &body) {
                                  "step 1";
   }
   return copies;
+}
+
+scf::ForOp mlir::fagpu::findLoopOfCopyingLoops(Block &block) {
+  for (auto outer : block.getOps<scf::ForOp>())
+    for (auto inner : outer.getBody()->getOps<scf::ForOp>())
+      if (!inner.getBody()->getOps<CopyToSharedOp>().empty())
+        return outer;
+  return nullptr;
 }
 
 Value mlir::fagpu::addTensorMapParameter(gpu::GPUFuncOp kernel,

@@ -50,11 +50,18 @@ FailureOr<CopySource> getCopySource(CopyToSharedOp copy, Block &body);
 Value addTensorMapParameter(gpu::GPUFuncOp kernel, BlockArgument arg,
                             int64_t rows);
 
-/// The copies of `kernel` whose once-per-tile block is `body` (the kernel's
-/// entry, or a persistent kernel's tile loop body), or an error on the
-/// first one fagpu-warp-specialize cannot take.
+/// The copies of `kernel`: those made once in `onceBlock` (the kernel's
+/// entry, or a persistent kernel's tile loop body) and those of the loops
+/// in `loopBlock` (the same block, or the body of a loop in it that runs
+/// the copying loops again and again: the backward's loop over the query
+/// heads of a KV head), or an error on the first one fagpu-warp-specialize
+/// cannot take.
 FailureOr<KernelCopies> collectKernelCopies(gpu::GPUFuncOp kernel,
-                                            Block &body);
+                                            Block &onceBlock, Block &loopBlock);
+
+/// The loop of `block` whose body holds loops that copy to shared tiles
+/// (the backward's query-head loop), if any.
+scf::ForOp findLoopOfCopyingLoops(Block &block);
 
 } // namespace fagpu
 } // namespace mlir

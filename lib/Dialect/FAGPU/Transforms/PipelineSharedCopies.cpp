@@ -48,6 +48,17 @@ struct PipelineSharedCopiesPass
       return signalPassFailure();
     }
     SmallVector<std::pair<scf::ForOp, int64_t>> loops;
+    // A warp-specialized kernel's producer loads its tiles; its compute
+    // loops still get their row loads one iteration ahead.
+    SmallVector<scf::ForOp> loadLoops;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (loop.getBody()->getOps<CopyToSharedOp>().empty() &&
+          !loop.getBody()->getOps<LoadTileOp>().empty() &&
+          loop->getParentOfType<WarpSpecializeOp>())
+        loadLoops.push_back(loop);
+    });
+    for (scf::ForOp loop : loadLoops)
+      prefetchLoads(loop);
     getOperation().walk([&](gpu::GPUFuncOp kernel) {
       SmallVector<scf::ForOp> kernelLoops;
       int64_t ringBytes = 0; // bytes one more stage of every ring adds

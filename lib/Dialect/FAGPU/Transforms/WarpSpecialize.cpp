@@ -68,7 +68,14 @@ struct WarpSpecializePass
       if (loop->hasAttr("fagpu.tiles"))
         tileLoop = loop;
     Block *body = tileLoop ? tileLoop.getBody() : &entry;
-    FailureOr<KernelCopies> found = collectKernelCopies(kernel, *body);
+    // The backward's query-head loop (GQA) runs its Q loops once per head:
+    // the producer runs it too, its copies once per kernel (K, V) or in the
+    // Q loops.
+    scf::ForOp groupLoop = tileLoop ? nullptr : findLoopOfCopyingLoops(entry);
+    scf::ForOp outer = tileLoop ? tileLoop : groupLoop;
+    Block *loopBlock = outer ? outer.getBody() : &entry;
+    FailureOr<KernelCopies> found =
+        collectKernelCopies(kernel, *body, *loopBlock);
     if (failed(found))
       return failure();
     KernelCopies &copies = *found;
@@ -142,22 +149,25 @@ struct WarpSpecializePass
       return map;
     };
     // Sources of the copies before the loops, then of each loop's copies.
-    auto sourcesOf = [&](auto &&copyOps) -> FailureOr<SmallVector<CopySource>> {
+    auto sourcesOf = [&](auto &&copyOps,
+                         Block &where) -> FailureOr<SmallVector<CopySource>> {
       SmallVector<CopySource> sources;
       for (CopyToSharedOp copy : copyOps) {
-        FailureOr<CopySource> source = getCopySource(copy, *body);
+        FailureOr<CopySource> source = getCopySource(copy, where);
         if (failed(source))
           return failure();
         sources.push_back(*source);
       }
       return sources;
     };
-    FailureOr<SmallVector<CopySource>> onceSources = sourcesOf(copies.once);
+    FailureOr<SmallVector<CopySource>> onceSources =
+        sourcesOf(copies.once, *body);
     if (failed(onceSources))
       return failure();
     SmallVector<SmallVector<CopySource>> loopSources;
     for (scf::ForOp loop : copies.loops) {
-      auto sources = sourcesOf(loop.getBody()->getOps<CopyToSharedOp>());
+      auto sources =
+          sourcesOf(loop.getBody()->getOps<CopyToSharedOp>(), *loopBlock);
       if (failed(sources))
         return failure();
       loopSources.push_back(*sources);
@@ -179,16 +189,27 @@ struct WarpSpecializePass
     for (int64_t i = emptyBase; i < numBarriers; ++i)
       arrivals[i] = 4 * consumerGroups;
 
-    // Ops the producer needs from before the loops stay before the split.
+    // Ops the producer needs from before the loops stay before the split
+    // (those of the outer loop's body: the producer's copy of it clones
+    // them).
     SetVector<Operation *> shared;
     BackwardSliceOptions topLevel;
-    topLevel.filter = [&](Operation *op) { return op->getBlock() == body; };
+    auto beforeLoops = [&](Operation *op) {
+      return op->getBlock() == loopBlock || op->getBlock() == &entry;
+    };
+    topLevel.filter = beforeLoops;
+    topLevel.omitBlockArguments = true; // the outer loop's are its own
     auto share = [&](Value v) {
-      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == body) {
+      if (Operation *def = v.getDefiningOp(); def && beforeLoops(def)) {
         (void)getBackwardSlice(def, &shared, topLevel);
         shared.insert(def);
       }
     };
+    if (groupLoop) {
+      share(groupLoop.getLowerBound());
+      share(groupLoop.getUpperBound());
+      share(groupLoop.getStep());
+    }
     for (CopyToSharedOp copy : copies.once)
       share(copy.getRow());
     for (CopySource &s : *onceSources)
@@ -307,42 +328,52 @@ struct WarpSpecializePass
 
     // Producer: the once copies, then the loops' loads; in a persistent
     // kernel, for each tile of its own tile loop, which carries the ring
-    // counter and the tile round (the once barriers' phase).
+    // counter and the tile round (the once barriers' phase); in a kernel
+    // with a loop of copying loops, the once copies and then that loop,
+    // carrying the ring counter.
     b.setInsertionPointToStart(producer);
     Value count = c(0), tileRound;
-    scf::ForOp produceTiles;
-    if (tileLoop) {
-      produceTiles =
-          scf::ForOp::create(b, tileLoop.getLoc(), tileLoop.getLowerBound(),
-                             tileLoop.getUpperBound(), tileLoop.getStep(),
-                             ValueRange{count, count});
-      b.setInsertionPointToStart(produceTiles.getBody());
-      tileMap.map(tileLoop.getInductionVar(), produceTiles.getInductionVar());
-      for (Operation &op : *body)
+    auto issueOnceCopies = [&] {
+      for (auto [i, copy] : llvm::enumerate(copies.once)) {
+        SharedTileType tile = copy.getDest().getType();
+        auto [buffer, round] = onceBuffer(tileRound);
+        if (tileLoop) { // a fresh barrier's previous phase counts as complete
+          Value phase = arith::AddIOp::create(b, loc, round, c(1));
+          WaitBarrierOp::create(b, loc, barriers,
+                                onceIndex(onceEmptyBase, i, buffer), phase);
+        }
+        Value full = onceIndex(0, i, buffer);
+        ArriveExpectBytesOp::create(b, loc, barriers, full,
+                                    tile.getRows() * tile.getRowBytes());
+        Value dest = buffer
+                         ? StageOp::create(b, loc, tile, onceRings[i], buffer)
+                               .getResult()
+                         : copy.getDest();
+        TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
+                          coordsOf((*onceSources)[i], copy.getRow(), tileMap),
+                          dest, barriers, full);
+      }
+    };
+    if (!tileLoop)
+      issueOnceCopies();
+    if (outer) {
+      SmallVector<Value> inits{count};
+      if (tileLoop)
+        inits.push_back(count);
+      auto produceOuter =
+          scf::ForOp::create(b, outer.getLoc(), outer.getLowerBound(),
+                             outer.getUpperBound(), outer.getStep(), inits);
+      b.setInsertionPointToStart(produceOuter.getBody());
+      tileMap.map(outer.getInductionVar(), produceOuter.getInductionVar());
+      for (Operation &op : *loopBlock)
         if (shared.contains(&op))
           b.clone(op, tileMap);
-      count = produceTiles.getRegionIterArg(0);
-      tileRound = produceTiles.getRegionIterArg(1);
+      count = produceOuter.getRegionIterArg(0);
+      if (tileLoop)
+        tileRound = produceOuter.getRegionIterArg(1);
     }
-    for (auto [i, copy] : llvm::enumerate(copies.once)) {
-      SharedTileType tile = copy.getDest().getType();
-      auto [buffer, round] = onceBuffer(tileRound);
-      if (tileLoop) { // a fresh barrier's previous phase counts as complete
-        Value phase = arith::AddIOp::create(b, loc, round, c(1));
-        WaitBarrierOp::create(b, loc, barriers,
-                              onceIndex(onceEmptyBase, i, buffer), phase);
-      }
-      Value full = onceIndex(0, i, buffer);
-      ArriveExpectBytesOp::create(b, loc, barriers, full,
-                                  tile.getRows() * tile.getRowBytes());
-      Value dest =
-          buffer
-              ? StageOp::create(b, loc, tile, onceRings[i], buffer).getResult()
-              : copy.getDest();
-      TmaLoadOp::create(b, loc, mapOf((*onceSources)[i], tile),
-                        coordsOf((*onceSources)[i], copy.getRow(), tileMap),
-                        dest, barriers, full);
-    }
+    if (tileLoop)
+      issueOnceCopies();
     for (auto [index, forOp] : llvm::enumerate(copies.loops)) {
       scf::ForOp loop = forOp; // captured below: not a structured binding
       ArrayRef<CopySource> sources = loopSources[index];
@@ -392,6 +423,8 @@ struct WarpSpecializePass
       scf::YieldOp::create(
           b, loc,
           ValueRange{count, arith::AddIOp::create(b, loc, tileRound, c(1))});
+    else if (groupLoop)
+      scf::YieldOp::create(b, loc, ValueRange{count});
 
     // Consumers: in a persistent kernel the tile loop carries the ring
     // counter and the round too (the counter's yield is set below).
@@ -416,6 +449,18 @@ struct WarpSpecializePass
       body = tileLoop.getBody();
       count = tileLoop.getRegionIterArgs().drop_back().back();
       tileRound = tileLoop.getRegionIterArgs().back();
+    } else if (groupLoop) {
+      b.setInsertionPoint(groupLoop);
+      FailureOr<LoopLikeOpInterface> grown =
+          groupLoop.replaceWithAdditionalYields(
+              b, ValueRange{count}, /*replaceInitOperandUsesInLoop=*/false,
+              [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+                return SmallVector<Value>{args[0]};
+              });
+      if (failed(grown))
+        return groupLoop.emitError() << "cannot carry the ring counter";
+      groupLoop = cast<scf::ForOp>(grown->getOperation());
+      count = groupLoop.getRegionIterArgs().back();
     }
     // Wait for the once copies where they were; in a persistent kernel,
     // release each tile after its last use in the tile's body.
@@ -476,6 +521,9 @@ struct WarpSpecializePass
     if (tileLoop)
       tileLoop.getBody()->getTerminator()->setOperand(
           tileLoop.getNumRegionIterArgs() - 2, count);
+    else if (groupLoop)
+      groupLoop.getBody()->getTerminator()->setOperand(
+          groupLoop.getNumRegionIterArgs() - 1, count);
 
     for (AllocSharedOp tile : copies.looped) {
       if (!tile->use_empty())

@@ -45,7 +45,11 @@ constexpr int64_t kMaxTileBuffers = 8;
 constexpr int64_t kWarpgroupThreads = 128;
 /// Hardware named barriers: 0 is the block's (gpu.barrier), 1 + w is
 /// warpgroup w's turn (fagpu-pingpong), kWarpgroupSyncBarrier + w the syncs
-/// of warpgroup w alone (`sync(warpgroup)`); 16 in all.
+/// of warpgroup w alone (`sync(warpgroup)`), kProducerSyncBarrier and
+/// kConsumerSyncBarrier the block-scope syncs inside a
+/// fagpu.warp_specialize's producer and consumers regions; 16 in all.
+constexpr int64_t kProducerSyncBarrier = 6;
+constexpr int64_t kConsumerSyncBarrier = 7;
 constexpr int64_t kWarpgroupSyncBarrier = 8;
 
 /// Shared tiles are 1024-byte aligned (swizzled TMA/WGMMA tiles need it).

@@ -490,8 +490,10 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
     `producer_registers`, up to `consumer_registers`). Inside a region,
     thread and warp positions (layouts, single-thread issue) count from the
     region's first thread, so the consumers' tiles keep the layouts they had
-    when the whole block computed. The regions synchronise only through
-    mbarriers: no block-wide barrier may appear in them.
+    when the whole block computed. The regions synchronise with each other
+    only through mbarriers: no block-wide barrier may appear in them, and a
+    block-scope sync of an op inside one (`fagpu.store_to_shared`'s) is a
+    named barrier over that region's threads.
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$producer_warpgroups,
                        ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$producer_registers,

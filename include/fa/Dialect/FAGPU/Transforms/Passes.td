@@ -26,7 +26,9 @@ def PipelineSharedCopies : Pass<"fagpu-pipeline-shared-copies",
     backward slice in the loop body. The loop's `fagpu.load_tile`s (per-row
     statistics in registers) are carried one iteration ahead the same way:
     iteration lb's rows loaded before the loop, iteration i + 1's at the top
-    of iteration i.
+    of iteration i. Inside a `fagpu.warp_specialize` (whose producer loads
+    the tiles through TMA) a loop with row loads and no copies gets the
+    row prefetch alone.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2",
@@ -116,6 +118,14 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     such a tile gets that many buffers where they fit beside the rings (a full and an
     empty barrier each, the buffer `round % B`, the phase `round / B`), so
     that the producer loads tile t + 1's while tile t computes on its own.
+
+    In the backward the copying loops (Q and dO per Q block) sit in a loop
+    over the query heads of the block's KV head (GQA), with K and V copied
+    once before it: each side runs that loop, the producer recomputing the
+    head's coordinates, and it carries the ring counter. Inside the split,
+    block-scope syncs of the compute code (`fagpu.store_to_shared`'s, the
+    issue of `fagpu.tma_reduce`) become a named barrier over the consumer
+    warpgroups (`kConsumerSyncBarrier`) in the lowering.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
