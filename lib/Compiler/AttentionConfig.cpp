@@ -177,6 +177,28 @@ bool AttentionConfig::usesWgmmaBackward() const {
   return backwardVariant != "mma.sync" && wgmmaBackwardLimits(*this).empty();
 }
 
+std::string AttentionConfig::dqHandoffLimits() const {
+  if (!usesWgmmaBackward())
+    return "it needs the WGMMA backward";
+  if (backwardProducer == "off")
+    return "it needs the TMA producer (backward-producer=off)";
+  if (dqReduction == "atomic" || wideHeads())
+    return "it needs dQ through bulk reductions (dq-reduction=atomic, or "
+           "head dims above 128)";
+  return "";
+}
+
+/// The compiler's choice: head dims up to 64 with a causal mask, where the
+/// hand-off measured +3-4 % on the H200 (hd64 N = 2k and 8k); elsewhere it
+/// lost 2-5 % (hd128, hd64 without a mask; docs/perf/README.md, fifteenth
+/// session).
+bool AttentionConfig::handsOffDq() const {
+  bool chosen =
+      dqHandoff == "on" || (dqHandoff == "auto" && causal && !window &&
+                            std::max(headDim, headDimV) <= 64);
+  return backward && chosen && dqHandoffLimits().empty();
+}
+
 std::string AttentionConfig::backwardVariantReason() const {
   if (usesWgmmaBackward())
     return (backwardVariant == "wgmma"
@@ -185,7 +207,8 @@ std::string AttentionConfig::backwardVariantReason() const {
                       "/" + std::to_string(headDimV)) +
            (backwardProducer == "off"
                 ? "; Q and dO by cp.async (backward-producer=off)"
-                : "; Q and dO from a TMA producer warpgroup");
+                : "; Q and dO from a TMA producer warpgroup") +
+           (handsOffDq() ? ", which also adds dQ" : "");
   if (backwardVariant == "mma.sync")
     return "mma.sync: asked for";
   return "mma.sync: " + wgmmaBackwardLimits(*this);
@@ -296,7 +319,8 @@ std::string AttentionConfig::key() const {
          (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "") +
          (backward && backwardProducer != "auto"
               ? ":producer-" + backwardProducer
-              : "");
+              : "") +
+         (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

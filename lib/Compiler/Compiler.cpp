@@ -469,6 +469,13 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
   }
+  if (problem && effective.backward && effective.dqHandoff == "on" &&
+      !effective.dqHandoffLimits().empty()) {
+    problem->emitError() << "dq-handoff=on cannot be: "
+                         << effective.dqHandoffLimits() << " ("
+                         << effective.backwardVariantReason() << ")";
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
                  << (effective.backward

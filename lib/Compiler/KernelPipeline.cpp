@@ -80,6 +80,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     if (effective.backwardProducer != "off") {
       fagpu::WarpSpecializeOptions split;
       split.stages = effective.kvStages ? effective.kvStages : 2;
+      split.handOffReductions = effective.handsOffDq();
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
     }
     // Q and dO (the tiles each Q-block iteration streams) prefetched

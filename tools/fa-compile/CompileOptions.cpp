@@ -114,6 +114,12 @@ cl::opt<std::string> backwardProducer(
              "choice: on), on or off (the compute warps copy them with "
              "cp.async)"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string> dqHandoff(
+    "dq-handoff",
+    cl::desc("whether the WGMMA backward's producer warpgroup also issues "
+             "dQ's TMA reductions (the compute warps only fill a two-stage "
+             "staging ring): auto (the compiler's choice), on or off"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -214,6 +220,10 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--backward-producer must be auto, on or off, got '" +
                    backwardProducer + "'");
   config.backwardProducer = backwardProducer;
+  if (dqHandoff != "auto" && dqHandoff != "on" && dqHandoff != "off")
+    return invalid("--dq-handoff must be auto, on or off, got '" + dqHandoff +
+                   "'");
+  config.dqHandoff = dqHandoff;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

@@ -67,6 +67,11 @@ struct AttentionConfig {
   /// rings that the compute warps issue: "auto" (the compiler's choice:
   /// on), "on" or "off".
   std::string backwardProducer = "auto";
+  /// Whether the producer warpgroup also issues dQ's TMA reductions, from a
+  /// two-stage staging ring the compute warps fill (fagpu-warp-specialize's
+  /// hand-off-reductions): "auto" (the compiler's choice: on at head dims
+  /// up to 64 with a causal mask), "on" or "off".
+  std::string dqHandoff = "auto";
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
@@ -98,6 +103,10 @@ struct AttentionConfig {
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
   bool usesWgmmaBackward() const;
   std::string backwardVariantReason() const;
+  /// Why dQ's reductions cannot go to the producer ("" where they can).
+  std::string dqHandoffLimits() const;
+  /// Whether the backward's producer issues dQ's reductions.
+  bool handsOffDq() const;
   /// The chip the kernels are built for: sm_90a for the WGMMA kernels (their
   /// instructions are arch-specific), else `chip`.
   std::string targetChip() const {

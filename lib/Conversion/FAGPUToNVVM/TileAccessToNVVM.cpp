@@ -227,7 +227,7 @@ struct LowerWaitSharedReads : OpConversionPattern<WaitSharedReadsOp> {
   LogicalResult
   matchAndRewrite(WaitSharedReadsOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), 0,
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), op.getPending(),
                                          rewriter.getUnitAttr());
     rewriter.eraseOp(op);
     return success();

@@ -276,6 +276,13 @@ Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
 
 void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
   Value id, threads;
+  if (scope == SyncScope::warp) {
+    // The warp's lanes only: the writes of all 32 ordered before what lane
+    // 0 does next (an mbarrier arrival that releases them).
+    Value all = arith::ConstantIntOp::create(b, loc, -1, 32);
+    NVVM::SyncWarpOp::create(b, loc, all);
+    return;
+  }
   if (scope == SyncScope::block) {
     ThreadGroup group = ThreadGroup::enclosing(b);
     if (group.threads == 0) {

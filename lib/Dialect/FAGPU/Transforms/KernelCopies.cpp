@@ -163,3 +163,44 @@ Value mlir::fagpu::addTensorMapParameter(gpu::GPUFuncOp kernel,
     return nullptr;
   return kernel.getArgument(index);
 }
+
+void mlir::fagpu::consumeRingTiles(
+    OpBuilder &b, scf::ForOp loop, ArrayRef<Value> rings, Value barriers,
+    int64_t depth, function_ref<Value(int64_t, Value)> fullIndex,
+    function_ref<Value(int64_t, Value)> emptyIndex) {
+  Location loc = loop.getLoc();
+  Block *block = loop.getBody();
+  Value it = loop.getRegionIterArgs().back();
+  b.setInsertionPointToStart(block);
+  Value stage = arith::RemUIOp::create(
+      b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
+  Value round = arith::DivUIOp::create(
+      b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
+  SmallVector<CopyToSharedOp> loopCopies(block->getOps<CopyToSharedOp>());
+  for (auto [t, copy] : llvm::enumerate(loopCopies)) {
+    Value tile = copy.getDest();
+    // The first and last ops of the body (but the copy) using the tile.
+    Operation *firstUse = nullptr, *lastUse = nullptr;
+    for (Operation &op : *block) {
+      bool uses = false;
+      op.walk([&](Operation *nested) {
+        uses |= llvm::is_contained(nested->getOperands(), tile);
+      });
+      if (!uses || &op == copy.getOperation())
+        continue;
+      if (!firstUse)
+        firstUse = &op;
+      if (!lastUse || lastUse->isBeforeInBlock(&op))
+        lastUse = &op;
+    }
+    b.setInsertionPoint(firstUse ? firstUse : block->getTerminator());
+    WaitBarrierOp::create(b, loc, barriers, fullIndex(t, stage), round);
+    Value view =
+        StageOp::create(b, loc, copy.getDest().getType(), rings[t], stage);
+    tile.replaceUsesWithIf(
+        view, [&](OpOperand &use) { return loop->isAncestor(use.getOwner()); });
+    copy.erase();
+    b.setInsertionPointAfter(lastUse ? lastUse : view.getDefiningOp());
+    ArriveBarrierOp::create(b, loc, barriers, emptyIndex(t, stage));
+  }
+}

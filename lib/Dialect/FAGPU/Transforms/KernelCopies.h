@@ -63,6 +63,14 @@ FailureOr<KernelCopies> collectKernelCopies(gpu::GPUFuncOp kernel,
 /// (the backward's query-head loop), if any.
 scf::ForOp findLoopOfCopyingLoops(Block &block);
 
+/// The consumer side of one KV loop (its ring counter the last iteration
+/// argument): wait for each copied tile's stage (`fullIndex`) just before
+/// its first use, and release it (`emptyIndex`) after its last use.
+void consumeRingTiles(OpBuilder &b, scf::ForOp loop, ArrayRef<Value> rings,
+                      Value barriers, int64_t depth,
+                      function_ref<Value(int64_t, Value)> fullIndex,
+                      function_ref<Value(int64_t, Value)> emptyIndex);
+
 } // namespace fagpu
 } // namespace mlir
 

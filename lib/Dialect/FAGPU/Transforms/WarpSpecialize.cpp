@@ -12,6 +12,7 @@
 #include "fa/Dialect/FAGPU/Transforms/Passes.h"
 
 #include "KernelCopies.h"
+#include "ReductionHandoff.h"
 #include "RegisterBudget.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -94,6 +95,17 @@ struct WarpSpecializePass
     MLIRContext *ctx = kernel.getContext();
     Location loc = kernel.getLoc();
 
+    // dQ's reductions issued by the producer (a persistent kernel has
+    // none).
+    std::optional<ReductionHandoff> handoff;
+    if (handOffReductions && !tileLoop) {
+      auto found = findReductionHandoff(kernel, copies);
+      if (failed(found))
+        return failure();
+      handoff = std::move(*found);
+    }
+    int64_t handoffBytes = handoff ? handoff->extraSharedBytes() : 0;
+
     // Stages: as many as fit, up to the option.
     int64_t ringBytes = 0;
     for (AllocSharedOp tile : copies.looped)
@@ -105,10 +117,15 @@ struct WarpSpecializePass
     int64_t numOnceCopies = copies.once.size();
     int64_t onceBarriers = numOnceCopies * (tileLoop ? 2 : 1);
     auto bytesWith = [&](int64_t depth) {
-      return tileBytes + (depth - 1) * ringBytes +
+      return tileBytes + handoffBytes + (depth - 1) * ringBytes +
              8 * (onceBarriers +
                   2 * static_cast<int64_t>(copies.looped.size()) * depth);
     };
+    // The hand-off only where two stages of the loops' rings fit beside it.
+    if (handoff && bytesWith(2) > maxSharedBytes) {
+      handoff.reset();
+      handoffBytes = 0;
+    }
     int64_t depth =
         copies.loops.empty()
             ? 1
@@ -188,6 +205,14 @@ struct WarpSpecializePass
     SmallVector<int64_t> arrivals(numBarriers, 1);
     for (int64_t i = emptyBase; i < numBarriers; ++i)
       arrivals[i] = 4 * consumerGroups;
+    // The hand-off's [full: a compute warp each][empty: a producer warp
+    // each].
+    if (handoff) {
+      handoff->firstBarrier = numBarriers;
+      numBarriers += 2 * kHandoffStages;
+      arrivals.append(kHandoffStages, 4 * consumerGroups);
+      arrivals.append(kHandoffStages, 4);
+    }
 
     // Ops the producer needs from before the loops stay before the split
     // (those of the outer loop's body: the producer's copy of it clones
@@ -251,6 +276,8 @@ struct WarpSpecializePass
           share(row);
       }
     }
+    if (handoff)
+      shareHandoffOperands(*handoff, copies.loops, share);
     for (Operation *op : shared)
       if (!isMemoryEffectFree(op))
         return op->emitError() << "fagpu-warp-specialize: the loads depend "
@@ -265,6 +292,13 @@ struct WarpSpecializePass
       b.setInsertionPoint(tile);
       rings.push_back(AllocSharedOp::create(b, tile.getLoc(),
                                             tile.getType().getRingType(depth)));
+    }
+    if (handoff) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(handoff->staging);
+      handoff->ring = AllocSharedOp::create(
+          b, handoff->staging.getLoc(),
+          handoff->staging.getType().getRingType(kHandoffStages));
     }
     SmallVector<Value> onceRings;
     if (onceDepth > 1)
@@ -415,6 +449,9 @@ struct WarpSpecializePass
                           coordsOf(sources[t], copy.getRow(), map), dest,
                           barriers, full);
       }
+      if (handoff)
+        emitProducerHandoffs(b, *handoff, index, loop, produce, count, tileMap,
+                             barriers);
       scf::YieldOp::create(b, loc,
                            ValueRange{arith::AddIOp::create(b, loc, it, c(1))});
       count = produce.getResult(0);
@@ -425,6 +462,12 @@ struct WarpSpecializePass
           ValueRange{count, arith::AddIOp::create(b, loc, tileRound, c(1))});
     else if (groupLoop)
       scf::YieldOp::create(b, loc, ValueRange{count});
+
+    // The kernel ends after the copy engine has read the last stage.
+    if (handoff) {
+      b.setInsertionPointToEnd(producer);
+      WaitSharedReadsOp::create(b, loc);
+    }
 
     // Consumers: in a persistent kernel the tile loop carries the ring
     // counter and the round too (the counter's yield is set below).
@@ -503,7 +546,7 @@ struct WarpSpecializePass
       }
     }
     // Each loop carries the ring counter on from the previous one.
-    for (scf::ForOp &loop : copies.loops) {
+    for (auto [index, loop] : llvm::enumerate(copies.loops)) {
       b.setInsertionPoint(loop);
       Value init = count;
       FailureOr<LoopLikeOpInterface> grown = loop.replaceWithAdditionalYields(
@@ -515,7 +558,9 @@ struct WarpSpecializePass
       if (failed(grown))
         return loop.emitError() << "cannot carry the ring counter";
       loop = cast<scf::ForOp>(grown->getOperation());
-      consume(b, loop, rings, barriers, depth, fullIndex, emptyIndex);
+      consumeRingTiles(b, loop, rings, barriers, depth, fullIndex, emptyIndex);
+      if (handoff)
+        rewriteHandoffConsumer(b, *handoff, index, loop, barriers);
       count = loop.getResults().back();
     }
     if (tileLoop)
@@ -525,6 +570,8 @@ struct WarpSpecializePass
       groupLoop.getBody()->getTerminator()->setOperand(
           groupLoop.getNumRegionIterArgs() - 1, count);
 
+    if (handoff)
+      copies.looped.push_back(handoff->staging);
     for (AllocSharedOp tile : copies.looped) {
       if (!tile->use_empty())
         return tile.emitError() << "a ring tile is used outside its loops";
@@ -539,50 +586,6 @@ struct WarpSpecializePass
                       IntegerAttr::get(IntegerType::get(ctx, 64),
                                        placeSharedTiles(kernel)));
     return success();
-  }
-
-  /// The consumer side of one KV loop: wait for each tile just before its
-  /// first use, release its stage after its last use.
-  void consume(IRRewriter &b, scf::ForOp loop, ArrayRef<Value> rings,
-               Value barriers, int64_t depth,
-               function_ref<Value(int64_t, Value)> fullIndex,
-               function_ref<Value(int64_t, Value)> emptyIndex) {
-    Location loc = loop.getLoc();
-    Block *block = loop.getBody();
-    Value it = loop.getRegionIterArgs().back();
-    b.setInsertionPointToStart(block);
-    Value stage = arith::RemUIOp::create(
-        b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
-    Value round = arith::DivUIOp::create(
-        b, loc, it, arith::ConstantIndexOp::create(b, loc, depth));
-    SmallVector<CopyToSharedOp> loopCopies(block->getOps<CopyToSharedOp>());
-    for (auto [t, copy] : llvm::enumerate(loopCopies)) {
-      Value tile = copy.getDest();
-      // The first and last ops of the body (but the copy) using the tile.
-      Operation *firstUse = nullptr, *lastUse = nullptr;
-      for (Operation &op : *block) {
-        bool uses = false;
-        op.walk([&](Operation *nested) {
-          uses |= llvm::is_contained(nested->getOperands(), tile);
-        });
-        if (!uses || &op == copy.getOperation())
-          continue;
-        if (!firstUse)
-          firstUse = &op;
-        if (!lastUse || lastUse->isBeforeInBlock(&op))
-          lastUse = &op;
-      }
-      b.setInsertionPoint(firstUse ? firstUse : block->getTerminator());
-      WaitBarrierOp::create(b, loc, barriers, fullIndex(t, stage), round);
-      Value view =
-          StageOp::create(b, loc, copy.getDest().getType(), rings[t], stage);
-      tile.replaceUsesWithIf(view, [&](OpOperand &use) {
-        return loop->isAncestor(use.getOwner());
-      });
-      copy.erase();
-      b.setInsertionPointAfter(lastUse ? lastUse : view.getDefiningOp());
-      ArriveBarrierOp::create(b, loc, barriers, emptyIndex(t, stage));
-    }
   }
 };
 

@@ -20,7 +20,8 @@ def FAGPU_ReductionKindAttr
 
 def FAGPU_SyncScope : I32EnumAttr<"SyncScope",
     "the threads a shared-memory write is published to",
-    [I32EnumAttrCase<"block", 0>, I32EnumAttrCase<"warpgroup", 1>]> {
+    [I32EnumAttrCase<"block", 0>, I32EnumAttrCase<"warpgroup", 1>,
+     I32EnumAttrCase<"warp", 2>]> {
   let cppNamespace = "::mlir::fagpu";
   let genSpecializedAttr = 0;
 }
@@ -296,7 +297,11 @@ def FAGPU_StoreToSharedOp : FAGPU_Op<"store_to_shared"> {
     default: a block barrier before and after), or, with `sync(warpgroup)`,
     each writing warpgroup alone (a named barrier of its 128 threads), valid
     where every part of the tile is read only by the warpgroup that wrote it
-    until the tile is written again. `unread` leaves out the leading wait:
+    until the tile is written again, or, with `sync(warp)`, each writing
+    warp alone (its lanes synchronised), valid where the tile's readers are
+    told by an mbarrier arrival of each warp (fagpu-warp-specialize's
+    hand-off of a reduction to the producer). `unread` leaves out the
+    leading wait:
     valid where a block barrier already separates every earlier read of the
     tile from this op. fagpu-narrow-shared-syncs sets both where it can
     prove them.
@@ -350,12 +355,15 @@ def FAGPU_WaitSharedReadsOp : FAGPU_Op<"wait_shared_reads"> {
   let summary = "Wait until the thread's bulk reductions have read their "
                 "shared tiles";
   let description = [{
-    Each executing thread waits until every `fagpu.reduce_to_global` it
-    issued has finished reading shared memory (the sums themselves may
-    still be in flight); a thread that issued none goes on at once. A
-    barrier after it then frees the tiles for every thread.
+    Each executing thread waits until every `fagpu.reduce_to_global` (or
+    `fagpu.tma_reduce`) it issued but the last `pending` has finished
+    reading shared memory (the sums themselves may still be in flight); a
+    thread that issued none goes on at once. A barrier after it then frees
+    the tiles for every thread.
   }];
-  let assemblyFormat = "attr-dict";
+  let arguments = (ins DefaultValuedAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<0>, IntMaxValue<63>]>, "0">:$pending);
+  let assemblyFormat = "(`pending` `=` $pending^)? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -126,6 +126,20 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     block-scope syncs of the compute code (`fagpu.store_to_shared`'s, the
     issue of `fagpu.tma_reduce`) become a named barrier over the consumer
     warpgroups (`kConsumerSyncBarrier`) in the lowering.
+
+    With `hand-off-reductions`, the TMA reduction of a staging tile that
+    each copying loop stores and adds into global memory (the backward's
+    dQ, from fagpu-tma-reductions) moves to the producer: the tile becomes
+    a two-stage ring with a "full" barrier (one arrival per compute warp)
+    and an "empty" one (one per producer warp) per stage, indexed by the
+    ring counter. The compute warps wait for the stage to be empty, store
+    into it (`sync(warp)`: no block-wide barrier) and arrive on "full";
+    the producer, after the loads of iteration j, waits for iteration
+    j - 1's "full", issues its reduction, waits for the copy engine to
+    have read the stage and arrives on "empty" (after each loop, the same
+    for its last iteration). The compute warps never wait for the copy
+    engine. Where the second stage does not fit `max-shared-bytes` beside
+    two stages of the loops' rings, the reduction stays where it is.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
@@ -140,6 +154,9 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
            "Buffers of each tile a persistent kernel copies once per tile "
            "(Q); fewer where they would not fit (the compiler asks for "
            "two, docs/perf/README.md)">,
+    Option<"handOffReductions", "hand-off-reductions", "bool", "false",
+           "The copying loops' TMA reductions of a staging tile issued by "
+           "the producer from a two-stage ring">,
   ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
