@@ -23,6 +23,9 @@
 // CHECK-SAME: fa.block = array<i64: 384, 1, 1>
 // CHECK-SAME: fa.shared_bytes = 81992 : i64
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
+// One block per SM: ptxas then knows the register count at entry and
+// honours setmaxnreg.
+// CHECK-SAME: nvvm.minctasm = 1 : i32
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index

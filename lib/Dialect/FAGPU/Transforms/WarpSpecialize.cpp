@@ -581,6 +581,12 @@ struct WarpSpecializePass
     kernel->setAttr("fa.block", DenseI64ArrayAttr::get(ctx, {threads, 1, 1}));
     kernel.setKnownBlockSizeAttr(
         DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+    // ptxas honours setmaxnreg only where it knows the register count at
+    // the kernel's entry: one block per SM (.minnctapersm 1, beside the
+    // block size's .maxntid) pins it. Without it ptxas dropped both
+    // setmaxnreg of the hd64 backward (C7508): flat 168 registers, spills.
+    kernel->setAttr("nvvm.minctasm",
+                    IntegerAttr::get(IntegerType::get(ctx, 32), 1));
     if (kernel->hasAttr("fa.shared_bytes"))
       kernel->setAttr("fa.shared_bytes",
                       IntegerAttr::get(IntegerType::get(ctx, 64),
