@@ -188,13 +188,13 @@ std::string AttentionConfig::dqHandoffLimits() const {
   return "";
 }
 
-/// The compiler's choice: head dims up to 64 with a causal mask, where the
-/// hand-off measured +3-4 % on the H200 (hd64 N = 2k and 8k); elsewhere it
-/// lost 2-5 % (hd128, hd64 without a mask; docs/perf/README.md, fifteenth
-/// session).
+/// The compiler's choice: head dims up to 64 without a mask, where the
+/// hand-off measured +3-4 % on the H200 (hd64 N = 2k and 8k, with setmaxnreg
+/// honoured); with a causal mask it lost 2-3 % there, and 2-5 % at hd128
+/// (docs/perf/README.md, fifteenth session).
 bool AttentionConfig::handsOffDq() const {
   bool chosen =
-      dqHandoff == "on" || (dqHandoff == "auto" && causal && !window &&
+      dqHandoff == "on" || (dqHandoff == "auto" && !causal && !window &&
                             std::max(headDim, headDimV) <= 64);
   return backward && chosen && dqHandoffLimits().empty();
 }

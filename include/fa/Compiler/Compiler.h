@@ -70,7 +70,7 @@ struct AttentionConfig {
   /// Whether the producer warpgroup also issues dQ's TMA reductions, from a
   /// two-stage staging ring the compute warps fill (fagpu-warp-specialize's
   /// hand-off-reductions): "auto" (the compiler's choice: on at head dims
-  /// up to 64 with a causal mask), "on" or "off".
+  /// up to 64 without a mask), "on" or "off".
   std::string dqHandoff = "auto";
   std::string chip = "sm_90";
   std::string features = "+ptx80";
