@@ -1,4 +1,4 @@
-//===- ReductionHandoff.h - A staging tile's reductions to the producer -*- C++ -*-===//
+//===- ReductionHandoff.h - dQ reductions to the producer ----*- C++ -*-===//
 //
 // fagpu-warp-specialize's `hand-off-reductions`: the copying loops store a
 // tile (the backward's dQ) into a staging tile and add it into global

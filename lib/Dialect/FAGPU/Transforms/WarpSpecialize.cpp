@@ -570,9 +570,10 @@ struct WarpSpecializePass
       groupLoop.getBody()->getTerminator()->setOperand(
           groupLoop.getNumRegionIterArgs() - 1, count);
 
+    SmallVector<AllocSharedOp> replaced(copies.looped);
     if (handoff)
-      copies.looped.push_back(handoff->staging);
-    for (AllocSharedOp tile : copies.looped) {
+      replaced.push_back(handoff->staging); // by its ring
+    for (AllocSharedOp tile : replaced) {
       if (!tile->use_empty())
         return tile.emitError() << "a ring tile is used outside its loops";
       tile.erase();
