@@ -2,6 +2,7 @@
 
 #include "KernelCopies.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -136,6 +137,17 @@ FailureOr<KernelCopies> mlir::fagpu::collectKernelCopies(gpu::GPUFuncOp kernel,
                                  "step 1";
   }
   return copies;
+}
+
+SetVector<Operation *> mlir::fagpu::sliceInLoop(scf::ForOp loop,
+                                                ValueRange values) {
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.filter = [&](Operation *op) { return loop->isProperAncestor(op); };
+  for (Value v : values)
+    if (Operation *def = v.getDefiningOp(); def && loop->isProperAncestor(def))
+      (void)getBackwardSlice(def, &slice, options), slice.insert(def);
+  return slice;
 }
 
 scf::ForOp mlir::fagpu::findLoopOfCopyingLoops(Block &block) {

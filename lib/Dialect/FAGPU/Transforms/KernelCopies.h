@@ -59,6 +59,11 @@ Value addTensorMapParameter(gpu::GPUFuncOp kernel, BlockArgument arg,
 FailureOr<KernelCopies> collectKernelCopies(gpu::GPUFuncOp kernel,
                                             Block &onceBlock, Block &loopBlock);
 
+/// The ops inside `loop` that compute `values` (those defined in it and
+/// what they hang on inside it): what a producer clones to recompute them
+/// from the induction variable.
+SetVector<Operation *> sliceInLoop(scf::ForOp loop, ValueRange values);
+
 /// The loop of `block` whose body holds loops that copy to shared tiles
 /// (the backward's query-head loop), if any.
 scf::ForOp findLoopOfCopyingLoops(Block &block);

@@ -10,7 +10,6 @@
 
 #include "ReductionHandoff.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -20,18 +19,6 @@ using namespace mlir::fagpu;
 int64_t ReductionHandoff::extraSharedBytes() {
   return (kHandoffStages - 1) * staging.getType().getStageStride() +
          8 * 2 * kHandoffStages;
-}
-
-/// The ops inside `loop` that `values` are computed by (those defined in
-/// it, and what they hang on inside it).
-static SetVector<Operation *> sliceInLoop(scf::ForOp loop, ValueRange values) {
-  SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.filter = [&](Operation *op) { return loop->isProperAncestor(op); };
-  for (Value v : values)
-    if (Operation *def = v.getDefiningOp(); def && loop->isProperAncestor(def))
-      (void)getBackwardSlice(def, &slice, options), slice.insert(def);
-  return slice;
 }
 
 FailureOr<std::optional<ReductionHandoff>>

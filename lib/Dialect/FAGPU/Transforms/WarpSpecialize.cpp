@@ -249,14 +249,8 @@ struct WarpSpecializePass
       share(loop.getUpperBound());
       share(loop.getStep());
       for (CopyToSharedOp copy : loop.getBody()->getOps<CopyToSharedOp>()) {
-        SetVector<Operation *> inLoop;
-        BackwardSliceOptions options;
-        options.filter = [&](Operation *op) {
-          return loop->isProperAncestor(op);
-        };
         Value row = copy.getRow();
-        if (Operation *def = row.getDefiningOp(); def && loop->isAncestor(def))
-          (void)getBackwardSlice(def, &inLoop, options), inLoop.insert(def);
+        SetVector<Operation *> inLoop = sliceInLoop(loop, row);
         // The producer recomputes the row from the induction variable; a
         // value the loop carries exists on the consumers' side only.
         auto carried = [&](Value v) {
@@ -425,15 +419,10 @@ struct WarpSpecializePass
       Value previous = arith::AddIOp::create(b, loc, round, c(1));
       SmallVector<CopyToSharedOp> loopCopies(
           loop.getBody()->getOps<CopyToSharedOp>());
-      SetVector<Operation *> slice;
-      BackwardSliceOptions options;
-      options.filter = [&](Operation *op) {
-        return loop->isProperAncestor(op);
-      };
+      SmallVector<Value> rows;
       for (CopyToSharedOp copy : loopCopies)
-        if (Operation *def = copy.getRow().getDefiningOp();
-            def && loop->isAncestor(def))
-          (void)getBackwardSlice(def, &slice, options), slice.insert(def);
+        rows.push_back(copy.getRow());
+      SetVector<Operation *> slice = sliceInLoop(loop, rows);
       IRMapping map = tileMap;
       map.map(loop.getInductionVar(), produce.getInductionVar());
       for (Operation *op : topologicalSort(slice))
