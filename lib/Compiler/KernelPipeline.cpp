@@ -89,8 +89,14 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(
         fagpu::createPipelineSharedCopies(ring));
-    // Products issued as early and waited for as late as they allow.
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts());
+    // Products issued as early and waited for as late as they allow; up to
+    // head dim 64, dP = dO Vᵀ with S = Q Kᵀ (the dO stage waited for beside
+    // Q's): H200 +2-5 % there, -7-9 % at 128, where S and dP held together
+    // spill (docs/perf/README.md, sixteenth session).
+    fagpu::AsyncProductsOptions products;
+    products.hoistStageWaitsOption =
+        std::max(effective.headDim, effective.headDimV) <= 64;
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
   } else {

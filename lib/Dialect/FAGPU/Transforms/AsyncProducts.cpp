@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace fagpu {
@@ -55,15 +56,41 @@ Value writtenTile(Operation *op) {
   return Value();
 }
 
-/// Whether `mma` may be issued before `op`: `op` defines none of its
-/// operands and writes no shared tile it reads; any other effect on memory
-/// (barriers, waits for copies) stays a fence.
-bool mayIssueBefore(MmaOp mma, Operation *op) {
+/// The ops free of memory effects in `mma`'s block that its operands come
+/// from (a zero accumulator's splat, a stage view, their index math): they
+/// move up with it.
+llvm::SetVector<Operation *> pureOperandSlice(MmaOp mma) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Operation *> worklist = {mma.getOperation()};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getBlock() == mma->getBlock() &&
+          isMemoryEffectFree(def) && def->getNumRegions() == 0 &&
+          slice.insert(def))
+        worklist.push_back(def);
+    }
+  }
+  return slice;
+}
+
+/// Whether `mma`, with `slice` (its pureOperandSlice), may be issued before
+/// `op`: `op` is in the slice, or defines none of the operands of `mma` and
+/// the slice and writes no shared tile `mma` reads; any other effect on
+/// memory (barriers, waits for copies) stays a fence.
+bool mayIssueBefore(MmaOp mma, const llvm::SetVector<Operation *> &slice,
+                    Operation *op) {
+  if (slice.contains(op))
+    return true;
   if (isa<MmaWaitOp>(op))
     return false;
-  for (Value operand : mma->getOperands())
-    if (operand.getDefiningOp() == op)
-      return false;
+  auto defines = [&](Operation *user) {
+    return llvm::any_of(user->getOperands(),
+                        [&](Value v) { return v.getDefiningOp() == op; });
+  };
+  if (defines(mma) || llvm::any_of(slice, defines))
+    return false;
   if (Value tile = writtenTile(op))
     return !llvm::is_contained(sharedOperands(mma), tile);
   return isMemoryEffectFree(op) || isa<LoadTileOp, MmaOp>(op);
@@ -82,7 +109,82 @@ bool isWgmma(MmaOp mma) {
       mma.getAcc().getType().getEncoding());
 }
 
+/// Moves each wait for a ring stage that only products read (a
+/// `fagpu.wait_barrier` followed by the `fagpu.stage` views it guards) up
+/// to just after the wait before it, with the pure ops it needs, so that
+/// the products reading the stage can be issued beside those of the earlier
+/// one (the backward's dP = dO Vᵀ beside S = Q Kᵀ: with one wait per ring,
+/// dO's stood after P's store). A stage is filled without this thread's
+/// help, so waiting for it earlier cannot deadlock, as long as no arrival
+/// (which another thread may wait for) lies between the two places. Only in
+/// a `fagpu.warp_specialize`'s consumers: there the producer fills every
+/// stage, and no barrier the producer takes part in lies between the two.
+void hoistStageWaits(Block &block) {
+  Operation *parent = block.getParentOp();
+  auto split = dyn_cast<WarpSpecializeOp>(parent);
+  if (!split)
+    split = parent->getParentOfType<WarpSpecializeOp>();
+  if (!split || !split.getConsumers().isAncestor(block.getParent()))
+    return;
+  SmallVector<WaitBarrierOp> waits(block.getOps<WaitBarrierOp>());
+  for (WaitBarrierOp wait : waits) {
+    SmallVector<Operation *> guarded;
+    for (Operation *op = wait->getNextNode(); op && isa<StageOp>(op);
+         op = op->getNextNode())
+      guarded.push_back(op);
+    bool productsOnly =
+        !guarded.empty() && llvm::all_of(guarded, [](Operation *stage) {
+          return llvm::all_of(stage->getUsers(),
+                              [](Operation *u) { return isa<MmaOp>(u); });
+        });
+    if (!productsOnly)
+      continue;
+    Operation *target = wait->getPrevNode();
+    while (target &&
+           !isa<WaitBarrierOp, ArriveBarrierOp, ArriveExpectBytesOp>(target) &&
+           target->getNumRegions() == 0)
+      target = target->getPrevNode();
+    if (!target || !isa<WaitBarrierOp>(target))
+      continue;
+    // The wait, its views and the pure ops between `target` and the wait
+    // that they use, in block order.
+    llvm::SetVector<Operation *> moved;
+    SmallVector<Operation *> worklist = {wait.getOperation()};
+    worklist.append(guarded);
+    bool movable = true;
+    while (!worklist.empty() && movable) {
+      Operation *op = worklist.pop_back_val();
+      if (!moved.insert(op))
+        continue;
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != &block || def == target ||
+            def->isBeforeInBlock(target))
+          continue;
+        if (!isMemoryEffectFree(def) || def->getNumRegions() != 0) {
+          movable = false;
+          break;
+        }
+        worklist.push_back(def);
+      }
+    }
+    if (!movable)
+      continue;
+    SmallVector<Operation *> order = moved.takeVector();
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    Operation *last = target;
+    for (Operation *op : order) {
+      op->moveAfter(last);
+      last = op;
+    }
+  }
+}
+
 struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
+  using AsyncProductsBase::AsyncProductsBase;
+
   void runOnOperation() override {
     SmallVector<Block *> blocks;
     getOperation().walk([&](MmaOp mma) {
@@ -90,8 +192,11 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
           !llvm::is_contained(blocks, mma->getBlock()))
         blocks.push_back(mma->getBlock());
     });
-    for (Block *block : blocks)
+    for (Block *block : blocks) {
+      if (hoistStageWaitsOption)
+        hoistStageWaits(*block);
       schedule(*block);
+    }
   }
 
   static void schedule(Block &block) {
@@ -107,8 +212,9 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
     llvm::MapVector<Operation *, SmallVector<std::pair<MmaOp, Operation *>>>
         groups; // anchor -> (product, its holder)
     for (MmaOp mma : products) {
+      llvm::SetVector<Operation *> slice = pureOperandSlice(mma);
       Operation *holder = mma->getPrevNode();
-      while (holder && mayIssueBefore(mma, holder))
+      while (holder && mayIssueBefore(mma, slice, holder))
         holder = holder->getPrevNode();
       groups[anchorOf(holder)].push_back({mma, holder});
     }
@@ -118,11 +224,22 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
         if (!last || (holder && last->isBeforeInBlock(holder)))
           last = holder;
       for (auto [mma, holder] : group) {
-        if (last)
-          mma->moveAfter(last);
-        else
-          mma->moveBefore(&block.front());
-        last = mma;
+        // The slice's ops below the new place go there first, in order.
+        SmallVector<Operation *> below;
+        for (Operation *op : pureOperandSlice(mma))
+          if (!last || last->isBeforeInBlock(op))
+            below.push_back(op);
+        llvm::sort(below, [](Operation *a, Operation *b) {
+          return a->isBeforeInBlock(b);
+        });
+        below.push_back(mma);
+        for (Operation *op : below) {
+          if (last)
+            op->moveAfter(last);
+          else
+            op->moveBefore(&block.front());
+          last = op;
+        }
       }
     }
     // Late waits: walk the block with the products in flight, oldest first.
