@@ -118,3 +118,36 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// dQ's staging tile read by TMA reductions (fagpu-tma-reductions' form):
+// the copy engine reads it until the issuing thread's wait_shared_reads,
+// which the other threads pass at once. A block barrier between the
+// previous iteration's issue and the store (dS's) does not free it: the
+// store after the wait keeps its leading barrier.
+
+#acc = #fagpu.wgmma_acc<warps = 8>
+#cols = #fagpu.wgmma_acc_cols<warps = 8>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @tma_reduce_reads_until_the_wait
+  // CHECK: fagpu.store_to_shared %{{.*}}, %[[DS:.*]] unread :
+  // CHECK: fagpu.wait_shared_reads
+  // CHECK-NEXT: fagpu.store_to_shared %{{[0-9a-z_]+}}, %{{[0-9a-z_]+}} : tensor<64x128xf32
+  gpu.func @tma_reduce_reads_until_the_wait(%n: index, %ds: tensor<64x128xbf16, #cols>, %z: tensor<64x128xf32, #cols>, %m: !fagpu.tensor_map<memref<1x2x256x128xf32>, box = [64, 32]>) kernel attributes {fa.block = array<i64: 256, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %dss = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
+    %ks = fagpu.alloc_shared : !fagpu.smem<128x128xbf16, swizzle = 128>
+    %dqs = fagpu.alloc_shared : !fagpu.smem<64x128xf32, swizzle = 128>
+    scf.for %i = %c0 to %n step %c1 {
+      fagpu.store_to_shared %ds, %dss : tensor<64x128xbf16, #cols>, !fagpu.smem<64x128xbf16, swizzle = 128>
+      %q = fagpu.mma %dss, %ks, %z : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<128x128xbf16, swizzle = 128>, tensor<64x128xf32, #cols> -> tensor<64x128xf32, #cols>
+      fagpu.wait_shared_reads
+      fagpu.store_to_shared %q, %dqs : tensor<64x128xf32, #cols>, !fagpu.smem<64x128xf32, swizzle = 128>
+      fagpu.tma_reduce %m[%c0, %c0, %i] from %dqs bands = 1 : !fagpu.tensor_map<memref<1x2x256x128xf32>, box = [64, 32]>, !fagpu.smem<64x128xf32, swizzle = 128>
+    }
+    fagpu.wait_shared_reads
+    gpu.return
+  }
+}

@@ -159,8 +159,12 @@ bool isWarpgroupLocal(Value tile, ArrayRef<StoreToSharedOp> stores) {
 class SeparationWalk {
 public:
   SeparationWalk(StoreToSharedOp store, Value tile) : store(store), tile(tile) {
+    // Both bulk reductions (fagpu-tma-reductions turns reduce_to_global
+    // into tma_reduce before this pass) read the tile until the issuing
+    // thread's wait_shared_reads: the other threads pass that wait at once,
+    // so only a barrier after it frees the tile.
     for (Operation *user : tile.getUsers())
-      bulkRead |= isa<ReduceToGlobalOp>(user);
+      bulkRead |= isa<ReduceToGlobalOp, TmaReduceOp>(user);
   }
 
   /// True if every path into the store passes a block barrier after the

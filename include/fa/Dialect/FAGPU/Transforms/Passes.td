@@ -299,7 +299,9 @@ def NarrowSharedSyncs : Pass<"fagpu-narrow-shared-syncs",
       `fagpu.copy_to_shared`, `fagpu.init_barriers`, a block-scope
       `fagpu.store_to_shared`'s trailing one) comes before any read of the
       tile: a use, the wait of a product that reads it, or a
-      `fagpu.wait_shared_reads` where bulk reductions read it. Inside a
+      `fagpu.wait_shared_reads` where bulk reductions (`fagpu.reduce_to_global`,
+      `fagpu.tma_reduce`) read it: the copy engine reads until the issuing
+      thread's wait, which the others pass at once. Inside a
       `fagpu.warp_specialize` region only the scope can narrow: the walk
       stops at the region.
 
