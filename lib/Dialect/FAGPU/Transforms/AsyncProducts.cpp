@@ -209,30 +209,34 @@ struct AsyncProductsPass : fagpu::impl::AsyncProductsBase<AsyncProductsPass> {
     for (MmaOp mma : block.getOps<MmaOp>())
       if (!mma.getAsync() && isWgmma(mma))
         products.push_back(mma);
-    llvm::MapVector<Operation *, SmallVector<std::pair<MmaOp, Operation *>>>
-        groups; // anchor -> (product, its holder)
+    struct Issue {
+      MmaOp mma;
+      Operation *holder;
+      llvm::SetVector<Operation *> slice; // pureOperandSlice(mma)
+    };
+    llvm::MapVector<Operation *, SmallVector<Issue>> groups; // by anchor
     for (MmaOp mma : products) {
       llvm::SetVector<Operation *> slice = pureOperandSlice(mma);
       Operation *holder = mma->getPrevNode();
       while (holder && mayIssueBefore(mma, slice, holder))
         holder = holder->getPrevNode();
-      groups[anchorOf(holder)].push_back({mma, holder});
+      groups[anchorOf(holder)].push_back({mma, holder, std::move(slice)});
     }
     for (auto &[anchor, group] : groups) {
       Operation *last = anchor;
-      for (auto [mma, holder] : group)
-        if (!last || (holder && last->isBeforeInBlock(holder)))
-          last = holder;
-      for (auto [mma, holder] : group) {
+      for (const Issue &issue : group)
+        if (!last || (issue.holder && last->isBeforeInBlock(issue.holder)))
+          last = issue.holder;
+      for (const Issue &issue : group) {
         // The slice's ops below the new place go there first, in order.
         SmallVector<Operation *> below;
-        for (Operation *op : pureOperandSlice(mma))
+        for (Operation *op : issue.slice)
           if (!last || last->isBeforeInBlock(op))
             below.push_back(op);
         llvm::sort(below, [](Operation *a, Operation *b) {
           return a->isBeforeInBlock(b);
         });
-        below.push_back(mma);
+        below.push_back(issue.mma);
         for (Operation *op : below) {
           if (last)
             op->moveAfter(last);
