@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import Driver, bench, flops, read_meta  # noqa: E402
+from bench import Driver, bench, flops, kernel_launcher, read_meta  # noqa: E402
 
 
 def tensors_for(meta):
@@ -42,21 +42,6 @@ def tensors_for(meta):
         t.update(o=nan(b, hq, nq, dv), lse=nan(b, hq, nq, t=torch.float32))
         outputs = ("o",)
     return t, outputs
-
-
-def launcher(driver, meta_path, meta, tensors):
-    ptx = meta_path[:-5] + ".ptx"
-    prefixes = ("pre_", "", "post_") if meta["kind"] == "backward" else ("",)
-    launches = []
-    for prefix in prefixes:
-        sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
-            if prefix else dict(meta)
-        launches.append(driver.launcher(driver.load(ptx, sub), sub, tensors))
-
-    def run():
-        for launch in launches:
-            launch()
-    return run
 
 
 def cudnn(meta, t):
@@ -94,7 +79,7 @@ def main():
                 print(f"note: {name} not in {d}: that variant is left out", flush=True)
                 continue
             present.append(label)
-            runs.append(launcher(driver, path, read_meta(path), t))
+            runs.append(kernel_launcher(driver, path, read_meta(path), t))
             for o in outputs:
                 t[o].fill_(float("nan"))
             runs[-1]()

@@ -107,6 +107,23 @@ class Driver:
         return launch
 
 
+def kernel_launcher(driver, meta_path, meta, tensors):
+    """One call that launches a .meta's kernels on `tensors`: the forward,
+    or the backward's pre, main and post kernels in turn."""
+    ptx = meta_path[:-5] + ".ptx"
+    prefixes = ("pre_", "", "post_") if meta["kind"] == "backward" else ("",)
+    launches = []
+    for prefix in prefixes:
+        sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
+            if prefix else dict(meta)
+        launches.append(driver.launcher(driver.load(ptx, sub), sub, tensors))
+
+    def run():
+        for launch in launches:
+            launch()
+    return run
+
+
 def reference(q, k, v, meta):
     """fp64 attention with our masks (bottom-right), GQA, softcap; O, LSE."""
     hq, hkv = q.shape[1], k.shape[1]
@@ -171,18 +188,9 @@ def run_backward(driver, name, meta, meta_path, check_only):
     dq = torch.full_like(q, nan)
     dk = torch.full_like(k, nan)
     dv_out = torch.full_like(v, nan)
-    ptx = meta_path[:-5] + ".ptx"
     tensors = {"q": q, "k": k, "v": v, "o": o, "do": do, "lse": lse, "delta": delta,
                "dq_acc": dq_acc, "dq": dq, "dk": dk, "dv": dv_out}
-    launches = []
-    for prefix in ("pre_", "", "post_"):
-        sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
-            if prefix else dict(meta)
-        func = driver.load(ptx, sub)
-        launches.append(driver.launcher(func, sub, tensors))
-    def ours():
-        for launch in launches:
-            launch()
+    ours = kernel_launcher(driver, meta_path, meta, tensors)
     ours()
     torch.cuda.synchronize()
     if small:

@@ -21,7 +21,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import Driver, read_meta, reference  # noqa: E402
+from bench import Driver, kernel_launcher, read_meta, reference  # noqa: E402
 
 
 def rel(a, b):
@@ -76,18 +76,12 @@ def main():
                  "delta": torch.full((b, hq, nq), nan, device="cuda"),
                  "dq_acc": torch.full((b, hq, nq, dh), nan, device="cuda"),
                  "dq": torch.full_like(q, nan), "dk": torch.full_like(k, nan), "dv": torch.full_like(v, nan)}
-            ptx = meta_path[:-5] + ".ptx"
-            launches = []
-            for prefix in ("pre_", "", "post_"):
-                sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
-                    if prefix else dict(meta)
-                launches.append(driver.launcher(driver.load(ptx, sub), sub, t))
+            run = kernel_launcher(driver, meta_path, meta, t)
             first, errs, moves = None, [], []
             for _ in range(args.runs):
                 for name in ("delta", "dq_acc", "dq", "dk", "dv"):
                     t[name].fill_(nan)
-                for launch in launches:
-                    launch()
+                run()
                 torch.cuda.synchronize()
                 grads = [t["dq"].clone(), t["dk"].clone(), t["dv"].clone()]
                 e = 0.0
