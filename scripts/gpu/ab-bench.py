@@ -5,7 +5,10 @@ each round timing every variant in turn (the order reversed every other
 round, so drift shows as a spread), beside cuDNN once per shape.
 
     python3 scripts/gpu/ab-bench.py DIR_A DIR_B [DIR...] [--rounds 2]
-        [--json OUT.json]
+        [--json OUT.json] [--fa4-site /tmp/fa4/site]
+
+With --fa4-site (FA4 installed there by scripts/gpu/fa4-install.sh), the
+forward kernels are also timed against FlashAttention 4 on the same values.
 
 Correctness is scripts/gpu/check.sh's and bench.py's job (fp64 references);
 here every output is NaN-poisoned before the first launch and must come out
@@ -57,12 +60,27 @@ def cudnn(meta, t):
         return bench(lambda: torch.autograd.grad(out, (q, k, v), t["do"], retain_graph=True))
 
 
+def fa4(flash_attn_func, meta, t):
+    """FA4's forward on (B, N, H, D) copies of the same tensors."""
+    if meta["kind"] == "backward":
+        return None
+    q, k, v = (t[x].transpose(1, 2).contiguous() for x in ("q", "k", "v"))
+    causal = meta["causal"] == "1"
+    return bench(lambda: flash_attn_func(q, k, v, causal=causal))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("dirs", nargs="+")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab-bench.json"))
+    parser.add_argument("--fa4-site")
     args = parser.parse_args()
+    flash_attn_func = None
+    if args.fa4_site:
+        import site
+        site.addsitedir(args.fa4_site)
+        from flash_attn.cute.interface import flash_attn_func
     torch.manual_seed(0)
     torch.empty(1, device="cuda")
     driver = Driver()
@@ -97,10 +115,13 @@ def main():
             peer = fl / (cudnn(meta, t) * 1e-3) / 1e12
         except Exception:
             peer = None
+        fa4_ms = fa4(flash_attn_func, meta, t) if flash_attn_func else None
+        fa4_tflops = fl / (fa4_ms * 1e-3) / 1e12 if fa4_ms else None
         tflops = [[fl / (ms * 1e-3) / 1e12 for ms in ts] for ts in times]
-        rows.append({"kernel": name, "variants": dict(zip(present, tflops)), "cudnn": peer})
+        rows.append({"kernel": name, "variants": dict(zip(present, tflops)), "cudnn": peer, "fa4": fa4_tflops})
         cells = " ".join(f"{l}={'/'.join(f'{x:.1f}' for x in v)}" for l, v in zip(present, tflops))
-        print(f"{name:28s} {cells} cudnn={peer or 0:.1f}", flush=True)
+        print(f"{name:28s} {cells} cudnn={peer or 0:.1f}"
+              + (f" fa4={fa4_tflops:.1f}" if fa4_tflops else ""), flush=True)
     with open(args.json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
     sys.exit(1 if bad else 0)

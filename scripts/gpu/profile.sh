@@ -6,6 +6,11 @@
 # details page (speed of light, warp states, occupancy) and the SASS source
 # page with per-instruction stall samples (CSV) under $OUT.
 # FA_PROFILE_KERNELS: the kernel-name regex to profile (default ^fwd_).
+# FA_PROFILE_FA4 ("D:N[:causal] ...", FA4 installed by fa4-install.sh): the
+# same pages for FlashAttention 4's forward kernel on those shapes; with
+# FA_PROFILE_FA4_BWD=1 its backward's too (the first four FA4 launches:
+# forward, preprocess, backward, postprocess). Its PTX and cubins are kept
+# under $OUT/fa4-dump.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-.}
@@ -35,5 +40,22 @@ if [ -n "${FA_PROFILE_PEERS:-}" ]; then
     >"$out/ncu-peers.run.log" 2>&1 || status=1
   tail -3 "$out/ncu-peers.run.log"
   ncu -i "$out/ncu-peers.ncu-rep" --page details >"$out/ncu-peers.details.txt" 2>&1 || status=1
+fi
+if [ -n "${FA_PROFILE_FA4:-}" ]; then
+  fa4_args=() fa4_count=1
+  [ -n "${FA_PROFILE_FA4_BWD:-}" ] && fa4_args=(--backward) fa4_count=4
+  mkdir -p "$out/fa4-dump"
+  CUTE_DSL_KEEP=ptx,cubin CUTE_DSL_DUMP_DIR="$out/fa4-dump" \
+    ncu "${ncu_common[@]}" -k regex:'(?i)flash' -c $fa4_count -o "$out/ncu-fa4" \
+    python3 scripts/gpu/fa4-run.py "${fa4_args[@]}" $FA_PROFILE_FA4 \
+    >"$out/ncu-fa4.run.log" 2>&1 || status=1
+  tail -3 "$out/ncu-fa4.run.log"
+  ncu -i "$out/ncu-fa4.ncu-rep" --page details >"$out/ncu-fa4.details.txt" 2>&1 || status=1
+  ncu -i "$out/ncu-fa4.ncu-rep" --page source --csv --print-source sass \
+    >"$out/src-fa4.csv" 2>&1 || status=1
+  python3 scripts/gpu/ncu-top.py "$out/src-fa4.csv" 60 >"$out/top-fa4.txt" 2>&1 || status=1
+  gzip -f "$out/src-fa4.csv"
+  ncu -i "$out/ncu-fa4.ncu-rep" --page raw --csv >"$out/raw-fa4.csv" 2>&1 || status=1
+  rm -f "$out/ncu-fa4.ncu-rep"
 fi
 exit $status
