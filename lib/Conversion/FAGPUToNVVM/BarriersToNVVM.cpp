@@ -207,7 +207,7 @@ struct LowerArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value zero = indexConst(rewriter, loc, 0);
-    Value lane = ThreadPosition::get(rewriter, loc).lane;
+    Value lane = emitLaneId(rewriter, loc);
     Value laneZero = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::eq, lane, zero);
     auto branch = scf::IfOp::create(rewriter, loc, laneZero);
@@ -281,6 +281,23 @@ void mlir::fagpu::populateBarriersToNVVMPatterns(TileTypeConverter &converter,
           converter, patterns.getContext());
 }
 
+static constexpr StringLiteral kFirstWarpProduces = "fagpu.first_warp_produces";
+
+void mlir::fagpu::markSingleWarpProducers(Operation *root) {
+  root->walk([&](WarpSpecializeOp op) {
+    // TMA loads, their byte counts and the waits before them: one thread
+    // issues, any number may wait, so one warp does it all.
+    WalkResult walk = op.getProducer().walk([](Operation *inner) {
+      if (isa<TmaLoadOp, ArriveExpectBytesOp, WaitBarrierOp, StageOp>(inner) ||
+          isa<arith::ArithDialect, scf::SCFDialect>(inner->getDialect()))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    if (!walk.wasInterrupted() && op.getProducerWarpgroups() == 1)
+      op->setAttr(kFirstWarpProduces, UnitAttr::get(op.getContext()));
+  });
+}
+
 void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
   SmallVector<WarpSpecializeOp> splits;
   root->walk([&](WarpSpecializeOp op) { splits.push_back(op); });
@@ -302,6 +319,24 @@ void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
     };
     fill(branch.thenBlock(), op.getProducer(), op.getProducerRegisters(),
          NVVM::SetMaxRegisterAction::decrease);
+    // The producer's other warps go straight to the end: waiting beside the
+    // first, they would spin on the same barriers and take issue slots
+    // from the compute warps of their schedulers (FA3 and FA4 leave them
+    // idle too).
+    if (op->hasAttr(kFirstWarpProduces)) {
+      Block *then = branch.thenBlock();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointAfter(&then->front()); // setmaxnreg
+      Value firstWarp = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+          indexConst(b, loc, 32));
+      auto only = scf::IfOp::create(b, loc, firstWarp);
+      Block *body = only.thenBlock();
+      body->getOperations().splice(
+          std::prev(body->end()), then->getOperations(),
+          std::next(only->getIterator()), std::prev(then->end()));
+    }
     fill(branch.elseBlock(), op.getConsumers(), op.getConsumerRegisters(),
          NVVM::SetMaxRegisterAction::increase);
     op.erase();

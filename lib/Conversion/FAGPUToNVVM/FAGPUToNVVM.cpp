@@ -302,6 +302,7 @@ struct ConvertFAGPUToNVVMPass
         [](Operation *op) { return !hasTileTypes(op); });
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
+    markSingleWarpProducers(module);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     lowerWarpSpecialize(module);

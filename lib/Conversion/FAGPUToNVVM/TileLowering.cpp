@@ -108,11 +108,52 @@ Value mlir::fagpu::emitGroupThreads(OpBuilder &b, Location loc) {
   return arith::ConstantIndexOp::create(b, loc, group.threads);
 }
 
+Value mlir::fagpu::emitLaneId(OpBuilder &b, Location loc) {
+  return arith::RemUIOp::create(b, loc, emitGroupThreadId(b, loc),
+                                arith::ConstantIndexOp::create(b, loc, 32));
+}
+
+/// The block's warp index, broadcast from lane 0 once at the kernel's entry
+/// (where every thread runs) and reused (CUTLASS's canonical_warp_idx_sync):
+/// ptxas then knows it is the same in every lane and keeps what derives from
+/// it (a warpgroup's WGMMA descriptors, its band of a shared tile) in
+/// uniform registers; from tid / 32 it builds them in vector registers and
+/// moves each to a uniform one (R2UR) before every wgmma.
+static Value emitUniformWarpIndex(OpBuilder &b, Location loc) {
+  static constexpr StringLiteral kMarker = "fagpu.uniform_warp_index";
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  auto kernel = isa<gpu::GPUFuncOp>(parent)
+                    ? cast<gpu::GPUFuncOp>(parent)
+                    : parent->getParentOfType<gpu::GPUFuncOp>();
+  if (!kernel)
+    return arith::DivUIOp::create(
+        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+        arith::ConstantIndexOp::create(b, loc, 32));
+  Block &entry = kernel.getBody().front();
+  for (Operation &op : entry)
+    if (op.hasAttr(kMarker))
+      return op.getResult(0);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::DivUIOp::create(b, loc, tid,
+                             arith::ConstantIndexOp::create(b, loc, 32)));
+  Value uniform = gpu::ShuffleOp::create(b, loc, warp, /*offset=*/0,
+                                         /*width=*/32, gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
+  auto index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), uniform);
+  index->setAttr(kMarker, b.getUnitAttr());
+  return index;
+}
+
 ThreadPosition ThreadPosition::get(OpBuilder &b, Location loc) {
-  Value tid = emitGroupThreadId(b, loc);
-  Value size = arith::ConstantIndexOp::create(b, loc, 32);
-  return {arith::RemUIOp::create(b, loc, tid, size),
-          arith::DivUIOp::create(b, loc, tid, size)};
+  Value warp = emitUniformWarpIndex(b, loc);
+  if (int64_t first = ThreadGroup::enclosing(b).firstThread)
+    warp = arith::SubIOp::create(
+        b, loc, warp, arith::ConstantIndexOp::create(b, loc, first / 32));
+  return {emitLaneId(b, loc), warp};
 }
 
 /// Sum over the bits of `index` of bit * basis coordinate.

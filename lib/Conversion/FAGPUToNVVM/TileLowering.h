@@ -63,8 +63,12 @@ void onFirstThreadOfGroup(OpBuilder &b, Location loc,
 /// The number of threads of its ThreadGroup (index value).
 Value emitGroupThreads(OpBuilder &b, Location loc);
 
+/// The thread's lane (an index value).
+Value emitLaneId(OpBuilder &b, Location loc);
+
 /// The thread's lane and warp in its ThreadGroup (index values): layouts
-/// count warps from the group's first warp.
+/// count warps from the group's first warp. Only where the whole warp runs
+/// (the warp index is broadcast from lane 0).
 struct ThreadPosition {
   Value lane, warp;
   static ThreadPosition get(OpBuilder &b, Location loc);
@@ -138,6 +142,11 @@ void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
 /// per-thread code) by a branch on the thread's warpgroup, each side
 /// starting with its `setmaxnreg`.
 void lowerWarpSpecialize(Operation *root);
+/// Marks the fagpu.warp_specialize ops whose producer region only issues TMA
+/// loads and waits for their stages (one thread issues, any may wait): their
+/// lowering runs it on the producer's first warp alone. Before the
+/// conversion, which turns those ops into NVVM's.
+void markSingleWarpProducers(Operation *root);
 
 /// A barrier of the block, or (`warpgroup`) of the executing thread's
 /// warpgroup alone: named barrier kWarpgroupSyncBarrier + its index, 128

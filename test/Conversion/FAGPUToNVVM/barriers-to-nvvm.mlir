@@ -21,6 +21,13 @@ gpu.module @m {
   // CHECK-SAME: (%{{[a-z0-9]+}}: memref<2x4x256x128xbf16>, %[[MAP:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[ROW:[a-z0-9]+]]: index, %[[I:[a-z0-9]+]]: index, %[[P:[a-z0-9]+]]: index,
   // CHECK-SAME: fa.shared_bytes = 40984 : i64
   // CHECK-SAME: fagpu.tensor_map_args = array<i64: 1>
+  // The warp index, broadcast from lane 0 once where every thread runs.
+  // CHECK-NEXT: %[[ETID:.*]] = gpu.thread_id x
+  // CHECK-NEXT: %[[E32:.*]] = arith.constant 32 : index
+  // CHECK-NEXT: %[[EWARP:.*]] = arith.divui %[[ETID]], %[[E32]] : index
+  // CHECK-NEXT: %[[EWARP32:.*]] = arith.index_castui %[[EWARP]] : index to i32
+  // CHECK: %{{.*}}, %{{.*}} = gpu.shuffle idx %[[EWARP32]]
+  // CHECK-NEXT: %[[WARP:.*]] = arith.index_castui %{{.*}} {fagpu.uniform_warp_index} : i32 to index
   // CHECK: %[[RINGOFF:.*]] = arith.constant 8192 : index
   // CHECK-NEXT: %[[RINGOFF32:.*]] = arith.index_cast %[[RINGOFF]] : index to i32
   // CHECK-NEXT: %[[RING:.*]] = llvm.getelementptr %{{.*}}[%[[RINGOFF32]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
@@ -58,6 +65,12 @@ gpu.module @m {
   // CHECK-NEXT: %[[ISPROD:.*]] = arith.cmpi ult, %[[TID]], %[[C128]] : index
   // CHECK-NEXT: scf.if %[[ISPROD]] {
   // CHECK-NEXT: nvvm.setmaxregister decrease 24
+  // Its first warp alone loads (TMA loads and waits only): the others
+  // would spin on the same barriers.
+  // CHECK-NEXT: %[[W32P:.*]] = arith.constant 32 : index
+  // CHECK-NEXT: %[[PTID0:.*]] = gpu.thread_id x
+  // CHECK-NEXT: %[[FIRSTW:.*]] = arith.cmpi ult, %[[PTID0]], %[[W32P]] : index
+  // CHECK-NEXT: scf.if %[[FIRSTW]] {
   //
   // wait_barrier %b[%i] phase %p: parity p % 2 at barrier + 8 i.
   // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
@@ -112,22 +125,21 @@ gpu.module @m {
   // CHECK: } else {
   // CHECK-NEXT: nvvm.setmaxregister increase 240
   // CHECK: nvvm.mbarrier.try_wait.parity
-  // The row store's owner lanes come from thread id - 128.
+  // The row store's owners: warps from the producer's four on, lanes from
+  // thread id - 128.
+  // CHECK: %[[PRODW:.*]] = arith.constant 4 : index
+  // CHECK-NEXT: arith.subi %[[WARP]], %[[PRODW]] : index
   // CHECK: %[[CTID:.*]] = gpu.thread_id x
   // CHECK-NEXT: %[[OFF:.*]] = arith.constant 128 : index
   // CHECK-NEXT: %[[GTID:.*]] = arith.subi %[[CTID]], %[[OFF]] : index
-  // CHECK-NEXT: %[[W32:.*]] = arith.constant 32 : index
-  // CHECK-NEXT: arith.remui %[[GTID]], %[[W32]] : index
-  // CHECK-NEXT: arith.divui %[[GTID]], %[[W32]] : index
+  // CHECK-NEXT: arith.remui %[[GTID]], %{{.*}} : index
   // CHECK: memref.store
   // CHECK: memref.store
   // arrive_barrier: lane 0 of each consumer warp.
   // CHECK: %[[ATID:.*]] = gpu.thread_id x
   // CHECK-NEXT: %[[AOFF:.*]] = arith.constant 128 : index
   // CHECK-NEXT: %[[AGTID:.*]] = arith.subi %[[ATID]], %[[AOFF]] : index
-  // CHECK-NEXT: %[[A32:.*]] = arith.constant 32 : index
-  // CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[AGTID]], %[[A32]] : index
-  // CHECK-NEXT: arith.divui
+  // CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[AGTID]], %{{.*}} : index
   // CHECK-NEXT: %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %{{.*}} : index
   // CHECK-NEXT: scf.if %[[LANE0]] {
   // CHECK: %[[ABAR:.*]] = llvm.getelementptr %[[BARS]]
@@ -172,10 +184,9 @@ gpu.module @m {
   // CHECK-NEXT: scf.if %[[ISPROD]] {
   // CHECK-NEXT: nvvm.setmaxregister decrease 32
   // CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
-  // CHECK-NEXT: %[[PTID:.*]] = gpu.thread_id x
   // CHECK-NEXT: %[[W:.*]] = arith.constant 32 : index
+  // CHECK-NEXT: %[[PTID:.*]] = gpu.thread_id x
   // CHECK-NEXT: %[[PLANE:.*]] = arith.remui %[[PTID]], %[[W]] : index
-  // CHECK-NEXT: arith.divui %[[PTID]], %[[W]] : index
   // CHECK-NEXT: %[[PL0:.*]] = arith.cmpi eq, %[[PLANE]], %[[Z]] : index
   // CHECK-NEXT: scf.if %[[PL0]] {
   // CHECK: nvvm.mbarrier.arrive

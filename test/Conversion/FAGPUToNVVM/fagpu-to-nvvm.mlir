@@ -280,16 +280,16 @@ gpu.module @m {
 gpu.module @m {
   // CHECK-LABEL: gpu.func @store_chunks
   // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
-  // CHECK-NOT: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle xor
   // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
   // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
-  // CHECK-NOT: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle xor
   // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
   // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
-  // CHECK-NOT: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle xor
   // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
   // CHECK-COUNT-4: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : i32
-  // CHECK-NOT: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle xor
   // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<256x64xbf16>, vector<8xbf16>
   // CHECK-NOT: vector.store
   // CHECK-NOT: memref.store
@@ -300,7 +300,7 @@ gpu.module @m {
     gpu.return
   }
   // CHECK-LABEL: gpu.func @store_pairs
-  // CHECK-NOT: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle xor
   // CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<256x64xbf16, strided<[66, 1]>>, vector<2xbf16>
   // CHECK-NOT: memref.store
   // CHECK: gpu.return
