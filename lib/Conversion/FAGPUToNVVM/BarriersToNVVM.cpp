@@ -327,10 +327,11 @@ void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
       Block *then = branch.thenBlock();
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointAfter(&then->front()); // setmaxnreg
-      Value firstWarp = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult,
-          gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-          indexConst(b, loc, 32));
+      // One op per statement: argument evaluation order is unspecified.
+      Value warpSize = indexConst(b, loc, 32);
+      Value producerTid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+      Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              producerTid, warpSize);
       auto only = scf::IfOp::create(b, loc, firstWarp);
       Block *body = only.thenBlock();
       body->getOperations().splice(

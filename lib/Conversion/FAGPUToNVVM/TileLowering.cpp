@@ -109,8 +109,10 @@ Value mlir::fagpu::emitGroupThreads(OpBuilder &b, Location loc) {
 }
 
 Value mlir::fagpu::emitLaneId(OpBuilder &b, Location loc) {
-  return arith::RemUIOp::create(b, loc, emitGroupThreadId(b, loc),
-                                arith::ConstantIndexOp::create(b, loc, 32));
+  // One op per statement: argument evaluation order is unspecified.
+  Value size = arith::ConstantIndexOp::create(b, loc, 32);
+  Value thread = emitGroupThreadId(b, loc);
+  return arith::RemUIOp::create(b, loc, thread, size);
 }
 
 /// The block's warp index, broadcast from lane 0 once at the kernel's entry
@@ -125,10 +127,11 @@ static Value emitUniformWarpIndex(OpBuilder &b, Location loc) {
   auto kernel = isa<gpu::GPUFuncOp>(parent)
                     ? cast<gpu::GPUFuncOp>(parent)
                     : parent->getParentOfType<gpu::GPUFuncOp>();
-  if (!kernel)
-    return arith::DivUIOp::create(
-        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-        arith::ConstantIndexOp::create(b, loc, 32));
+  if (!kernel) {
+    Value size = arith::ConstantIndexOp::create(b, loc, 32);
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    return arith::DivUIOp::create(b, loc, tid, size);
+  }
   Block &entry = kernel.getBody().front();
   for (Operation &op : entry)
     if (op.hasAttr(kMarker))
@@ -136,10 +139,9 @@ static Value emitUniformWarpIndex(OpBuilder &b, Location loc) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&entry);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value size = arith::ConstantIndexOp::create(b, loc, 32);
   Value warp = arith::IndexCastUIOp::create(
-      b, loc, b.getI32Type(),
-      arith::DivUIOp::create(b, loc, tid,
-                             arith::ConstantIndexOp::create(b, loc, 32)));
+      b, loc, b.getI32Type(), arith::DivUIOp::create(b, loc, tid, size));
   Value uniform = gpu::ShuffleOp::create(b, loc, warp, /*offset=*/0,
                                          /*width=*/32, gpu::ShuffleMode::IDX)
                       .getShuffleResult();
@@ -150,10 +152,12 @@ static Value emitUniformWarpIndex(OpBuilder &b, Location loc) {
 
 ThreadPosition ThreadPosition::get(OpBuilder &b, Location loc) {
   Value warp = emitUniformWarpIndex(b, loc);
-  if (int64_t first = ThreadGroup::enclosing(b).firstThread)
-    warp = arith::SubIOp::create(
-        b, loc, warp, arith::ConstantIndexOp::create(b, loc, first / 32));
-  return {emitLaneId(b, loc), warp};
+  if (int64_t first = ThreadGroup::enclosing(b).firstThread) {
+    Value producerWarps = arith::ConstantIndexOp::create(b, loc, first / 32);
+    warp = arith::SubIOp::create(b, loc, warp, producerWarps);
+  }
+  Value lane = emitLaneId(b, loc);
+  return {lane, warp};
 }
 
 /// Sum over the bits of `index` of bit * basis coordinate.
