@@ -67,8 +67,8 @@ Value emitGroupThreads(OpBuilder &b, Location loc);
 Value emitLaneId(OpBuilder &b, Location loc);
 
 /// The thread's lane and warp in its ThreadGroup (index values): layouts
-/// count warps from the group's first warp. Only where the whole warp runs
-/// (the warp index is broadcast from lane 0).
+/// count warps from the group's first warp. The warp index comes from one
+/// broadcast at the kernel's entry, so any thread may ask anywhere.
 struct ThreadPosition {
   Value lane, warp;
   static ThreadPosition get(OpBuilder &b, Location loc);
