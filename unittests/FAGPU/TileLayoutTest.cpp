@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -1046,6 +1047,60 @@ TEST(SwizzledByteOffset, TableSpotValues) {
   EXPECT_EQ(swizzledByteOffset(3, 8, 2, 32, 32, 32), 3 * 32 + 16);
   EXPECT_EQ(swizzledByteOffset(4, 0, 2, 32, 32, 32), 128 + 16);
   EXPECT_EQ(swizzledByteOffset(5, 8, 2, 32, 32, 32), 128 + 32);
+}
+
+//===----------------------------------------------------------------------===//
+// PTX ISA 9.7.14.5.16 "stmatrix" (and ldmatrix's Figure for .m8n8): each of
+// the .x4's four 8 x 8 matrices is held one row-fragment a thread, thread t
+// holding the two 16-bit elements of row t / 4 at columns 2 (t % 4) and
+// 2 (t % 4) + 1 in its register r_m; threads 8m .. 8m + 7 give the
+// addresses of rows 0..7 of matrix m. FlashMLIR's rule (TileLayout.h): r_m
+// is the pair of registers g + 2m, g + 2m + 1 of the x4's first register g.
+//===----------------------------------------------------------------------===//
+
+void expectMatrixStoresCover(const TileLayout &layout,
+                             const std::string &what) {
+  std::optional<TileLayout> addresses = layout.matrixRowAddresses();
+  ASSERT_TRUE(addresses.has_value()) << what;
+  std::set<std::pair<int64_t, int64_t>> written;
+  for (int64_t warp = 0; warp < layout.numWarps(); ++warp)
+    for (int64_t first = 0; first < layout.numRegisters(); first += 8)
+      for (int64_t matrix = 0; matrix < 4; ++matrix)
+        for (int64_t t = 0; t < 32; ++t)
+          for (int64_t half = 0; half < 2; ++half) {
+            TileCoord held = layout.apply(first + 2 * matrix + half, t, warp);
+            TileCoord rowStart =
+                addresses->apply(first, 8 * matrix + t / 4, warp);
+            TileCoord stored{rowStart.row, rowStart.col + 2 * (t % 4) + half};
+            ASSERT_EQ(held, stored)
+                << what << ": warp " << warp << " register "
+                << first + 2 * matrix + half << " lane " << t;
+            written.insert({stored.row, stored.col});
+          }
+  EXPECT_EQ(int64_t(written.size()), layout.rows() * layout.cols()) << what;
+}
+
+TEST(MatrixRowAddresses, StmatrixFragmentsOfAccumulators) {
+  expectMatrixStoresCover(TileLayout::wgmmaAccumulator(64, 64, 4), "64x64");
+  expectMatrixStoresCover(TileLayout::wgmmaAccumulator(128, 128, 8),
+                          "128x128 two warpgroups");
+  expectMatrixStoresCover(TileLayout::wgmmaAccumulator(64, 256, 4), "64x256");
+  expectMatrixStoresCover(TileLayout::wgmmaAccumulatorByColumns(64, 128, 8),
+                          "64x128 by columns");
+  expectMatrixStoresCover(TileLayout::wgmmaAccumulator(192, 64, 12),
+                          "three warpgroups");
+  expectMatrixStoresCover(TileLayout::mmaSyncAccumulator(64, 64, 4),
+                          "mma.sync 64x64");
+  // The A operand's fragment is the same per k16 step (what ldmatrix.x4
+  // loads for mma.sync).
+  expectMatrixStoresCover(TileLayout::wgmmaOperandA(64, 64, 4), "wgmma A");
+}
+
+TEST(MatrixRowAddresses, OtherLayoutsHaveNone) {
+  // B fragments: lanes along other dimensions.
+  EXPECT_FALSE(TileLayout::mmaSyncOperandB(16, 64, 4).matrixRowAddresses());
+  // One n8 step: no register bit 2 to pick a matrix with.
+  EXPECT_FALSE(TileLayout::wgmmaAccumulator(64, 8, 4).matrixRowAddresses());
 }
 
 } // namespace

@@ -174,7 +174,13 @@ def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
     Option<"descriptorsAtUse", "descriptors-at-use", "bool", "false",
            "Build each WGMMA descriptor where its product is issued, not "
            "once before a loop (the backward: K and V's descriptors would "
-           "hold 48 registers at head dim 128)">
+           "hold 48 registers at head dim 128)">,
+    Option<"matrixStores", "matrix-stores", "bool", "false",
+           "Store 16-bit accumulator tiles into shared memory with "
+           "stmatrix.x4 (four register pairs an instruction) instead of one "
+           "32-bit store a pair. Off: the backward's P and dS measured 2-6 % "
+           "slower with it on the H200 (docs/perf/README.md, eighteenth "
+           "session)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -289,7 +289,7 @@ struct ConvertFAGPUToNVVMPass
         .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
              LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
              LowerWaitSharedCopies, LowerStage>(converter, ctx);
-    populateTileAccessToNVVMPatterns(converter, patterns);
+    populateTileAccessToNVVMPatterns(converter, patterns, matrixStores);
     populateStoreTileToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);
     populateBarriersToNVVMPatterns(converter, patterns);

@@ -3,7 +3,8 @@
 // fagpu.load_tile: each thread loads, from global rows, the elements its
 // registers hold (rows past the limit read as 0). fagpu.store_to_shared:
 // each thread writes its registers into the shared tile, two columns a
-// store where the layout keeps them side by side, then the tile is
+// store where the layout keeps them side by side (or, with the pass's
+// matrix-stores, four column pairs a stmatrix.x4), then the tile is
 // published to the block (or the writing warpgroup) and the async proxy.
 // fagpu.reduce_to_global: bulk reductions of shared rows into global ones,
 // a row band a thread.
@@ -70,8 +71,45 @@ struct LowerLoadTile : OpConversionPattern<LoadTileOp> {
   }
 };
 
+/// Stores `regs` (a 16-bit tile of `layout`) with one `stmatrix.x4` per
+/// four register pairs, the lanes pointing where `addresses` (the layout's
+/// matrixRowAddresses) says. The shared rows must keep 16-byte chunks
+/// whole and aligned: any swizzle does, unswizzled rows of 16-byte
+/// multiples do.
+static void storeMatrices(OpBuilder &b, Location loc, const TileLayout &layout,
+                          const TileLayout &addresses, SharedTileType tile,
+                          Value base, const ThreadPosition &thread,
+                          ArrayRef<Value> regs) {
+  auto [laneRow, laneCol] = emitThreadCoords(b, loc, addresses, thread);
+  Type element = tile.getElementType();
+  auto pairType = VectorType::get({2}, element);
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  for (int64_t reg = 0; reg < layout.numRegisters(); reg += 8) {
+    SmallVector<Value> words;
+    for (int64_t matrix = 0; matrix < 4; ++matrix) {
+      int64_t at = reg + 2 * matrix;
+      Value pair = packVector(b, loc, pairType, {regs[at], regs[at + 1]});
+      Value word = vector::BitCastOp::create(b, loc, wordType, pair);
+      words.push_back(vector::ExtractOp::create(b, loc, word, 0));
+    }
+    TileCoord c = layout.ofRegister(reg);
+    Value rowOffset = arith::ConstantIndexOp::create(b, loc, c.row);
+    Value row = arith::AddIOp::create(b, loc, laneRow, rowOffset);
+    Value colOffset = arith::ConstantIndexOp::create(b, loc, c.col);
+    Value col = arith::AddIOp::create(b, loc, laneCol, colOffset);
+    Value bytes = emitSharedByteOffset(b, loc, tile, row, col);
+    Value address = emitSharedAddress(b, loc, base, bytes);
+    NVVM::StMatrixOp::create(
+        b, loc, address, words, NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+}
+
 struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LowerStoreToShared(TypeConverter &converter, MLIRContext *ctx,
+                     bool matrixStores)
+      : OpConversionPattern(converter, ctx), matrixStores(matrixStores) {}
   LogicalResult
   matchAndRewrite(StoreToSharedOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -84,9 +122,23 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
     if (!op.getUnread())
       emitSync(rewriter, loc, op.getSync());
     ThreadPosition thread = ThreadPosition::get(rewriter, loc);
+    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
+    // With `matrixStores`, accumulator tiles of 16-bit elements: four
+    // register pairs a stmatrix, one address for them (a quarter of the
+    // stores and of their address registers).
+    std::optional<TileLayout> addresses;
+    if (matrixStores && type.getElementType().getIntOrFloatBitWidth() == 16 &&
+        (tile.getSwizzle() != 0 || tile.getRowBytes() % 16 == 0))
+      addresses = layout.matrixRowAddresses();
+    if (addresses) {
+      storeMatrices(rewriter, loc, layout, *addresses, tile, adaptor.getDest(),
+                    thread, regs);
+      publishSharedWrites(rewriter, loc, op.getSync());
+      rewriter.eraseOp(op);
+      return success();
+    }
     auto [threadRow, threadCol] =
         emitThreadCoords(rewriter, loc, layout, thread);
-    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
     // Column pairs go out as one store (4 bytes, or 8 for f32: a 16-byte
     // chunk never splits a pair).
     bool paired = holdsColumnPairs(layout);
@@ -114,6 +166,8 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
     rewriter.eraseOp(op);
     return success();
   }
+
+  bool matrixStores;
 };
 
 /// One bulk reduction, the instruction MLIR lacks (its NVVM dialect has the
@@ -236,8 +290,11 @@ struct LowerWaitSharedReads : OpConversionPattern<WaitSharedReadsOp> {
 
 } // namespace
 
-void mlir::fagpu::populateTileAccessToNVVMPatterns(
-    TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<LowerLoadTile, LowerStoreToShared, LowerReduceToGlobal,
-               LowerWaitSharedReads>(converter, patterns.getContext());
+void mlir::fagpu::populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
+                                                   RewritePatternSet &patterns,
+                                                   bool matrixStores) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<LowerLoadTile, LowerReduceToGlobal, LowerWaitSharedReads>(
+      converter, ctx);
+  patterns.add<LowerStoreToShared>(converter, ctx, matrixStores);
 }

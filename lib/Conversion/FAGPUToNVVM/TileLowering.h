@@ -160,9 +160,11 @@ void publishSharedWrites(OpBuilder &b, Location loc,
                          SyncScope scope = SyncScope::block);
 
 /// Lowers `fagpu.load_tile` and `fagpu.store_to_shared` (patterns in
-/// TileAccessToNVVM.cpp).
+/// TileAccessToNVVM.cpp); with `matrixStores`, 16-bit accumulator tiles go
+/// to shared memory through `stmatrix`.
 void populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
-                                      RewritePatternSet &patterns);
+                                      RewritePatternSet &patterns,
+                                      bool matrixStores);
 
 /// Lowers `fagpu.store_tile` (patterns in StoreTileToNVVM.cpp).
 void populateStoreTileToNVVMPatterns(TileTypeConverter &converter,

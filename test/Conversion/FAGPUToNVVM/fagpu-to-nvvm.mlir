@@ -1,4 +1,5 @@
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm))' | FileCheck %s
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm{matrix-stores=1}))' | FileCheck %s --check-prefix=MATRIX
 
 // Register tiles become the thread's registers (a vector in the layout's
 // register order: a 64x16 WGMMA accumulator over 4 warps is 8 f32 per
@@ -366,6 +367,17 @@ gpu.module @m {
   // CHECK: gpu.barrier
   // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
   // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  // With matrix-stores, the 16 column pairs a thread holds go out four to
+  // a stmatrix.x4 (the f32 tile below keeps its paired stores).
+  // MATRIX-LABEL: gpu.func @backward_memory
+  // MATRIX: gpu.barrier
+  // MATRIX-NOT: llvm.store
+  // MATRIX-COUNT-4: nvvm.stmatrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+  // MATRIX-NOT: llvm.store
+  // MATRIX: nvvm.fence.proxy
+  // MATRIX-LABEL: gpu.func @dq_through_shared
+  // MATRIX-NOT: nvvm.stmatrix
+  // MATRIX-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
   // CHECK: gpu.barrier
   // CHECK-COUNT-2: gpu.shuffle  xor
   // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"

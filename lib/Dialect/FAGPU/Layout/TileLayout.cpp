@@ -144,6 +144,26 @@ bool TileLayout::warpsSplitColumns() const {
 
 static TileCoord rowPart(TileCoord c) { return {c.row, 0}; }
 
+std::optional<TileLayout> TileLayout::matrixRowAddresses() const {
+  const TileCoord fragmentLanes[] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  if (!llvm::equal(lnBases, fragmentLanes) || regBases.size() < 3 ||
+      regBases[0] != TileCoord{0, 1})
+    return std::nullopt;
+  // Bits 1 and 2 pick a lane's matrix: a repeat digit below them would
+  // move them.
+  if (repeat.count > 1 && repeat.position < 3)
+    return std::nullopt;
+  auto wholeChunks = [](const TileCoord &c) { return c.col % 8 == 0; };
+  if (!llvm::all_of(llvm::drop_begin(regBases), wholeChunks) ||
+      !llvm::all_of(warpBases, wholeChunks) || !wholeChunks(repeat.stride) ||
+      !wholeChunks(warpDigit.stride))
+    return std::nullopt;
+  const TileCoord addressLanes[] = {
+      {1, 0}, {2, 0}, {4, 0}, regBases[1], regBases[2]};
+  return TileLayout(numRows, numCols, regBases, addressLanes, warpBases, repeat,
+                    warpDigit);
+}
+
 TileLayout TileLayout::rowSlice() const {
   SmallVector<TileCoord> regs, lanes, warps;
   IndexRepeat rowRepeat;

@@ -32,6 +32,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -127,6 +128,19 @@ public:
   /// For each register of rowSlice(), the registers of this layout that
   /// hold elements of the same row (for the same lane and warp).
   llvm::SmallVector<llvm::SmallVector<int64_t>> registersByRow() const;
+
+  /// Where the lanes point for `stmatrix` (or `ldmatrix`) `.m8n8.x4` on a
+  /// 16-bit tile of this layout, or std::nullopt where the layout is not
+  /// one they move. The instructions move a warp's four 8 x 8 matrices,
+  /// lane l holding the pair at row l / 4, columns 2 (l % 4) of each (the
+  /// mma / WGMMA accumulator fragment: register bit 0 steps a column, lane
+  /// bits 0-4 columns 2, 4 and rows 1, 2, 4), and lane l giving the address
+  /// of row l % 8 of matrix l / 8. Matrix m is the pair of register bits 1
+  /// and 2 equal to m's bits; the other register digits select one x4
+  /// among the tile's, so every basis must step whole 8-column chunks. The
+  /// layout returned maps (register of the x4's first pair, lane, warp) to
+  /// the first element of the row that the lane addresses.
+  std::optional<TileLayout> matrixRowAddresses() const;
 
   bool operator==(const TileLayout &o) const;
   bool operator!=(const TileLayout &o) const { return !(*this == o); }
