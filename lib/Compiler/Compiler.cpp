@@ -299,6 +299,7 @@ lowerKernels(ModuleOp module, MLIRContext &context,
   // built at each product keep 48 registers free at head dim 128 (0.6 KB
   // of spills otherwise); the forward measured 0-1 % slower with it.
   lowering.descriptorsAtUse = options.backward;
+  lowering.matrixStores = options.backward && options.backwardStoresMatrices();
   lowering.format = emit == EmitKind::PTX     ? "isa"
                     : emit == EmitKind::Cubin ? "bin"
                                               : "";

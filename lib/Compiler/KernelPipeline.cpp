@@ -39,8 +39,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     fagpu::PersistentGridOptions grid;
     grid.blocks = effective.effectivePersistentBlocks();
     if (grid.blocks > 0 || grid.blocks < -1)
-      pm.addNestedPass<gpu::GPUModuleOp>(
-          fagpu::createPersistentGrid(grid));
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPersistentGrid(grid));
     // A TMA producer warpgroup feeding the compute warpgroups through
     // two-stage mbarrier rings (FlashAttention 3's split; hd128 N = 8k: 338
     // -> 511 TFLOP/s against cp.async pipelining, docs/perf/README.md).
@@ -57,8 +56,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // rings): the producer loads tile t + 1's Q under tile t's products
     // (H200: +12-17 % at N = 512, hd 64 and 128, docs/perf/README.md).
     split.tileBuffers = effective.qBuffers ? effective.qBuffers : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(
-        fagpu::createWarpSpecialize(split));
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
     // The softmax of block j under P·V of block j - 1 (FA3's
     // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128
     // registers a thread) it measured 0.87-0.89x cuDNN against 0.88-0.91x
@@ -69,8 +67,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else if (effective.usesWgmmaBackward()) {
-    pm.addPass(
-        createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
+    pm.addPass(createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
     // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
     // A TMA producer warpgroup streams Q and dO through mbarrier rings
@@ -87,15 +84,11 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // through cp.async rings.
     fagpu::PipelineSharedCopiesOptions ring;
     ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(
-        fagpu::createPipelineSharedCopies(ring));
-    // Products issued as early and waited for as late as they allow; up to
-    // head dim 64, dP = dO Vᵀ with S = Q Kᵀ (the dO stage waited for beside
-    // Q's): H200 +2-5 % there, -7-9 % at 128, where S and dP held together
-    // spill (docs/perf/README.md, sixteenth session).
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
+    // Products issued as early and waited for as late as they allow; dP =
+    // dO Vᵀ with S = Q Kᵀ where the registers allow it.
     fagpu::AsyncProductsOptions products;
-    products.hoistStageWaitsOption =
-        std::max(effective.headDim, effective.headDimV) <= 64;
+    products.hoistStageWaitsOption = effective.backwardHoistsStageWaits();
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());

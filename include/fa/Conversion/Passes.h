@@ -64,6 +64,11 @@ struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
       llvm::cl::desc("fa-convert-fagpu-to-nvvm: WGMMA descriptors built "
                      "where each product is issued"),
       llvm::cl::init(false)};
+  Option<bool> matrixStores{
+      *this, "matrix-stores",
+      llvm::cl::desc("fa-convert-fagpu-to-nvvm: 16-bit accumulator tiles "
+                     "into shared memory by stmatrix"),
+      llvm::cl::init(false)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX) or bin (cubin "

@@ -177,10 +177,11 @@ def ConvertFAGPUToNVVM : Pass<"fa-convert-fagpu-to-nvvm",
            "hold 48 registers at head dim 128)">,
     Option<"matrixStores", "matrix-stores", "bool", "false",
            "Store 16-bit accumulator tiles into shared memory with "
-           "stmatrix.x4 (four register pairs an instruction) instead of one "
-           "32-bit store a pair. Off: the backward's P and dS measured 2-6 % "
-           "slower with it on the H200 (docs/perf/README.md, eighteenth "
-           "session)">
+           "stmatrix.x4 (four register pairs an instruction, one address "
+           "register for them) instead of one 32-bit store a pair. The "
+           "compiler's choice: the backward at head dims 65-128, where the "
+           "registers it frees let dP be issued beside S (alone it measured "
+           "2-6 % slower on the H200; docs/perf/README.md)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -26,6 +26,7 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
   ConvertFAGPUToNVVMOptions tiles;
   tiles.exp2OnFmaEvery = options.exp2OnFmaEvery;
   tiles.descriptorsAtUse = options.descriptorsAtUse;
+  tiles.matrixStores = options.matrixStores;
   kernels.addPass(createConvertFAGPUToNVVM(tiles));
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
