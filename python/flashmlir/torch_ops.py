@@ -4,6 +4,7 @@ autograd (the backward runs FlashMLIR's backward kernel set)."""
 import dataclasses
 import math
 import os
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -178,6 +179,28 @@ def _attention_forward(q, k, v, config, runtime_shapes):
     return q, k, v, o, lse
 
 
+def _backward_gradients(config, q, k, v, o, lse, do, dlse):
+    """dq, dk, dv of <do, o> + <dlse, lse> (None where neither reaches)."""
+    # The backward kernels take dense tensors.
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    dq = dk = dv = None
+    if do is not None:
+        if do.dtype != q.dtype:
+            do = do.to(q.dtype)
+        dq, dk, dv = _launch_backward(config, q, k, v, o, do.contiguous(), lse)
+    # An all-zero dlse (an lse nobody used) costs no launches; while a CUDA
+    # graph is captured nothing may wait for the device, so it is used as is.
+    if dlse is not None and (torch.cuda.is_current_stream_capturing() or
+                             bool(torch.any(dlse != 0))):
+        dq_lse, dk_lse = _lse_gradient(config, q, k, lse, dlse)
+        dq = dq_lse if dq is None else dq.float() + dq_lse
+        dk = dk_lse if dk is None else dk.float() + dk_lse
+        dq, dk = dq.to(q.dtype), dk.to(k.dtype)
+        if dv is None:
+            dv = torch.zeros_like(v)
+    return dq, dk, dv
+
+
 class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, config, runtime_shapes=None):
@@ -192,19 +215,8 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do, dlse):
         q, k, v, o, lse = ctx.saved_tensors
-        # The backward kernels take dense tensors.
-        q, k, v = (t.contiguous() for t in (q, k, v))
-        dq = dk = dv = None
-        if do is not None:
-            if do.dtype != q.dtype:
-                do = do.to(q.dtype)
-            dq, dk, dv = _launch_backward(ctx.config, q, k, v, o,
-                                          do.contiguous(), lse)
-        if dlse is not None and bool(torch.any(dlse != 0)):
-            dq_lse, dk_lse = _lse_gradient(ctx.config, q, k, lse, dlse)
-            dq = dq_lse if dq is None else dq.float() + dq_lse
-            dk = dk_lse if dk is None else dk.float() + dk_lse
-            dq, dk = dq.to(q.dtype), dk.to(k.dtype)
+        dq, dk, dv = _backward_gradients(ctx.config, q, k, v, o, lse, do,
+                                         dlse)
         return dq, dk, dv, None, None
 
 
@@ -251,6 +263,79 @@ def _lse_gradient(config, q, k, lse, dlse):
     return dq, scale * dk.float()
 
 
+# torch.compile: the forward and the backward as torch custom ops
+# (flashmlir::attention_forward, flashmlir::attention_backward) with fake
+# implementations that give only the outputs' shapes, so that torch.compile
+# traces through attention() without graph breaks and AOTAutograd sees the
+# backward as one op. Eager calls keep the direct path above (the
+# dispatcher's cost per call; issue "thin call path"); both run the same
+# code.
+_CUSTOM_OPS = hasattr(torch.library, "custom_op")
+
+
+def _window(window):
+    return None if window is None else (int(window[0]), int(window[1]))
+
+
+if _CUSTOM_OPS:
+    @torch.library.custom_op("flashmlir::attention_forward", mutates_args=())
+    def _forward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    causal: bool, scale: Optional[float],
+                    window: Optional[List[int]], softcap: Optional[float],
+                    runtime_shapes: Optional[bool]
+                    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        config = _config(q, k, v, causal, scale, _window(window), softcap)
+        _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
+        return o, lse
+
+    @_forward_op.register_fake
+    def _(q, k, v, causal, scale, window, softcap, runtime_shapes):
+        o = q.new_empty(q.shape[:3] + (v.shape[3],))
+        lse = q.new_empty(q.shape[:3], dtype=torch.float32)
+        return o, lse
+
+    @torch.library.custom_op("flashmlir::attention_backward", mutates_args=())
+    def _backward_op(do: Optional[torch.Tensor], dlse: Optional[torch.Tensor],
+                     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     o: torch.Tensor, lse: torch.Tensor, causal: bool,
+                     scale: Optional[float], window: Optional[List[int]],
+                     softcap: Optional[float]
+                     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        config = _config(q, k, v, causal, scale, _window(window), softcap)
+        dq, dk, dv = _backward_gradients(config, q, k, v, o, lse, do, dlse)
+        # Dense, as the fake says (the kernels write dense gradients).
+        return tuple(torch.zeros(t.shape, dtype=t.dtype, device=t.device)
+                     if g is None else g
+                     for g, t in ((dq, q), (dk, k), (dv, v)))
+
+    @_backward_op.register_fake
+    def _(do, dlse, q, k, v, o, lse, causal, scale, window, softcap):
+        # Dense whatever the inputs' strides: the backward kernels read
+        # dense copies and write dense gradients.
+        return tuple(t.new_empty(t.shape) for t in (q, k, v))
+
+    def _setup_context(ctx, inputs, output):
+        q, k, v, causal, scale, window, softcap, _ = inputs
+        ctx.save_for_backward(q, k, v, *output)
+        ctx.options = (causal, scale, window, softcap)
+        ctx.set_materialize_grads(False)
+
+    def _backward_of_forward_op(ctx, do, dlse):
+        if do is None and dlse is None:
+            return (None,) * 8
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = _backward_op(do, dlse, q, k, v, o, lse, *ctx.options)
+        return dq, dk, dv, None, None, None, None, None
+
+    _forward_op.register_autograd(_backward_of_forward_op,
+                                  setup_context=_setup_context)
+
+
+# Bound once: True while dynamo traces (torch >= 2.3).
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
+                     lambda: False)
+
+
 def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
               return_lse=False, runtime_shapes=None):
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
@@ -276,10 +361,19 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise ValueError("flashmlir.attention: scale must be a positive finite "
                          "number, got %r" % (scale,))
-    config = _config(q, k, v, causal, scale, window, softcap)
     if runtime_shapes is not None and not isinstance(runtime_shapes, bool):
         raise TypeError("flashmlir.attention: runtime_shapes must be True, "
                         "False or None, got %r" % (runtime_shapes,))
+    if _CUSTOM_OPS and _compiling():
+        # Traced: the op's fake gives the shapes; the config is built when
+        # the compiled graph runs.
+        o, lse = _forward_op(q, k, v, bool(causal),
+                             None if scale is None else float(scale),
+                             None if window is None else list(_window(window)),
+                             None if not softcap else float(softcap),
+                             runtime_shapes)
+        return (o, lse) if return_lse else o
+    config = _config(q, k, v, causal, scale, window, softcap)
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
                                     v.requires_grad):
         o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
