@@ -11,7 +11,10 @@
    compiled block's output and every gradient against the same block run
    eagerly with flashmlir and against float64 PyTorch attention.
 3. The same with lse returned and used by the loss (its gradient through
-   the backward op), GQA and a sliding window.
+   the backward op), GQA and a sliding window; and the causal block under
+   mode="reduce-overhead" (Inductor's CUDA graphs), replayed on new inputs.
+4. Eager forward and backward captured in one CUDA graph
+   (torch.cuda.graph), replayed on new inputs against eager calls.
 Inputs are fresh random values; flashmlir's outputs are NaN-poisoned before
 each launch (as in python-check.py). Exit status 0 iff everything passed.
 """
@@ -137,6 +140,86 @@ def check_block(torch, flashmlir, name, causal, window, use_lse, kv_heads):
     return ok
 
 
+def check_cuda_graph(torch, flashmlir):
+    """Eager forward + backward captured once, replayed on new values."""
+    torch.manual_seed(7)
+    shape_q, shape_kv = (2, 8, 1000, 128), (2, 2, 1000, 128)
+
+    def fresh():
+        return [torch.randn(s, device="cuda", dtype=torch.bfloat16)
+                for s in (shape_q, shape_kv, shape_kv, shape_q)]
+    static = [t.requires_grad_(i < 3) for i, t in enumerate(fresh())]
+    q, k, v, do = static
+
+    def step():
+        for t in (q, k, v):
+            t.grad = None
+        o = flashmlir.attention(q, k, v, causal=True)
+        o.backward(do)
+        return o
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: kernels loaded before capture
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    for t in (q, k, v):
+        t.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = flashmlir.attention(q, k, v, causal=True)
+        o.backward(do)
+    worst = 0.0
+    for _ in range(2):
+        values = fresh()
+        with torch.no_grad():
+            for t, new in zip(static, values):
+                t.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        replayed = [o.clone(), q.grad.clone(), k.grad.clone(), v.grad.clone()]
+        eq, ek, ev = (t.detach().clone().requires_grad_(True)
+                      for t in values[:3])
+        eo = flashmlir.attention(eq, ek, ev, causal=True)
+        eo.backward(values[3])
+        eager = [eo, eq.grad, ek.grad, ev.grad]
+        worst = max([worst] + [rel(torch, r, e) for r, e in
+                               zip(replayed, eager)])
+    # dQ's sums are unordered (its bulk reductions): repeat-check.py sees
+    # runs move by <= 3e-5; a replay on stale inputs would differ by O(1).
+    ok = worst <= 1e-4
+    print("%s eager forward+backward in a CUDA graph, 2 replays on new "
+          "values: largest difference from eager calls %.1e"
+          % ("PASS" if ok else "FAIL", worst))
+    return ok
+
+
+def check_reduce_overhead(torch, flashmlir):
+    """The causal block under Inductor's CUDA graphs, on new inputs."""
+    torch.manual_seed(11)
+    block = make_block(torch, flashmlir.attention, 1024, 8, 8, True, None,
+                       False).to("cuda", torch.bfloat16)
+    fn = torch.compile(block, mode="reduce-overhead", fullgraph=True)
+    worst = 0.0
+    for _ in range(4):  # recording, then replays
+        x0 = torch.randn(2, 1000, 1024, device="cuda", dtype=torch.bfloat16)
+        out = []
+        for f in (fn, block):
+            x = x0.clone().requires_grad_(True)
+            for p in block.parameters():
+                p.grad = None
+            y, loss = f(x)
+            loss.backward()
+            out.append([y.detach().clone(), x.grad.clone()] +
+                       [p.grad.clone() for p in block.parameters()])
+        worst = max([worst] + [rel(torch, a, b) for a, b in zip(*out)])
+    ok = worst <= 2e-2
+    print("%s block under torch.compile(mode=\"reduce-overhead\"), 4 calls "
+          "on new inputs: largest difference from eager %.1e"
+          % ("PASS" if ok else "FAIL", worst))
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--package",
@@ -208,6 +291,12 @@ def main():
         except Exception as e:  # noqa: BLE001
             failures += 1
             print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+    for check in (check_reduce_overhead, check_cuda_graph):
+        try:
+            failures += not check(torch, flashmlir)
+        except Exception as e:  # noqa: BLE001
+            failures += 1
+            print("FAIL %s: %s: %s" % (check.__name__, type(e).__name__, e))
     print("compile-check: %s" % ("all passed" if failures == 0 else
                                  "%d failed" % failures))
     return 1 if failures else 0
