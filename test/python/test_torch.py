@@ -22,3 +22,32 @@ def test_cpu_tensors_rejected():
 def test_non_tensor_rejected():
     with pytest.raises(TypeError, match="torch.Tensor"):
         flashmlir.attention(1, 2, 3)
+
+
+def _custom_ops():
+    from flashmlir import torch_ops
+    if not torch_ops._CUSTOM_OPS:
+        pytest.skip("this torch has no torch.library.custom_op")
+    return torch.ops.flashmlir
+
+
+def test_custom_ops_fake_shapes():
+    # What torch.compile sees of the ops (their fake implementations, also
+    # used for meta tensors): o (B, Hq, Nq, Dv) in q's dtype, lse (B, Hq,
+    # Nq) float32; the gradients dense whatever the inputs' strides, as the
+    # kernels write them.
+    ops = _custom_ops()
+    bf16 = torch.bfloat16
+    q = torch.empty(2, 100, 8, 64, dtype=bf16, device="meta").transpose(1, 2)
+    k = torch.empty(2, 2, 120, 64, dtype=bf16, device="meta")
+    v = torch.empty(2, 2, 120, 32, dtype=bf16, device="meta")
+    o, lse = ops.attention_forward(q, k, v, True, None, [16, 0], None, None)
+    assert o.shape == (2, 8, 100, 32) and o.dtype == bf16
+    assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
+    assert o.is_contiguous() and lse.is_contiguous()
+    dq, dk, dv = ops.attention_backward(o, None, q, k, v, o, lse, True, None,
+                                        [16, 0], None)
+    assert not q.is_contiguous()
+    for grad, like in ((dq, q), (dk, k), (dv, v)):
+        assert grad.shape == like.shape and grad.dtype == like.dtype
+        assert grad.is_contiguous()
