@@ -73,9 +73,10 @@ struct LowerLoadTile : OpConversionPattern<LoadTileOp> {
 
 /// Stores `regs` (a 16-bit tile of `layout`) with one `stmatrix.x4` per
 /// four register pairs, the lanes pointing where `addresses` (the layout's
-/// matrixRowAddresses) says. The shared rows must keep 16-byte chunks
-/// whole and aligned: any swizzle does, unswizzled rows of 16-byte
-/// multiples do.
+/// matrixRowAddresses) says. Every 16-byte chunk of a shared tile's row
+/// stays whole and aligned (swizzles move whole chunks; rows are 16-byte
+/// multiples by the tile type's verifier), as stmatrix's row addresses
+/// need.
 static void storeMatrices(OpBuilder &b, Location loc, const TileLayout &layout,
                           const TileLayout &addresses, SharedTileType tile,
                           Value base, const ThreadPosition &thread,
@@ -127,8 +128,7 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
     // register pairs a stmatrix, one address for them (a quarter of the
     // stores and of their address registers).
     std::optional<TileLayout> addresses;
-    if (matrixStores && type.getElementType().getIntOrFloatBitWidth() == 16 &&
-        (tile.getSwizzle() != 0 || tile.getRowBytes() % 16 == 0))
+    if (matrixStores && type.getElementType().getIntOrFloatBitWidth() == 16)
       addresses = layout.matrixRowAddresses();
     if (addresses) {
       storeMatrices(rewriter, loc, layout, *addresses, tile, adaptor.getDest(),

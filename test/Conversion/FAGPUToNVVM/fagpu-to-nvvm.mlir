@@ -508,3 +508,29 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// matrix-stores on an unswizzled, padded tile (144-byte rows: a row's
+// 16-byte chunks stay aligned, as they do in every shared tile): the rows'
+// own addresses, four column pairs a stmatrix; the default lowering keeps
+// its column-pair stores.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // MATRIX-LABEL: gpu.func @matrix_stores_padded_rows
+  // MATRIX-NOT: llvm.store
+  // MATRIX-COUNT-4: nvvm.stmatrix
+  // MATRIX-NOT: llvm.store
+  // MATRIX: gpu.return
+  // CHECK-LABEL: gpu.func @matrix_stores_padded_rows
+  // CHECK-NOT: nvvm.stmatrix
+  // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+  // CHECK-NOT: nvvm.stmatrix
+  // CHECK: gpu.return
+  gpu.func @matrix_stores_padded_rows(%p: tensor<64x64xbf16, #acc>) kernel {
+    %padded = fagpu.alloc_shared : !fagpu.smem<64x72xbf16, swizzle = 0>
+    fagpu.store_to_shared %p, %padded : tensor<64x64xbf16, #acc>, !fagpu.smem<64x72xbf16, swizzle = 0>
+    gpu.return
+  }
+}
