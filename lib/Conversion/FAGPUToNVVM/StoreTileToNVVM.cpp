@@ -282,8 +282,6 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
                               Value rowBase, Value threadCol,
                               ArrayRef<Value> regs, std::pair<int, int> bits) {
     Type element = op.getValue().getType().getElementType();
-    auto pairType = VectorType::get({2}, element);
-    auto wordType = VectorType::get({1}, b.getI32Type());
     Value quadLane = arith::AndIOp::create(
         b, loc, thread.lane, arith::ConstantIndexOp::create(b, loc, 3));
     // This lane's chunk in the group instead of its 2-column slice of each.
@@ -301,9 +299,7 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
       SmallVector<Value> words;
       for (int64_t slot = 0; slot < 4; ++slot) {
         int64_t at = reg + (slot & 1 ? step8 : 0) + (slot & 2 ? step16 : 0);
-        Value pair = packVector(b, loc, pairType, {regs[at], regs[at + 1]});
-        words.push_back(vector::ExtractOp::create(
-            b, loc, vector::BitCastOp::create(b, loc, wordType, pair), 0));
+        words.push_back(packPairWord(b, loc, regs[at], regs[at + 1]));
       }
       transposeQuad(b, loc, quadLane, words);
       TileCoord c = layout.ofRegister(reg);

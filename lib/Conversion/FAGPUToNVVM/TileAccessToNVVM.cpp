@@ -82,16 +82,11 @@ static void storeMatrices(OpBuilder &b, Location loc, const TileLayout &layout,
                           Value base, const ThreadPosition &thread,
                           ArrayRef<Value> regs) {
   auto [laneRow, laneCol] = emitThreadCoords(b, loc, addresses, thread);
-  Type element = tile.getElementType();
-  auto pairType = VectorType::get({2}, element);
-  auto wordType = VectorType::get({1}, b.getI32Type());
   for (int64_t reg = 0; reg < layout.numRegisters(); reg += 8) {
     SmallVector<Value> words;
     for (int64_t matrix = 0; matrix < 4; ++matrix) {
       int64_t at = reg + 2 * matrix;
-      Value pair = packVector(b, loc, pairType, {regs[at], regs[at + 1]});
-      Value word = vector::BitCastOp::create(b, loc, wordType, pair);
-      words.push_back(vector::ExtractOp::create(b, loc, word, 0));
+      words.push_back(packPairWord(b, loc, regs[at], regs[at + 1]));
     }
     TileCoord c = layout.ofRegister(reg);
     Value rowOffset = arith::ConstantIndexOp::create(b, loc, c.row);

@@ -289,6 +289,15 @@ Value mlir::fagpu::packVector(OpBuilder &b, Location loc, VectorType type,
   return vector::FromElementsOp::create(b, loc, type, scalars);
 }
 
+Value mlir::fagpu::packPairWord(OpBuilder &b, Location loc, Value low,
+                                Value high) {
+  auto pairType = VectorType::get({2}, low.getType());
+  Value pair = packVector(b, loc, pairType, {low, high});
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  Value word = vector::BitCastOp::create(b, loc, wordType, pair);
+  return vector::ExtractOp::create(b, loc, word, 0);
+}
+
 namespace {
 /// Index arithmetic for swizzledByteOffsetIn.
 struct IndexArith {

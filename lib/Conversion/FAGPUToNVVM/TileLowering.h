@@ -103,6 +103,9 @@ Value emitIsFirstCopy(OpBuilder &b, Location loc, const TileLayout &layout,
 SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value vector);
 Value packVector(OpBuilder &b, Location loc, VectorType type,
                  ArrayRef<Value> scalars);
+/// Two 16-bit registers as one 32-bit word, `low` in its low half (a column
+/// pair as stmatrix and the 16-byte stores take it).
+Value packPairWord(OpBuilder &b, Location loc, Value low, Value high);
 
 /// Byte offset (index) of element (row, col) of a shared tile, for rows and
 /// columns known only in the kernel; the same function as
