@@ -62,9 +62,12 @@ _configs = {}
 _choices = {}  # (config, runtime-shapes mode) -> (kernel, launch shape)
 
 
+def _window(window):
+    return None if window is None else (int(window[0]), int(window[1]))
+
+
 def _config(q, k, v, causal, scale, window, softcap):
-    if window is not None:
-        window = (int(window[0]), int(window[1]))
+    window = _window(window)
     key = (q.shape, v.shape, q.dtype, causal, scale, window, softcap)
     config = _configs.get(key)
     if config is None:
@@ -273,10 +276,6 @@ def _lse_gradient(config, q, k, lse, dlse):
 _CUSTOM_OPS = hasattr(torch.library, "custom_op")
 
 
-def _window(window):
-    return None if window is None else (int(window[0]), int(window[1]))
-
-
 if _CUSTOM_OPS:
     @torch.library.custom_op("flashmlir::attention_forward", mutates_args=())
     def _forward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -284,7 +283,7 @@ if _CUSTOM_OPS:
                     window: Optional[List[int]], softcap: Optional[float],
                     runtime_shapes: Optional[bool]
                     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        config = _config(q, k, v, causal, scale, _window(window), softcap)
+        config = _config(q, k, v, causal, scale, window, softcap)
         _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
         return o, lse
 
@@ -301,7 +300,7 @@ if _CUSTOM_OPS:
                      scale: Optional[float], window: Optional[List[int]],
                      softcap: Optional[float]
                      ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        config = _config(q, k, v, causal, scale, _window(window), softcap)
+        config = _config(q, k, v, causal, scale, window, softcap)
         dq, dk, dv = _backward_gradients(config, q, k, v, o, lse, do, dlse)
         # Dense, as the fake says (the kernels write dense gradients).
         return tuple(torch.zeros(t.shape, dtype=t.dtype, device=t.device)
