@@ -26,9 +26,12 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
   pm.addPass(createConvertToOnlineAttention());
   // The direction's own tiling only: the forward's blocks may be multiples
   // of 16 that the backward's tiling refuses.
+  // The WGMMA backward scales dQ and dK once after their sums, not every
+  // dS tile (FA3's form; the mma.sync kernel scales dS itself).
   if (effective.backward)
-    pm.addPass(createTileAttentionGrad(
-        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+    pm.addPass(createTileAttentionGrad({effective.effectiveBlockQ(),
+                                        effective.effectiveBlockKV(),
+                                        effective.usesWgmmaBackward()}));
   else
     pm.addPass(createTileAttention(
         {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));

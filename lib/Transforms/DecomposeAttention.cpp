@@ -409,7 +409,9 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
 
   Value qk = tb.matmulABt(op.getQuery(), op.getKey(), tb.zeros({br, bc}));
   // P = 2^(s log2e - lse log2e), masked to 0; with softcap also keep the
-  // chain-rule factor scale * (1 - tanh^2) for dS.
+  // chain-rule factor scale * (1 - tanh^2) for dS (1 - tanh^2 where the
+  // caller scales dQ and dK once: unscaled_grads).
+  bool scaled = !op.getUnscaledGrads();
   SmallVector<Value> outs{tb.empty({br, bc})};
   if (spec.softcap)
     outs.push_back(tb.empty({br, bc}));
@@ -432,10 +434,12 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
           Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
           Value dTanh = arith::SubFOp::create(
               nb, nl, one, arith::MulFOp::create(nb, nl, t, t));
-          results.push_back(arith::MulFOp::create(
-              nb, nl, dTanh,
-              arith::ConstantOp::create(nb, nl,
-                                        nb.getF32FloatAttr(spec.scale))));
+          if (scaled)
+            dTanh = arith::MulFOp::create(
+                nb, nl, dTanh,
+                arith::ConstantOp::create(nb, nl,
+                                          nb.getF32FloatAttr(spec.scale)));
+          results.push_back(dTanh);
         }
         linalg::YieldOp::create(nb, nl, results);
       });
@@ -452,13 +456,14 @@ SmallVector<Value> decomposeGradTile(OpBuilder &b, AttentionGradTileOp op) {
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value x = arith::MulFOp::create(
             nb, nl, args[0], arith::SubFOp::create(nb, nl, args[1], args[2]));
-        Value factor = spec.softcap
-                           ? args[3]
-                           : arith::ConstantOp::create(
-                                 nb, nl, nb.getF32FloatAttr(spec.scale))
-                                 .getResult();
-        linalg::YieldOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, x, factor).getResult());
+        if (spec.softcap)
+          x = arith::MulFOp::create(nb, nl, x, args[3]);
+        else if (scaled)
+          x = arith::MulFOp::create(
+              nb, nl, x,
+              arith::ConstantOp::create(nb, nl,
+                                        nb.getF32FloatAttr(spec.scale)));
+        linalg::YieldOp::create(nb, nl, x);
       })[0];
   // dK before dQ: a GPU kernel that sums dQ into memory stores its tile
   // right after the product, never holding it beside dK's.

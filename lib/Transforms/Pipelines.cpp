@@ -19,7 +19,8 @@ void fa::buildAttentionTilingPipeline(OpPassManager &pm,
                                       const TilingPipelineOptions &options) {
   pm.addPass(createConvertToOnlineAttention());
   pm.addPass(createTileAttention({options.blockQ, options.blockKV}));
-  pm.addPass(createTileAttentionGrad({options.blockQ, options.blockKV}));
+  pm.addPass(createTileAttentionGrad(
+      {options.blockQ, options.blockKV, options.scaleGradsOnce}));
   pm.addPass(createDecomposeAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -41,10 +41,12 @@ using namespace mlir::fa;
 
 namespace {
 
-/// Elementwise copy of `src` into a new tensor of element type `elt`.
-Value castElements(OpBuilder &b, Location loc, Value src, Type elt) {
+/// Elementwise copy of `src`, times `scale` where given, into a new tensor
+/// of element type `elt`.
+Value castElements(OpBuilder &b, Location loc, Value src, Type elt,
+                   std::optional<double> scale) {
   auto type = cast<RankedTensorType>(src.getType());
-  if (type.getElementType() == elt)
+  if (type.getElementType() == elt && !scale)
     return src;
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elt);
   SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
@@ -54,15 +56,22 @@ Value castElements(OpBuilder &b, Location loc, Value src, Type elt) {
              b, loc, init.getType(), ValueRange{src}, ValueRange{init}, maps,
              iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nl,
-                   arith::TruncFOp::create(nb, nl, elt, args[0]).getResult());
+               Value x = args[0];
+               if (scale)
+                 x = arith::MulFOp::create(
+                     nb, nl, x,
+                     arith::ConstantOp::create(
+                         nb, nl, nb.getFloatAttr(x.getType(), *scale)));
+               if (x.getType() != elt)
+                 x = arith::TruncFOp::create(nb, nl, elt, x);
+               linalg::YieldOp::create(nb, nl, x);
              })
       .getResult(0);
 }
 
-/// delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d], in f32.
-Value computeDelta(OpBuilder &b, Location loc, Value gradOut, Value out) {
+/// delta[b, h, i] = sum_d O[b, h, i, d] * dO[b, h, i, d], in f32. O is read
+/// first: the GPU's pre kernel takes its arguments in this order.
+Value computeDelta(OpBuilder &b, Location loc, Value out, Value gradOut) {
   auto type = cast<RankedTensorType>(out.getType());
   ArrayRef<int64_t> shape = type.getShape().drop_back();
   Value init = createFilledTensor(b, loc, shape, b.getF32Type(), 0.0);
@@ -79,7 +88,7 @@ Value computeDelta(OpBuilder &b, Location loc, Value gradOut, Value out) {
     return arith::ExtFOp::create(nb, nl, nb.getF32Type(), v);
   };
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{gradOut, out}, ValueRange{init},
+             b, loc, init.getType(), ValueRange{out, gradOut}, ValueRange{init},
              ArrayRef<AffineMap>{full, full, rows},
              ArrayRef<utils::IteratorType>{
                  utils::IteratorType::parallel, utils::IteratorType::parallel,
@@ -97,8 +106,9 @@ Value computeDelta(OpBuilder &b, Location loc, Value gradOut, Value out) {
 class BackwardTiler {
 public:
   BackwardTiler(RewriterBase &rewriter, AttentionGradOp op, int64_t blockQ,
-                int64_t blockKV)
-      : rewriter(rewriter), op(op), blockQ(blockQ), blockKV(blockKV) {
+                int64_t blockKV, bool scaleGradsOnce)
+      : rewriter(rewriter), op(op), blockQ(blockQ), blockKV(blockKV),
+        scaleGradsOnce(scaleGradsOnce) {
     ArrayRef<int64_t> q = op.getQuery().getType().getShape();
     ArrayRef<int64_t> k = op.getKey().getType().getShape();
     batch = q[0];
@@ -126,6 +136,14 @@ private:
   RewriterBase &rewriter;
   AttentionGradOp op;
   int64_t blockQ, blockKV;
+  /// dS without the softmax scale; dQ and dK multiplied by it once.
+  bool scaleGradsOnce;
+  /// What the casts of dQ and dK multiply by (with scaleGradsOnce).
+  std::optional<double> gradScale() {
+    if (!scaleGradsOnce)
+      return std::nullopt;
+    return op.getEffectiveScale();
+  }
   int64_t batch, headsQ, seqQ, headsKV, seqKV, group;
   MaskBand band;
   Value delta;
@@ -162,7 +180,8 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
             op.getScale() ? op.getScaleAttr()
                           : nb.getF64FloatAttr(op.getEffectiveScale()),
             op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
-            masked ? nullptr : nb.getUnitAttr());
+            masked ? nullptr : nb.getUnitAttr(),
+            scaleGradsOnce ? nb.getUnitAttr() : nullptr);
         Value dqRows =
             extractValidRows(nb, nl, step.getResultGradQuery(), rows);
         SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -186,7 +205,7 @@ void BackwardTiler::rewrite() {
   int64_t headDimV = op.getValue().getType().getDimSize(3);
   Type elt = qType.getElementType();
 
-  delta = computeDelta(rewriter, loc, op.getGradOutput(), op.getOutput());
+  delta = computeDelta(rewriter, loc, op.getOutput(), op.getGradOutput());
   Value dqAcc = createFilledTensor(rewriter, loc, qType.getShape(), f32, 0.0);
   Value dkInit = tensor::EmptyOp::create(rewriter, loc,
                                          op.getKey().getType().getShape(), elt);
@@ -271,10 +290,13 @@ void BackwardTiler::rewrite() {
             });
 
         SmallVector<Value> results{groupLoop.getResult(0)};
-        for (auto [acc, slab] : llvm::zip(groupLoop.getResults().drop_front(),
-                                          iter.drop_front())) {
+        // dK (times the scale left out of dS), then dV.
+        SmallVector<std::optional<double>> scales{gradScale(), std::nullopt};
+        for (auto [acc, slab, scale] :
+             llvm::zip(groupLoop.getResults().drop_front(), iter.drop_front(),
+                       scales)) {
           Value rows = extractValidRows(
-              rewriter, nl, castElements(rewriter, nl, acc, elt), cols);
+              rewriter, nl, castElements(rewriter, nl, acc, elt, scale), cols);
           SmallVector<OpFoldResult> offsets, sizes, strides;
           getRowSlice(rewriter, nl, cast<RankedTensorType>(slab.getType()),
                       c(rewriter, nl, 0), c(rewriter, nl, 0), kStart, cols,
@@ -296,7 +318,7 @@ void BackwardTiler::rewrite() {
   }
 
   rewriter.setInsertionPointAfter(forall);
-  Value dq = castElements(rewriter, loc, forall.getResult(0), elt);
+  Value dq = castElements(rewriter, loc, forall.getResult(0), elt, gradScale());
   rewriter.replaceOp(op,
                      ValueRange{dq, forall.getResult(1), forall.getResult(2)});
 }
@@ -330,7 +352,7 @@ struct TileAttentionGradPass
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     for (AttentionGradOp op : work)
-      BackwardTiler(rewriter, op, blockQ, blockKV).rewrite();
+      BackwardTiler(rewriter, op, blockQ, blockKV, scaleGradsOnce).rewrite();
   }
 };
 

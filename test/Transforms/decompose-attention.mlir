@@ -152,3 +152,37 @@ func.func @grad_tile_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf32>, %acc:
       tile(%i, %i, %i, %i) scale = 0.25 softcap = 5.0 unmasked
   return %a : tensor<16x16xf32>
 }
+
+// -----
+
+// unscaled_grads: dS keeps neither the scale nor, with softcap, the scale
+// in the chain-rule factor 1 - tanh^2 (the caller scales dQ and dK once).
+
+// CHECK-LABEL: func @grad_tile_unscaled
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %arg1 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>)
+// CHECK-NEXT: ^bb0(%[[PE:.*]]: f32, %[[DPE:.*]]: f32, %[[DE:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:   %[[DIFF:.*]] = arith.subf %[[DPE]], %[[DE]]
+// CHECK-NEXT:   %[[DS:.*]] = arith.mulf %[[PE]], %[[DIFF]]
+// CHECK-NEXT:   linalg.yield %[[DS]]
+// CHECK-LABEL: func @grad_tile_unscaled_softcap
+// CHECK: %[[REC:.*]]:2 = linalg.generic
+// CHECK:   %[[T:.*]] = math.tanh
+// CHECK:   %[[T2:.*]] = arith.mulf %[[T]], %[[T]]
+// CHECK:   %[[DT:.*]] = arith.subf %{{.*}}, %[[T2]]
+// CHECK:   linalg.yield %{{.*}}, %[[DT]]
+func.func @grad_tile_unscaled(%q: tensor<16x16xbf16>, %lse: tensor<16xf32>, %acc: tensor<16x16xf32>, %i: index)
+    -> tensor<16x16xf32> {
+  %a, %b, %c = fa.attention_grad_tile
+      ins(%q, %q, %q, %q, %lse, %lse : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16xf32>, tensor<16xf32>)
+      outs(%acc, %acc, %acc : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>)
+      tile(%i, %i, %i, %i) scale = 0.25 unmasked unscaled_grads
+  return %a : tensor<16x16xf32>
+}
+func.func @grad_tile_unscaled_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf32>, %acc: tensor<16x16xf32>, %i: index)
+    -> tensor<16x16xf32> {
+  %a, %b, %c = fa.attention_grad_tile
+      ins(%q, %q, %q, %q, %lse, %lse : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16xf32>, tensor<16xf32>)
+      outs(%acc, %acc, %acc : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>)
+      tile(%i, %i, %i, %i) scale = 0.25 softcap = 5.0 unmasked unscaled_grads
+  return %a : tensor<16x16xf32>
+}

@@ -1,12 +1,31 @@
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse | FileCheck %s
+// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -canonicalize -cse | FileCheck %s --check-prefix=ONCE
 
 // delta = rowsum(dO * O) first; then one parallel iteration per (batch, KV
 // head) walks the KV blocks, keeps f32 dK/dV tile accumulators over the
 // query heads of the group (GQA 2:1) and the Q blocks (masked, unmasked,
 // masked), and accumulates dQ in f32, cast to f16 at the end.
 
+// scale-grads-once: the tile ops leave the scale (1/sqrt(32)) out of dS;
+// dK's cast (not dV's) and dQ's multiply by it.
+// ONCE-LABEL: func @grad_gqa_causal
+// ONCE: %[[SCALE:.*]] = arith.constant 0.176776{{[0-9]*}} : f32
+// ONCE: scf.forall
+// ONCE-COUNT-3: fa.attention_grad_tile {{.*}} unscaled_grads
+// ONCE: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xf16>)
+// ONCE-NEXT: ^bb0(%[[X:.*]]: f32, %{{.*}}: f16):
+// ONCE-NEXT:   %[[Y:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// ONCE-NEXT:   arith.truncf %[[Y]] : f32 to f16
+// ONCE: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf16>)
+// ONCE-NEXT: ^bb0(%[[V:.*]]: f32, %{{.*}}: f16):
+// ONCE-NEXT:   arith.truncf %[[V]] : f32 to f16
+// ONCE: scf.forall.in_parallel
+// ONCE: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x128x32xf32>) outs(%{{.*}} : tensor<1x4x128x32xf16>)
+// ONCE-NEXT: ^bb0(%[[DQ:.*]]: f32, %{{.*}}: f16):
+// ONCE-NEXT:   %[[DQS:.*]] = arith.mulf %[[DQ]], %[[SCALE]] : f32
+// ONCE-NEXT:   arith.truncf %[[DQS]] : f32 to f16
 // CHECK-LABEL: func @grad_gqa_causal
-// CHECK: %[[DELTA:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg4, %arg3 : tensor<1x4x128x16xf16>, tensor<1x4x128x16xf16>) outs(%{{.*}} : tensor<1x4x128xf32>)
+// CHECK: %[[DELTA:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg3, %arg4 : tensor<1x4x128x16xf16>, tensor<1x4x128x16xf16>) outs(%{{.*}} : tensor<1x4x128xf32>)
 // CHECK:   arith.extf
 // CHECK:   arith.mulf
 // CHECK:   arith.addf

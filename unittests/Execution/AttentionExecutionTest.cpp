@@ -210,6 +210,9 @@ struct Case {
   std::optional<double> softcap;
   std::optional<double> scale; ///< none: the op's default 1/sqrt(D)
   int64_t blockQ = 64, blockKV = 64;
+  /// Backward: the softmax scale applied to dQ and dK once, not to dS
+  /// (fa-tile-attention-grad's scale-grads-once, the WGMMA backward's form).
+  bool scaleGradsOnce = false;
 
   ref::AttentionParams params() const {
     ref::AttentionParams p;
@@ -254,6 +257,10 @@ struct CaseBuilder {
     c.scale = v;
     return *this;
   }
+  CaseBuilder &scaleGradsOnce() {
+    c.scaleGradsOnce = true;
+    return *this;
+  }
   /// Sets (Br, Bc) and names the case after everything that defines it, so
   /// the name cannot claim a property the case lacks.
   Case blocks(int64_t br, int64_t bc) {
@@ -282,6 +289,8 @@ struct CaseBuilder {
       os << "_cap" << number(*c.softcap);
     if (c.scale)
       os << "_scale" << number(*c.scale);
+    if (c.scaleGradsOnce)
+      os << "_scaleonce";
     os << "_Br" << br << "_Bc" << bc;
     c.name = os.str();
     return c;
@@ -692,6 +701,7 @@ void compileEntry(const std::string &source, const Case &c, const char *name,
   hostjit::CompileOptions options;
   options.blockQ = c.blockQ;
   options.blockKV = c.blockKV;
+  options.scaleGradsOnce = c.scaleGradsOnce;
   auto compiled = hostjit::HostModule::compile(source, options);
   ASSERT_TRUE(static_cast<bool>(compiled))
       << llvm::toString(compiled.takeError()) << "\nmodule:\n"
@@ -820,6 +830,43 @@ INSTANTIATE_TEST_SUITE_P(
     HostForwardBlocks, AttentionExecution,
     ::testing::Combine(::testing::ValuesIn(forwardBlockCases()),
                        ::testing::Values(Direction::Forward)),
+    paramName);
+
+/// The backward with the softmax scale applied to dQ and dK once after
+/// their sums (the WGMMA backward's tiling): softcap's chain rule without
+/// the scale, GQA sums, masks, Dv != D, an explicit scale.
+std::vector<Case> scaleGradsOnceCases() {
+  return {
+      make("mha", BF16, 1, 1, 1, 1000, 1000, 64, 64)
+          .scaleGradsOnce()
+          .blocks(64, 64),
+      make("gqa4", F32, 1, 4, 1, 128, 128, 64, 64)
+          .causal()
+          .scaleGradsOnce()
+          .blocks(32, 64),
+      make("dv_ne_d", F16, 1, 2, 2, 17, 128, 32, 128)
+          .scaleGradsOnce()
+          .blocks(32, 64),
+      make("softcap", BF16, 1, 2, 2, 128, 128, 64, 64)
+          .causal()
+          .scale(0.3)
+          .softcap(5.0)
+          .scaleGradsOnce()
+          .blocks(64, 32),
+      make("all", F16, 2, 4, 2, 77, 200, 64, 32)
+          .causal()
+          .window(50, 0)
+          .softcap(3.0)
+          .scale(0.2)
+          .scaleGradsOnce()
+          .blocks(32, 16),
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HostScaleGradsOnce, AttentionExecution,
+    ::testing::Combine(::testing::ValuesIn(scaleGradsOnceCases()),
+                       ::testing::Values(Direction::Backward)),
     paramName);
 
 /// Runtime shapes: one module compiled with dynamic batch and sequence

@@ -151,6 +151,7 @@ public:
     mlir::fa::TilingPipelineOptions tiling;
     tiling.blockQ = options.blockQ;
     tiling.blockKV = options.blockKV;
+    tiling.scaleGradsOnce = options.scaleGradsOnce;
     mlir::fa::buildAttentionTilingPipeline(pm, tiling);
     mlir::fa::buildHostLoweringPipeline(pm);
     if (failed(pm.run(*module)))

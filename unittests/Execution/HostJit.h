@@ -31,6 +31,8 @@ struct CompileOptions {
   /// Block sizes of fa::buildAttentionTilingPipeline (Br, Bc).
   int64_t blockQ = 64;
   int64_t blockKV = 64;
+  /// fa-tile-attention-grad's scale-grads-once.
+  bool scaleGradsOnce = false;
   /// LLVM optimization level of the JIT (IR passes and code generation).
   unsigned optLevel = 2;
 };

@@ -29,6 +29,11 @@ struct TilingPipelineOptions
   Option<int64_t> blockKV{*this, "block-kv",
                           llvm::cl::desc("Keys per tile (Bc)"),
                           llvm::cl::init(64)};
+  Option<bool> scaleGradsOnce{
+      *this, "scale-grads-once",
+      llvm::cl::desc("Backward: the softmax scale applied to dQ and dK once, "
+                     "not to every dS tile"),
+      llvm::cl::init(false)};
 };
 
 /// fa.attention / fa.attention_grad -> tiled, decomposed tile-sized linalg.

@@ -57,13 +57,18 @@ def TileAttentionGrad : Pass<"fa-tile-attention-grad"> {
     heads of the group and the visible Q blocks with `fa.attention_grad_tile`
     (recomputing P from LSE); dQ accumulates in f32 across KV blocks and is
     cast to the element type at the end. Skipping and masking of blocks
-    follow `fa-tile-attention`.
+    follow `fa-tile-attention`. With `scale-grads-once` the tile ops leave
+    the softmax scale out of dS (`unscaled_grads`) and the casts of dK
+    (after each KV block) and dQ (at the end) multiply by it.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64",
            "Query rows per tile (Br); a power of two">,
     Option<"blockKV", "block-kv", "int64_t", "64",
            "Keys per tile (Bc); a power of two">,
+    Option<"scaleGradsOnce", "scale-grads-once", "bool", "false",
+           "Apply the softmax scale to dQ and dK once, after their sums "
+           "(the tile ops' unscaled_grads), instead of to every dS tile">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -590,10 +590,8 @@ std::string mlir::fa::checkBackwardKernelConfig(const AttentionKernelConfig &c) 
   return "";
 }
 
-void mlir::fa::emitBackwardKernels(OpBuilder &b, Location loc,
-                                   gpu::GPUModuleOp module,
-                                   const AttentionKernelConfig &config) {
-  emitBackwardPreKernel(b, loc, module, config);
+void mlir::fa::emitBackwardMainKernel(OpBuilder &b, Location loc,
+                                      gpu::GPUModuleOp module,
+                                      const AttentionKernelConfig &config) {
   BackwardKernelEmitter(config).emitMain(b, loc, module);
-  emitBackwardPostKernel(b, loc, module, config);
 }

@@ -15,15 +15,14 @@ namespace fa {
 /// blockKV keys per thread block, 16 per warp; blockQ query rows per step.
 std::string checkBackwardKernelConfig(const AttentionKernelConfig &config);
 
-/// Emits the three backward kernels into `module`:
-///   NAME_pre  (o, do, delta, dq_acc):  delta = rowsum(dO * O), dq_acc = 0
-///   NAME      (q, k, v, do, lse, delta, dq_acc, dk, dv): one block per
-///             (KV block, KV head, batch); dK, dV in registers; dQ by
-///             f32 atomic adds into dq_acc
-///   NAME_post (dq_acc, dq): dq = cast(dq_acc)
-/// each with its launch attributes (fa.kind, fa.grid, fa.block, ...).
-void emitBackwardKernels(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
-                         const AttentionKernelConfig &config);
+/// Emits the backward's main mma.sync kernel into `module`:
+///   NAME (q, k, v, do, lse, delta, dq_acc, dk, dv): one block per
+///        (KV block, KV head, batch); dK, dV in registers; dQ by f32
+///        atomic adds into dq_acc
+/// with its launch attributes (fa.kind, fa.grid, fa.block, ...). The row
+/// kernels around it (NAME_pre, NAME_post) are BackwardRowKernels.h's.
+void emitBackwardMainKernel(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+                            const AttentionKernelConfig &config);
 
 } // namespace fa
 } // namespace mlir

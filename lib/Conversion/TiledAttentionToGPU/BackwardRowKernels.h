@@ -5,7 +5,9 @@
 
 #include "KernelConfig.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -22,13 +24,20 @@ inline MemRefType backwardRowType(const AttentionKernelConfig &c, Type elt) {
   return MemRefType::get({c.batch, c.headsQ, c.seqQ}, elt);
 }
 
-/// NAME_pre (o, do, delta, dq_acc): delta = rowsum(dO * O), dq_acc = 0.
-void emitBackwardPreKernel(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
-                           const AttentionKernelConfig &config);
-/// NAME_post (dq_acc, dq): dq = cast(dq_acc).
-void emitBackwardPostKernel(OpBuilder &b, Location loc,
-                            gpu::GPUModuleOp module,
-                            const AttentionKernelConfig &config);
+/// NAME_pre (o, do, delta, dq_acc): the ops of the tiled backward `func`
+/// before its `forall` (fa-tile-attention-grad: delta = rowsum(dO * O) and
+/// dQ's zeroed f32 accumulator), lowered as they are into a row kernel. Its
+/// arguments are the two tensors those ops read, in operand order, and the
+/// two the forall reads from them, in order of definition.
+LogicalResult emitBackwardPreKernel(OpBuilder &b, gpu::GPUModuleOp module,
+                                    func::FuncOp func, scf::ForallOp forall,
+                                    const AttentionKernelConfig &config);
+/// NAME_post (dq_acc, dq): the ops after the forall (dQ's cast, and its
+/// scale where fa-tile-attention-grad left it out of dS), as a row kernel
+/// from the forall's result they read to the tensor the function returns.
+LogicalResult emitBackwardPostKernel(OpBuilder &b, gpu::GPUModuleOp module,
+                                     func::FuncOp func, scf::ForallOp forall,
+                                     const AttentionKernelConfig &config);
 
 } // namespace fa
 } // namespace mlir

@@ -173,12 +173,14 @@ struct ConvertTiledAttentionGradToFAGPUPass
         backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
         backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t)};
     int64_t kvBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
-    emitBackwardPreKernel(b, loc, gpuModule, c);
+    if (failed(emitBackwardPreKernel(b, gpuModule, func, forall, c)))
+      return failure();
     gpu::GPUFuncOp kernel =
         createKernelFunc(b, loc, gpuModule, c.name, arguments, "backward",
                          {kvBlocks, c.headsKV, c.batch}, 32 * backwardWarps(c),
                          /*sharedBytes=*/0, c);
-    emitBackwardPostKernel(b, loc, gpuModule, c);
+    if (failed(emitBackwardPostKernel(b, gpuModule, func, forall, c)))
+      return failure();
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
 

@@ -3,6 +3,7 @@
 #include "fa/Conversion/Passes.h"
 
 #include "BackwardKernel.h"
+#include "BackwardRowKernels.h"
 #include "ForwardKernel.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
@@ -25,6 +26,7 @@ struct KernelJob {
   func::FuncOp func;
   AttentionKernelConfig config;
   bool backward;
+  scf::ForallOp forall;
 };
 
 struct ConvertTiledAttentionToGPUPass
@@ -71,6 +73,14 @@ struct ConvertTiledAttentionToGPUPass
           return WalkResult::interrupt();
         }
       }
+      // The mma.sync main kernel is built from the configuration and
+      // scales dS itself.
+      if (backward && backward.getUnscaledGrads()) {
+        backward.emitError()
+            << "cannot lower to the mma.sync kernel: it scales dS itself; "
+               "tile without scale-grads-once";
+        return WalkResult::interrupt();
+      }
       std::string problem = checkStaticShapes(*config);
       if (problem.empty())
         problem = forward ? checkForwardKernelConfig(*config)
@@ -81,7 +91,8 @@ struct ConvertTiledAttentionToGPUPass
         at->emitError() << "cannot lower to the mma.sync kernel: " << problem;
         return WalkResult::interrupt();
       }
-      jobs.push_back({func, *config, static_cast<bool>(backward)});
+      jobs.push_back(
+          {func, *config, static_cast<bool>(backward), foralls.front()});
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -95,10 +106,19 @@ struct ConvertTiledAttentionToGPUPass
                     b.getUnitAttr());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
     for (KernelJob &job : jobs) {
-      if (job.backward)
-        emitBackwardKernels(b, job.func.getLoc(), gpuModule, job.config);
-      else
+      if (job.backward) {
+        // The row kernels lower the IR around the forall; the main kernel
+        // is the mma.sync emitter's.
+        if (failed(emitBackwardPreKernel(b, gpuModule, job.func, job.forall,
+                                         job.config)))
+          return signalPassFailure();
+        emitBackwardMainKernel(b, job.func.getLoc(), gpuModule, job.config);
+        if (failed(emitBackwardPostKernel(b, gpuModule, job.func, job.forall,
+                                          job.config)))
+          return signalPassFailure();
+      } else {
         emitForwardKernel(b, job.func.getLoc(), gpuModule, job.config);
+      }
       // The launch lives in the runtime; the kernel carries its geometry.
       job.func.erase();
     }

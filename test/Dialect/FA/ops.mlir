@@ -134,3 +134,16 @@ func.func @grad_tile(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32
       tile(%qs, %ks, %nq, %nk) scale = 0.125 window [16, -1]
   return %c : tensor<32x48xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @grad_tile_unscaled
+// CHECK: fa.attention_grad_tile ins({{.*}}) outs({{.*}}) tile(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) scale = 1.250000e-01 causal unmasked unscaled_grads
+func.func @grad_tile_unscaled(%q: tensor<64x64xf16>, %lse: tensor<64xf32>, %acc: tensor<64x64xf32>, %i: index)
+    -> tensor<64x64xf32> {
+  %a, %b, %c = fa.attention_grad_tile
+      ins(%q, %q, %q, %q, %lse, %lse : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64xf32>, tensor<64xf32>)
+      outs(%acc, %acc, %acc : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>)
+      tile(%i, %i, %i, %i) scale = 0.125 causal unmasked unscaled_grads
+  return %a : tensor<64x64xf32>
+}

@@ -198,7 +198,11 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
 
     where `delta = rowsum(dO ∘ O)` and `dS'` is dS chained through the
     softcap's tanh. Position operands and `unmasked` mean what they mean on
-    `fa.online_attention`.
+    `fa.online_attention`. With `unscaled_grads` dQ and dK accumulate
+    without the factor `scale` (`dQ += dS' K`, `dK += dS'ᵀ Q`), which the
+    caller applies once to their sums: FlashAttention 3's form, one
+    multiply per element of dQ and dK instead of one per element of every
+    dS tile.
   }];
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value, FA_Tensor:$grad_output,
@@ -208,7 +212,8 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
                             FA_F32Tensor:$grad_value_acc,
                             Index:$q_start, Index:$kv_start, Index:$q_len,
                             Index:$kv_len),
-                       FA_ScoreAttrs, (ins UnitAttr:$unmasked));
+                       FA_ScoreAttrs,
+                       (ins UnitAttr:$unmasked, UnitAttr:$unscaled_grads));
   let results = (outs FA_F32Tensor:$result_grad_query,
                       FA_F32Tensor:$result_grad_key,
                       FA_F32Tensor:$result_grad_value);
@@ -220,7 +225,8 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
       type($grad_query_acc) `,` type($grad_key_acc) `,`
       type($grad_value_acc) `)`
     `tile` `(` $q_start `,` $kv_start `,` $q_len `,` $kv_len `)`
-  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)? attr-dict }]);
+  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
+    (`unscaled_grads` $unscaled_grads^)? attr-dict }]);
   let hasVerifier = 1;
 }
 
