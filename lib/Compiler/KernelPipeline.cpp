@@ -89,9 +89,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
     // Products issued as early and waited for as late as they allow; dP =
-    // dO Vᵀ with S = Q Kᵀ where the registers allow it.
+    // dO Vᵀ with S = Q Kᵀ (H200: +2-5 % at hd64, +1-2 % at hd128 with
+    // matrix stores, +3-5 % at hd256; docs/perf/README.md).
     fagpu::AsyncProductsOptions products;
-    products.hoistStageWaitsOption = effective.backwardHoistsStageWaits();
+    products.hoistStageWaitsOption = true;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());

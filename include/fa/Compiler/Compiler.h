@@ -103,14 +103,14 @@ struct AttentionConfig {
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
   bool usesWgmmaBackward() const;
   std::string backwardVariantReason() const;
-  /// The WGMMA backward's register budget. Up to head dim 128, dP = dO Vᵀ
+  /// The WGMMA backward's register budget. At every head dim dP = dO Vᵀ
   /// is issued beside S = Q Kᵀ (the dO stage waited for beside Q's:
   /// fagpu-async-products{hoist-stage-waits}), which holds both
-  /// accumulators at once; above 64 that fits only with P and dS stored by
+  /// accumulators at once; at 65-128 that fits only with P and dS stored by
   /// stmatrix (fa-convert-fagpu-to-nvvm{matrix-stores}: 4 address
-  /// registers a thread instead of 16), which measured 5 % slower at 64.
-  /// H200, docs/perf/README.md (eighteenth session).
-  bool backwardHoistsStageWaits() const { return !wideHeads(); }
+  /// registers a thread instead of 16), which measured 5 % slower at 64
+  /// and no faster at 256 (where the hoist alone gains 3-5 %). H200,
+  /// docs/perf/README.md (eighteenth and nineteenth sessions).
   bool backwardStoresMatrices() const {
     return usesWgmmaBackward() && !wideHeads() &&
            std::max(headDim, headDimV) > 64;
