@@ -182,9 +182,9 @@ std::string AttentionConfig::dqHandoffLimits() const {
     return "it needs the WGMMA backward";
   if (backwardProducer == "off")
     return "it needs the TMA producer (backward-producer=off)";
-  if (dqReduction == "atomic" || wideHeads())
-    return "it needs dQ through bulk reductions (dq-reduction=atomic, or "
-           "head dims above 128)";
+  if (dqReduction == "atomic" || wideHeads() || deterministic)
+    return "it needs dQ through bulk reductions (dq-reduction=atomic, "
+           "deterministic, or head dims above 128)";
   return "";
 }
 
@@ -320,7 +320,8 @@ std::string AttentionConfig::key() const {
          (backward && backwardProducer != "auto"
               ? ":producer-" + backwardProducer
               : "") +
-         (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "");
+         (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "") +
+         (backward && deterministic ? ":deterministic" : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
@@ -349,6 +350,8 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
         llvm::formatv(" window [{0}, {1}]", c.window->first, c.window->second);
   if (c.softcap)
     attrs += llvm::formatv(" softcap = {0:e16}", *c.softcap);
+  if (c.backward && c.deterministic)
+    attrs += " deterministic";
   if (c.backward)
     return llvm::formatv(
         "func.func @{0}(%q: {1}, %k: {2}, %v: {3}, %o: {4}, %do: {4}, "

@@ -440,6 +440,17 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       if (auto softcap = attention.getSoftcap())
         effective.softcap = softcap->convertToDouble();
     }
+    // The op says whether its backward is deterministic; a flag that asks
+    // for what the op does not say is an error, not ignored.
+    auto grad = dyn_cast<AttentionGradOp>(problem);
+    effective.deterministic = grad && grad.getDeterministic();
+    if (options.deterministic && !effective.deterministic) {
+      problem->emitError()
+          << (grad ? "deterministic was asked for, but this fa.attention_grad "
+                     "is not marked deterministic"
+                   : "deterministic is the backward's; this is a forward");
+      return compileError("compiling to a GPU kernel failed", diagnostics);
+    }
     if (effective.runtimeShapes && !effective.usesWgmmaForward()) {
       problem->emitError()
           << "runtime batch and sequence lengths need the WGMMA forward "

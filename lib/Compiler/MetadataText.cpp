@@ -112,6 +112,12 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
       backward ? SmallVector<std::string>{"q",     "k",      "v",  "do", "lse",
                                           "delta", "dq_acc", "dk", "dv"}
                : SmallVector<std::string>{"q", "k", "v", "o", "lse"};
+  // A deterministic backward's dQ turn counters come right after them.
+  if (backward && kernel.getNumArguments() > args.size() &&
+      isa<MemRefType>(kernel.getArgumentTypes()[args.size()])) {
+    args.push_back("dq_turns");
+    os << "deterministic = 1\n";
+  }
   SmallVector<std::string> maps;
   int64_t tensors = args.size();
   for (unsigned i = tensors; i < kernel.getNumArguments(); ++i) {

@@ -242,6 +242,13 @@ BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &m) {
   l.dqAccOffset = alignUp(l.deltaBytes, kWorkspaceAlignment);
   l.dqAccBytes = size_t(acc) * sizeof(float);
   l.totalBytes = l.dqAccOffset + alignUp(l.dqAccBytes, kWorkspaceAlignment);
+  if (m.deterministic && m.blockQ > 0) {
+    int64_t turns =
+        mul(mul(m.batch, m.headsQ), (m.seqQ + m.blockQ - 1) / m.blockQ);
+    l.dqTurnsOffset = l.totalBytes;
+    l.dqTurnsBytes = size_t(turns) * sizeof(int32_t);
+    l.totalBytes += alignUp(l.dqTurnsBytes, kWorkspaceAlignment);
+  }
   return l;
 }
 
@@ -339,6 +346,7 @@ std::vector<NamedPointer> backwardPointers(const KernelMetadata &m,
           {"lse", a.lse},
           {"delta", workspace + ws.deltaOffset},
           {"dq_acc", workspace + ws.dqAccOffset},
+          {"dq_turns", workspace + ws.dqTurnsOffset},
           {"dq", a.dq},
           {"dk", a.dk},
           {"dv", a.dv}};
@@ -438,6 +446,18 @@ Status attentionBackward(const Kernel &kernel,
       backwardKernelParams(m, args, workspace, *encode);
   if (!params.ok())
     return params.status().withContext(context);
+  // A deterministic backward's turns start at zero on every call.
+  if (m.deterministic) {
+    const BackwardWorkspaceLayout ws = backwardWorkspaceLayout(m);
+    Driver &driver = *kernel.driver();
+    FA_RT_RETURN_IF_ERROR(
+        driver
+            .check(driver.api().memsetD32Async(
+                       workspace + ws.dqTurnsOffset, 0,
+                       ws.dqTurnsBytes / sizeof(int32_t), stream),
+                   "cuMemsetD32Async")
+            .withContext(context));
+  }
   for (size_t i = 0; i < launches.size(); ++i)
     FA_RT_RETURN_IF_ERROR(
         launchOne(kernel, functions[i], launches[i], (*params)[i], stream)

@@ -92,6 +92,7 @@ Driver::Driver(std::string libraryName) : libraryName_(std::move(libraryName)) {
   need(a.memcpyHtoD, {"cuMemcpyHtoD_v2"});
   need(a.memcpyDtoH, {"cuMemcpyDtoH_v2"});
   need(a.memsetD8, {"cuMemsetD8_v2"});
+  need(a.memsetD32Async, {"cuMemsetD32Async"});
   need(a.memGetInfo, {"cuMemGetInfo_v2"});
   need(a.streamSynchronize, {"cuStreamSynchronize"});
   need(a.eventCreate, {"cuEventCreate"});

@@ -112,6 +112,7 @@ const KeySpec kKeys[] = {
     {"scale", KeyType::Scale, true},
     {"causal", KeyType::Bool, true},
     {"runtime_shapes", KeyType::Bool, false},
+    {"deterministic", KeyType::Bool, false},
     {"window_left", KeyType::Window, false},
     {"window_right", KeyType::Window, false},
     {"softcap", KeyType::Softcap, false},
@@ -167,8 +168,8 @@ bool isCallShapeKey(std::string_view key) {
 }
 
 bool isBackwardParameter(std::string_view name) {
-  for (const char *known :
-       {"q", "k", "v", "o", "do", "lse", "delta", "dq_acc", "dq", "dk", "dv"})
+  for (const char *known : {"q", "k", "v", "o", "do", "lse", "delta", "dq_acc",
+                            "dq", "dk", "dv", "dq_turns"})
     if (name == known)
       return true;
   return false;
@@ -286,7 +287,9 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
     return "";
   }
   case KeyType::Bool: {
-    bool &flag = key == "causal" ? m.causal : m.runtimeShapes;
+    bool &flag = key == "causal"          ? m.causal
+                 : key == "deterministic" ? m.deterministic
+                                          : m.runtimeShapes;
     if (value == "1" || value == "true")
       flag = true;
     else if (value == "0" || value == "false")
@@ -472,6 +475,22 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                            ": a kernel with runtime shapes needs block_q "
                            "(its grid is ceil(seq_q / block_q))");
   }
+  if (m.deterministic) {
+    if (m.kind != KernelKind::Backward)
+      return Status::error("deterministic" + at("deterministic") +
+                           ": only backward kernels are deterministic");
+    if (m.blockQ < 1)
+      return Status::error("deterministic" + at("deterministic") +
+                           ": a deterministic backward needs block_q (its "
+                           "dq_turns are one per Q block)");
+  }
+  if (contains(m.args, "dq_turns") != m.deterministic)
+    return Status::error(std::string("args") + at("args") +
+                         (m.deterministic
+                              ? ": a deterministic backward must take "
+                                "'dq_turns'"
+                              : ": 'dq_turns' is a deterministic backward's "
+                                "(deterministic = 1)"));
   if (m.headsQ % m.headsKV != 0)
     return Status::error("heads_q = " + std::to_string(m.headsQ) +
                          at("heads_q") + " is not a multiple of heads_kv = " +
@@ -515,7 +534,8 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                                ": unknown backward kernel parameter '" + arg +
                                "' (known: " +
                                knownParameters(m, "q, k, v, o, do, lse, "
-                                                  "delta, dq_acc, dq, dk, dv") +
+                                                  "delta, dq_acc, dq, dk, dv, "
+                                                  "dq_turns") +
                                ")");
       for (const char *needed : c.needed)
         if (!contains(*c.args, needed))

@@ -45,6 +45,8 @@ std::string KernelMetadata::configString() const {
   // as they were.
   if (runtimeShapes)
     add("runtime_shapes", "1");
+  if (deterministic)
+    add("deterministic", "1");
   add("grid", dim(grid));
   add("block", dim(block));
   add("shared_bytes", std::to_string(sharedBytes));

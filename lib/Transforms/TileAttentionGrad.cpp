@@ -181,7 +181,8 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
                           : nb.getF64FloatAttr(op.getEffectiveScale()),
             op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
             masked ? nullptr : nb.getUnitAttr(),
-            scaleGradsOnce ? nb.getUnitAttr() : nullptr);
+            scaleGradsOnce ? nb.getUnitAttr() : nullptr,
+            op.getDeterministicAttr());
         Value dqRows =
             extractValidRows(nb, nl, step.getResultGradQuery(), rows);
         SmallVector<OpFoldResult> offsets, sizes, strides;

@@ -112,6 +112,13 @@ def kernel_launcher(driver, meta_path, meta, tensors):
     or the backward's pre, main and post kernels in turn."""
     ptx = meta_path[:-5] + ".ptx"
     prefixes = ("pre_", "", "post_") if meta["kind"] == "backward" else ("",)
+    # A deterministic backward takes turns on dq_turns, zero at every call.
+    turns = None
+    if meta.get("deterministic") == "1":
+        q_blocks = -(-int(meta["seq_q"]) // int(meta["block_q"]))
+        turns = torch.zeros(int(meta["batch"]), int(meta["heads_q"]), q_blocks,
+                            dtype=torch.int32, device="cuda")
+        tensors = dict(tensors, dq_turns=turns)
     launches = []
     for prefix in prefixes:
         sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
@@ -119,6 +126,8 @@ def kernel_launcher(driver, meta_path, meta, tensors):
         launches.append(driver.launcher(driver.load(ptx, sub), sub, tensors))
 
     def run():
+        if turns is not None:
+            turns.zero_()
         for launch in launches:
             launch()
     return run

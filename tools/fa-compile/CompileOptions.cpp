@@ -120,6 +120,12 @@ cl::opt<std::string> dqHandoff(
              "dQ's TMA reductions (the compute warps only fill a two-stage "
              "staging ring): auto (the compiler's choice), on or off"),
     cl::init("auto"), cl::cat(category));
+cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("the backward's gradients bitwise equal run to run: dQ added "
+             "in KV-block order (the WGMMA backward; windows without a left "
+             "bound)"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> chip("chip",
                           cl::desc("sm_80, sm_86, sm_87, sm_89, sm_90 or "
                                    "sm_90a (mlir::fa::supportedChips())"),
@@ -224,6 +230,7 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--dq-handoff must be auto, on or off, got '" + dqHandoff +
                    "'");
   config.dqHandoff = dqHandoff;
+  config.deterministic = deterministic;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

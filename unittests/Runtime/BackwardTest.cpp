@@ -97,6 +97,45 @@ TEST(RuntimeBackward, WorkspaceSize) {
   EXPECT_EQ(l.totalBytes % kWorkspaceAlignment, 0u);
 }
 
+/// A deterministic backward: dq_turns (i32, one per batch, query head and
+/// Q block) after dq_acc in the workspace; the metadata must say so with
+/// both the key and the parameter.
+TEST(RuntimeBackward, DeterministicTurnsInTheWorkspace) {
+  std::string text =
+      withLine(goodBackwardMetaText(), "args",
+               "args = q,k,v,do,lse,delta,dq_acc,dk,dv,dq_turns\n"
+               "deterministic = 1");
+  KernelMetadata m = parseOrDie(text);
+  EXPECT_TRUE(m.deterministic);
+  BackwardWorkspaceLayout l = backwardWorkspaceLayout(m);
+  // 2 batches x 8 heads x ceil(300 / 64) = 5 Q blocks, i32.
+  EXPECT_EQ(l.dqTurnsOffset, 19200u + 1228800u);
+  EXPECT_EQ(l.dqTurnsBytes, 2u * 8u * 5u * 4u);
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(m), 19200u + 1228800u + 512u);
+  EXPECT_EQ(l.totalBytes % kWorkspaceAlignment, 0u);
+  // Without the key, the parameter is an error; with it, its absence is.
+  auto parseError = [](const std::string &bad) {
+    KernelMetadata ignored;
+    return parseKernelMetadata(bad, ignored).message();
+  };
+  EXPECT_NE(parseError(withLine(goodBackwardMetaText(), "args",
+                                "args = q,k,v,do,lse,delta,dq_acc,dk,dv,"
+                                "dq_turns"))
+                .find("deterministic backward's"),
+            std::string::npos);
+  EXPECT_NE(parseError(withLine(goodBackwardMetaText(), "causal",
+                                "causal = 1\ndeterministic = 1"))
+                .find("must take 'dq_turns'"),
+            std::string::npos);
+  // A forward is never deterministic in this sense.
+  EXPECT_NE(parseError(withLine(goodMetaText(), "causal",
+                                "causal = 0\ndeterministic = 1"))
+                .find("only backward kernels"),
+            std::string::npos);
+  // Without it the layout is as before.
+  EXPECT_EQ(backwardWorkspaceLayout(backwardMeta()).dqTurnsBytes, 0u);
+}
+
 TEST(RuntimeBackward, RejectsForwardKernels) {
   KernelMetadata f = parseOrDie(goodMetaText());
   AttentionBackwardArgs a = goodArgs(f);

@@ -72,6 +72,10 @@ struct AttentionConfig {
   /// hand-off-reductions): "auto" (the compiler's choice: on at head dims
   /// up to 64 without a mask), "on" or "off".
   std::string dqHandoff = "auto";
+  /// Backward: dQ added in KV-block order, so that gradients are bitwise
+  /// equal run to run (`fa.attention_grad ... deterministic`; the WGMMA
+  /// backward's atomic sums, each a turn on a counter per Q block).
+  bool deterministic = false;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

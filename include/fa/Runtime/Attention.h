@@ -124,6 +124,8 @@ constexpr size_t kWorkspaceAlignment = 256;
 struct BackwardWorkspaceLayout {
   size_t deltaOffset = 0, deltaBytes = 0;
   size_t dqAccOffset = 0, dqAccBytes = 0;
+  /// A deterministic backward's dq_turns (i32 [B, Hq, ceil(Nq / block_q)]).
+  size_t dqTurnsOffset = 0, dqTurnsBytes = 0;
   size_t totalBytes = 0;
 };
 BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &metadata);

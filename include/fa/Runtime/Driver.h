@@ -58,6 +58,8 @@ struct DriverApi {
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t) = nullptr;
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t) = nullptr;
   CUresult (*memsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*memsetD32Async)(CUdeviceptr, unsigned int, size_t,
+                             CUstream) = nullptr;
   CUresult (*memGetInfo)(size_t *, size_t *) = nullptr;
   CUresult (*streamSynchronize)(CUstream) = nullptr;
   CUresult (*eventCreate)(CUevent *, unsigned int) = nullptr;

@@ -128,6 +128,10 @@ struct KernelMetadata {
   /// every batch and pair of sequence lengths. batch, seqQ, seqKV and grid
   /// are then the call's, 0 here until instantiate() fills them in.
   bool runtimeShapes = false;
+  /// A deterministic backward (`deterministic = 1`): its main kernel adds
+  /// dQ in KV-block order, taking turns on `dq_turns` (i32, one per batch,
+  /// query head and Q block of block_q rows; zero before the launch).
+  bool deterministic = false;
 
   int64_t blockQ = 0;      ///< Informational; 0 if absent.
   int64_t blockKV = 0;     ///< Informational; 0 if absent.

@@ -293,6 +293,7 @@ struct ConvertFAGPUToNVVMPass
     populateStoreTileToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);
     populateBarriersToNVVMPatterns(converter, patterns);
+    populateTurnsToNVVMPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<FAGPUDialect>();

@@ -169,6 +169,10 @@ void populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
                                       RewritePatternSet &patterns,
                                       bool matrixStores);
 
+/// Lowers `fagpu.wait_turn` and `fagpu.pass_turn` (TurnsToNVVM.cpp).
+void populateTurnsToNVVMPatterns(TileTypeConverter &converter,
+                                 RewritePatternSet &patterns);
+
 /// Lowers `fagpu.store_tile` (patterns in StoreTileToNVVM.cpp).
 void populateStoreTileToNVVMPatterns(TileTypeConverter &converter,
                                      RewritePatternSet &patterns);

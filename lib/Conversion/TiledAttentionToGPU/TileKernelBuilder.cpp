@@ -208,11 +208,24 @@ LogicalResult TileKernelBuilder::convertInsert(tensor::InsertSliceOp insert) {
   size_t rowDim = 2 - (rank - sizes.size());
   Value limit = arith::AddIOp::create(
       b, loc, dest.row, getValueOrCreateConstantIndexOp(b, loc, sizes[rowDim]));
+  // A deterministic sum waits for the blocks before it in turn order.
+  SmallVector<Value> counter;
+  if (view.accumulate && turnCounters) {
+    Value rows = arith::ConstantIndexOp::create(b, loc, turnRows);
+    Value batch = getValueOrCreateConstantIndexOp(b, loc, offsets[0]);
+    Value head = getValueOrCreateConstantIndexOp(b, loc, offsets[1]);
+    Value rowBlock = arith::DivUIOp::create(b, loc, dest.row, rows);
+    counter = {batch, head, rowBlock};
+    Value turn = turnOf(dest.row, limit);
+    fagpu::WaitTurnOp::create(b, loc, turnCounters, counter, turn);
+  }
   if (view.accumulate && bulkAccumulate)
     reduceThroughShared(*value, dest.view, dest.row, limit, loc);
   else
     fagpu::StoreTileOp::create(b, loc, *value, dest.view, dest.row, limit,
                                view.accumulate);
+  if (!counter.empty())
+    fagpu::PassTurnOp::create(b, loc, turnCounters, counter);
   outputs[insert.getResult()] = view;
   return success();
 }

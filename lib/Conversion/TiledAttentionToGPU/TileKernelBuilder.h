@@ -21,6 +21,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
+
 namespace mlir {
 namespace fa {
 
@@ -71,6 +73,13 @@ public:
   bool bulkAccumulate = false;
   /// Whether any did: the kernel must wait for their reads before it ends.
   bool bulkReductions = false;
+  /// Deterministic sums: each tile added into an output is a turn on
+  /// `turnCounters[batch, head, first row / turnRows]` (i32), this block's
+  /// being `turnOf(first row, end row)` (fagpu.wait_turn / fagpu.pass_turn
+  /// around the sum).
+  Value turnCounters;
+  std::function<Value(Value, Value)> turnOf;
+  int64_t turnRows = 0;
 
   LogicalResult convertOp(Operation &op);
   LogicalResult convertBlock(Block &block) {

@@ -29,6 +29,7 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 #include "fa/Transforms/Passes.h"
+#include "fa/Transforms/TilingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -76,8 +77,32 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
   return checkGridLimits(c);
 }
 
-/// Kernel arguments, in the order of the mma.sync backward's main kernel.
-enum Argument { Q, K, V, DO, Lse, Delta, DqAcc, DK, DV, NumArguments };
+/// Kernel arguments, in the order of the mma.sync backward's main kernel;
+/// a deterministic backward also takes dQ's turn counters.
+enum Argument { Q, K, V, DO, Lse, Delta, DqAcc, DK, DV, DqTurns };
+
+/// A deterministic backward's turn for KV block `kvBlock` on the Q block
+/// of rows [firstRow, endRow): the blocks that add into it are those of
+/// the keys its rows see (splitKVBlocks, the inverse of the Q-block range
+/// each KV block walks), taken last first: under a causal mask the block
+/// that starts at this Q block (its diagonal) goes first, so no block
+/// waits for one that reaches the Q block later in its walk.
+Value emitTurn(OpBuilder &b, Location loc, const AttentionKernelConfig &c,
+               Value kvBlock, Value firstRow, Value endRow) {
+  std::optional<SmallVector<int64_t>> window;
+  if (c.window)
+    window = SmallVector<int64_t>{c.window->first, c.window->second};
+  MaskBand band = MaskBand::get(
+      c.causal,
+      window ? std::optional<ArrayRef<int64_t>>(*window) : std::nullopt, c.seqQ,
+      c.seqKV);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lastRow = arith::SubIOp::create(b, loc, endRow, one);
+  BlockSplit blocks =
+      splitKVBlocks(b, loc, band, firstRow, lastRow, c.seqKV, c.blockKV);
+  Value last = arith::SubIOp::create(b, loc, blocks.hi, one);
+  return arith::SubIOp::create(b, loc, last, kvBlock);
+}
 
 struct ConvertTiledAttentionGradToFAGPUPass
     : fa::impl::ConvertTiledAttentionGradToFAGPUBase<
@@ -122,9 +147,15 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (failed(config))
       return failure();
     std::string problem = checkWgmmaBackwardConfig(*config);
+    bool deterministic = tileOp.getDeterministic();
     if (!problem.empty())
       return tileOp.emitError()
              << "cannot lower to the WGMMA backward: " << problem;
+    if (deterministic && dqReduction == "bulk")
+      return tileOp.emitError()
+             << "a deterministic backward adds dQ with atomics in turn "
+                "(dq-reduction=bulk would release a turn before its "
+                "reduction lands)";
     // The forall's body: slices of its outputs, then the loop over KV
     // blocks, which becomes the grid's x.
     scf::ForOp kvLoop;
@@ -172,6 +203,11 @@ struct ConvertTiledAttentionGradToFAGPUPass
         backwardTensorType(c, c.headsQ, c.seqQ, c.headDim, f32),
         backwardTensorType(c, c.headsKV, c.seqKV, c.headDim, t),
         backwardTensorType(c, c.headsKV, c.seqKV, c.headDimV, t)};
+    // dQ's turn counters: one per (batch, query head, Q block), zero
+    // before the launch.
+    if (deterministic)
+      arguments.push_back(
+          MemRefType::get({c.batch, c.headsQ, c.numQBlocks()}, b.getI32Type()));
     int64_t kvBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
     if (failed(emitBackwardPreKernel(b, gpuModule, func, forall, c)))
       return failure();
@@ -198,7 +234,8 @@ struct ConvertTiledAttentionGradToFAGPUPass
              << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
                 "tile does not fit shared memory beside the others above)";
     builder.bulkAccumulate =
-        dqReduction == "bulk" || (dqReduction == "auto" && !wide);
+        !deterministic &&
+        (dqReduction == "bulk" || (dqReduction == "auto" && !wide));
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -232,8 +269,22 @@ struct ConvertTiledAttentionGradToFAGPUPass
       if (failed(builder.convertOp(op)))
         return failure();
     }
-    builder.map.map(kvLoop.getInductionVar(),
-                    gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+    Value kvBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    // Deterministic: the KV blocks last first, the order of their turns,
+    // so that a block only ever waits for blocks launched before it (a
+    // block waiting for one not yet resident would wait forever).
+    if (deterministic)
+      kvBlock = arith::SubIOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, kvBlocks - 1),
+          kvBlock);
+    builder.map.map(kvLoop.getInductionVar(), kvBlock);
+    if (deterministic) {
+      builder.turnCounters = entry.getArgument(DqTurns);
+      builder.turnOf = [&, kvBlock](Value firstRow, Value endRow) {
+        return emitTurn(b, loc, c, kvBlock, firstRow, endRow);
+      };
+      builder.turnRows = c.blockQ;
+    }
     for (auto [arg, init] :
          llvm::zip(kvLoop.getRegionIterArgs(), kvLoop.getInitArgs())) {
       auto view = builder.outputs.find(init);

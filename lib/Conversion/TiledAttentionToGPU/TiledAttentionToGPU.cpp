@@ -75,6 +75,12 @@ struct ConvertTiledAttentionToGPUPass
       }
       // The mma.sync main kernel is built from the configuration and
       // scales dS itself.
+      if (backward && backward.getDeterministic()) {
+        backward.emitError()
+            << "cannot lower to the mma.sync kernel: it has no "
+               "deterministic mode (the WGMMA backward, sm_90a, has)";
+        return WalkResult::interrupt();
+      }
       if (backward && backward.getUnscaledGrads()) {
         backward.emitError()
             << "cannot lower to the mma.sync kernel: it scales dS itself; "

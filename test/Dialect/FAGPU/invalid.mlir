@@ -746,3 +746,13 @@ func.func @tma_reduce_bf16(%m: !fagpu.tensor_map<memref<1x2x256x64xbf16>, box = 
   fagpu.tma_reduce %m[%b, %h, %row] from %s bands = 1 : !fagpu.tensor_map<memref<1x2x256x64xbf16>, box = [64, 64]>, !fagpu.smem<64x64xbf16, swizzle = 128>
   return
 }
+
+// -----
+
+gpu.module @m {
+  gpu.func @indices(%turns: memref<2x4x8xi32>, %i: index) kernel {
+    // expected-error @+1 {{'fagpu.wait_turn' op takes 3 indices into its counters, got 1}}
+    fagpu.wait_turn %turns[%i], %i : memref<2x4x8xi32>
+    gpu.return
+  }
+}

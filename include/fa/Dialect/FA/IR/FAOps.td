@@ -78,6 +78,9 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
     forward's output O, its log-sum-exp LSE and the output gradient dO.
     dK and dV of a KV head sum the contributions of every query head of its
     group. Masks, scale and softcap mean what they mean on `fa.attention`.
+    `deterministic` asks for gradients that are bitwise equal run to run:
+    a lowering that sums dQ from parallel KV blocks adds their parts in
+    the order of the blocks.
 
     ```mlir
     %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse causal
@@ -91,12 +94,12 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value, FA_Tensor:$output,
                             FA_Tensor:$grad_output, FA_F32Tensor:$lse),
-                       FA_ScoreAttrs);
+                       FA_ScoreAttrs, (ins UnitAttr:$deterministic));
   let results = (outs FA_Tensor:$grad_query, FA_Tensor:$grad_key,
                       FA_Tensor:$grad_value);
   let assemblyFormat = !strconcat([{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
-  }], FA_ScoreAttrsFormat, [{
+  }], FA_ScoreAttrsFormat, [{ (`deterministic` $deterministic^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($grad_output) `,` type($lse) `->`
     type($grad_query) `,` type($grad_key) `,` type($grad_value)
@@ -202,7 +205,8 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
     without the factor `scale` (`dQ += dS' K`, `dK += dS'ᵀ Q`), which the
     caller applies once to their sums: FlashAttention 3's form, one
     multiply per element of dQ and dK instead of one per element of every
-    dS tile.
+    dS tile. `deterministic` carries the op's: dQ tiles of a Q block are
+    added in the order of their KV blocks.
   }];
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value, FA_Tensor:$grad_output,
@@ -213,7 +217,8 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
                             Index:$q_start, Index:$kv_start, Index:$q_len,
                             Index:$kv_len),
                        FA_ScoreAttrs,
-                       (ins UnitAttr:$unmasked, UnitAttr:$unscaled_grads));
+                       (ins UnitAttr:$unmasked, UnitAttr:$unscaled_grads,
+                            UnitAttr:$deterministic));
   let results = (outs FA_F32Tensor:$result_grad_query,
                       FA_F32Tensor:$result_grad_key,
                       FA_F32Tensor:$result_grad_value);
@@ -226,7 +231,8 @@ def FA_AttentionGradTileOp : FA_Op<"attention_grad_tile", [Pure,
       type($grad_value_acc) `)`
     `tile` `(` $q_start `,` $kv_start `,` $q_len `,` $kv_len `)`
   }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
-    (`unscaled_grads` $unscaled_grads^)? attr-dict }]);
+    (`unscaled_grads` $unscaled_grads^)?
+    (`deterministic` $deterministic^)? attr-dict }]);
   let hasVerifier = 1;
 }
 

@@ -367,6 +367,44 @@ def FAGPU_WaitSharedReadsOp : FAGPU_Op<"wait_shared_reads"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Turns: sections that blocks run in a fixed order
+//===----------------------------------------------------------------------===//
+
+def FAGPU_WaitTurnOp : FAGPU_Op<"wait_turn"> {
+  let summary = "Wait until a counter in global memory reaches a turn";
+  let description = [{
+    The first thread of the executing group (the block, or its
+    `fagpu.warp_specialize` region) loads `counters[indices]` with acquire
+    semantics at GPU scope until it equals `turn`; then the group syncs. The
+    global writes of every block that passed the turn before are then
+    visible to the whole group. With `fagpu.pass_turn` after a section of
+    global sums, blocks add in the order of their turns: run to run, the
+    same sums in the same order (the deterministic backward's dQ).
+  }];
+  let arguments = (ins MemRefOf<[I32]>:$counters, Variadic<Index>:$indices,
+                       Index:$turn);
+  let assemblyFormat = [{
+    $counters `[` $indices `]` `,` $turn attr-dict `:` type($counters)
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_PassTurnOp : FAGPU_Op<"pass_turn"> {
+  let summary = "Let the next block have its turn";
+  let description = [{
+    The executing group syncs (its global writes before this op are done),
+    then its first thread adds 1 to `counters[indices]` with release
+    semantics at GPU scope, which makes those writes visible to the block
+    whose `fagpu.wait_turn` sees the new count.
+  }];
+  let arguments = (ins MemRefOf<[I32]>:$counters, Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $counters `[` $indices `]` attr-dict `:` type($counters)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // mbarriers, TMA and warp specialization
 //===----------------------------------------------------------------------===//
 
