@@ -588,25 +588,3 @@ void ReduceRowsOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                                MLIRContext *context) {
   patterns.add<ScaleAfterReduceRows>(context);
 }
-
-//===----------------------------------------------------------------------===//
-// Turns
-//===----------------------------------------------------------------------===//
-
-/// One index per dimension of the counters.
-static LogicalResult verifyCounterIndices(Operation *op, Value counters,
-                                          ValueRange indices) {
-  int64_t rank = cast<MemRefType>(counters.getType()).getRank();
-  if (static_cast<int64_t>(indices.size()) != rank)
-    return op->emitOpError() << "takes " << rank << " indices into its "
-                             << "counters, got " << indices.size();
-  return success();
-}
-
-LogicalResult WaitTurnOp::verify() {
-  return verifyCounterIndices(*this, getCounters(), getIndices());
-}
-
-LogicalResult PassTurnOp::verify() {
-  return verifyCounterIndices(*this, getCounters(), getIndices());
-}
