@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 2
+#define FA_CAPI_VERSION 3
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -90,6 +90,10 @@ typedef struct faConfig {
    *  seq_q and seq_kv above are then ignored; launch with
    *  faAttentionForwardShape). The WGMMA forward (sm_90) only. */
   int32_t runtime_shapes;
+  /** 1: the backward's gradients bitwise equal run to run (dQ added in a
+   *  fixed order of KV blocks; the WGMMA backward, sm_90). The forward is
+   *  deterministic either way: a forward kernel ignores it. */
+  int32_t deterministic;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).

@@ -158,6 +158,12 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
                 "runtime_shapes must be 0 or 1, got " +
                     std::to_string(c->runtime_shapes));
   out.runtimeShapes = c->runtime_shapes == 1;
+  if (c->deterministic != 0 && c->deterministic != 1)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "deterministic must be 0 or 1, got " +
+                    std::to_string(c->deterministic));
+  // The backward's option: every forward is deterministic.
+  out.deterministic = c->deterministic == 1 && direction == FA_BACKWARD;
   // Runtime shapes ignore batch and lengths (each call's).
   const bool callSized = out.runtimeShapes;
   const std::pair<const char *, int64_t> sizes[] = {

@@ -182,9 +182,9 @@ std::string AttentionConfig::dqHandoffLimits() const {
     return "it needs the WGMMA backward";
   if (backwardProducer == "off")
     return "it needs the TMA producer (backward-producer=off)";
-  if (dqReduction == "atomic" || wideHeads() || deterministic)
-    return "it needs dQ through bulk reductions (dq-reduction=atomic, "
-           "deterministic, or head dims above 128)";
+  if (dqReduction == "atomic" || wideHeads())
+    return "it needs dQ through bulk reductions (dq-reduction=atomic, or "
+           "head dims above 128)";
   return "";
 }
 
@@ -193,9 +193,12 @@ std::string AttentionConfig::dqHandoffLimits() const {
 /// honoured); with a causal mask it lost 2-3 % there, and 2-5 % at hd128
 /// (docs/perf/README.md, fifteenth session).
 bool AttentionConfig::handsOffDq() const {
-  bool chosen =
-      dqHandoff == "on" || (dqHandoff == "auto" && !causal && !window &&
-                            std::max(headDim, headDimV) <= 64);
+  // Deterministic: the reducer warp takes dQ's turns, so that the compute
+  // warps never wait for another block's sums.
+  bool chosen = dqHandoff == "on" ||
+                (dqHandoff == "auto" &&
+                 (deterministic ||
+                  (!causal && !window && std::max(headDim, headDimV) <= 64)));
   return backward && chosen && dqHandoffLimits().empty();
 }
 

@@ -111,6 +111,9 @@ class Config:
     # One forward kernel for every batch and pair of lengths (sm_90): batch,
     # seq_q and seq_kv are then each launch's (Kernel.forward(shape=...)).
     runtime_shapes: bool = False
+    # The backward's gradients bitwise equal run to run (dQ added in a fixed
+    # order; sm_90's WGMMA backward). The forward is deterministic anyway.
+    deterministic: bool = False
 
     def __post_init__(self):
         # ctypes would wrap an out-of-range int, truncate a float and take
@@ -141,9 +144,10 @@ class Config:
             for side, value in zip(("left", "right"), self.window):
                 if value is not None:
                     _check_int("window " + side, value)
-        if not isinstance(self.runtime_shapes, bool):
-            raise TypeError("Config.runtime_shapes must be True or False, "
-                            "got %r" % (self.runtime_shapes,))
+        for name in ("runtime_shapes", "deterministic"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError("Config.%s must be True or False, got %r"
+                                % (name, getattr(self, name)))
         if self.chip is not None and not isinstance(self.chip, str):
             raise TypeError("Config.chip must be a string such as 'sm_90' or "
                             "None, got %r" % (self.chip,))
@@ -177,6 +181,7 @@ class Config:
         c.block_kv = int(self.block_kv)
         c.chip = self.chip.encode() if self.chip else None
         c.runtime_shapes = 1 if self.runtime_shapes else 0
+        c.deterministic = 1 if self.deterministic else 0
         return c
 
     def without_lengths(self):

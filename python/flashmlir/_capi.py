@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 2
+API_VERSION = 3
 
 # faStatus
 SUCCESS = 0
@@ -40,6 +40,7 @@ class faConfig(ctypes.Structure):
         ("block_kv", ctypes.c_int64),
         ("chip", ctypes.c_char_p),
         ("runtime_shapes", ctypes.c_int32),
+        ("deterministic", ctypes.c_int32),
     ]
 
 

@@ -66,9 +66,10 @@ def _window(window):
     return None if window is None else (int(window[0]), int(window[1]))
 
 
-def _config(q, k, v, causal, scale, window, softcap):
+def _config(q, k, v, causal, scale, window, softcap, deterministic=False):
     window = _window(window)
-    key = (q.shape, v.shape, q.dtype, causal, scale, window, softcap)
+    key = (q.shape, v.shape, q.dtype, causal, scale, window, softcap,
+           deterministic)
     config = _configs.get(key)
     if config is None:
         B, Hq, Nq, D = q.shape
@@ -78,7 +79,8 @@ def _config(q, k, v, causal, scale, window, softcap):
                         head_dim_v=Dv,
                         scale=None if scale is None else float(scale),
                         causal=bool(causal), window=window,
-                        softcap=None if not softcap else float(softcap))
+                        softcap=None if not softcap else float(softcap),
+                        deterministic=bool(deterministic))
         _configs[key] = config
     return config
 
@@ -281,14 +283,16 @@ if _CUSTOM_OPS:
     def _forward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     causal: bool, scale: Optional[float],
                     window: Optional[List[int]], softcap: Optional[float],
-                    runtime_shapes: Optional[bool]
+                    runtime_shapes: Optional[bool], deterministic: bool
                     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        config = _config(q, k, v, causal, scale, window, softcap)
+        config = _config(q, k, v, causal, scale, window, softcap,
+                         deterministic)
         _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
         return o, lse
 
     @_forward_op.register_fake
-    def _(q, k, v, causal, scale, window, softcap, runtime_shapes):
+    def _(q, k, v, causal, scale, window, softcap, runtime_shapes,
+          deterministic):
         o = q.new_empty(q.shape[:3] + (v.shape[3],))
         lse = q.new_empty(q.shape[:3], dtype=torch.float32)
         return o, lse
@@ -298,9 +302,10 @@ if _CUSTOM_OPS:
                      q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      o: torch.Tensor, lse: torch.Tensor, causal: bool,
                      scale: Optional[float], window: Optional[List[int]],
-                     softcap: Optional[float]
+                     softcap: Optional[float], deterministic: bool
                      ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        config = _config(q, k, v, causal, scale, window, softcap)
+        config = _config(q, k, v, causal, scale, window, softcap,
+                         deterministic)
         dq, dk, dv = _backward_gradients(config, q, k, v, o, lse, do, dlse)
         # Dense, as the fake says (the kernels write dense gradients).
         return tuple(torch.zeros(t.shape, dtype=t.dtype, device=t.device)
@@ -308,23 +313,24 @@ if _CUSTOM_OPS:
                      for g, t in ((dq, q), (dk, k), (dv, v)))
 
     @_backward_op.register_fake
-    def _(do, dlse, q, k, v, o, lse, causal, scale, window, softcap):
+    def _(do, dlse, q, k, v, o, lse, causal, scale, window, softcap,
+          deterministic):
         # Dense whatever the inputs' strides: the backward kernels read
         # dense copies and write dense gradients.
         return tuple(t.new_empty(t.shape) for t in (q, k, v))
 
     def _setup_context(ctx, inputs, output):
-        q, k, v, causal, scale, window, softcap, _ = inputs
+        q, k, v, causal, scale, window, softcap, _, deterministic = inputs
         ctx.save_for_backward(q, k, v, *output)
-        ctx.options = (causal, scale, window, softcap)
+        ctx.options = (causal, scale, window, softcap, deterministic)
         ctx.set_materialize_grads(False)
 
     def _backward_of_forward_op(ctx, do, dlse):
         if do is None and dlse is None:
-            return (None,) * 8
+            return (None,) * 9
         q, k, v, o, lse = ctx.saved_tensors
         dq, dk, dv = _backward_op(do, dlse, q, k, v, o, lse, *ctx.options)
-        return dq, dk, dv, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None
 
     _forward_op.register_autograd(_backward_of_forward_op,
                                   setup_context=_setup_context)
@@ -336,7 +342,7 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
 
 
 def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
-              return_lse=False, runtime_shapes=None):
+              return_lse=False, runtime_shapes=None, deterministic=False):
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
 
     q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
@@ -355,7 +361,14 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     None (default) decides as $FLASHMLIR_RUNTIME_SHAPES says ("1", "0"),
     else a problem's first shape gets its own kernel and later shapes the
     runtime-shapes one.
+
+    deterministic: True makes the backward's gradients bitwise equal run to
+    run (dQ added in a fixed order of KV blocks; sm_90's WGMMA backward, a
+    few percent slower). The forward is deterministic either way.
     """
+    if not isinstance(deterministic, bool):
+        raise TypeError("flashmlir.attention: deterministic must be True or "
+                        "False, got %r" % (deterministic,))
     _check_inputs(q, k, v)
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise ValueError("flashmlir.attention: scale must be a positive finite "
@@ -370,9 +383,9 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
                              None if scale is None else float(scale),
                              None if window is None else list(_window(window)),
                              None if not softcap else float(softcap),
-                             runtime_shapes)
+                             runtime_shapes, deterministic)
         return (o, lse) if return_lse else o
-    config = _config(q, k, v, causal, scale, window, softcap)
+    config = _config(q, k, v, causal, scale, window, softcap, deterministic)
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
                                     v.requires_grad):
         o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)

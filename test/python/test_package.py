@@ -1,5 +1,6 @@
 """The flashmlir package without a GPU: loading, configs, compile errors."""
 
+import dataclasses
 import hashlib
 import os
 import struct
@@ -177,6 +178,27 @@ def test_runtime_shapes_kernel_takes_each_launchs_shape():
         Config(runtime_shapes=1)
     with pytest.raises(FlashMLIRError, match="need the WGMMA forward"):
         flashmlir.compile_unloaded(Config(chip="sm_80", runtime_shapes=True))
+
+
+def test_deterministic_backward_takes_turn_counters():
+    cfg = Config(heads_q=4, heads_kv=2, seq_q=300, head_dim=128, causal=True,
+                 chip="sm_90", deterministic=True)
+    bwd = flashmlir.compile_unloaded(cfg, backward=True)
+    md = bwd.metadata_dict()
+    assert md["deterministic"] == "1"
+    assert "dq_turns" in md["args"].split(",")
+    plain = flashmlir.compile_unloaded(
+        dataclasses.replace(cfg, deterministic=False), backward=True)
+    assert "deterministic" not in plain.metadata_dict()
+    assert bwd.workspace_bytes() > plain.workspace_bytes()
+    # The forward is deterministic anyway: the option leaves it alone.
+    fwd = flashmlir.compile_unloaded(cfg)
+    assert "deterministic" not in fwd.metadata_dict()
+    with pytest.raises(TypeError, match="deterministic"):
+        Config(deterministic=1)
+    with pytest.raises(FlashMLIRError, match="deterministic"):
+        flashmlir.compile_unloaded(dataclasses.replace(cfg, chip="sm_80"),
+                                   backward=True)
 
 
 def test_config_is_hashable_for_the_kernel_cache():

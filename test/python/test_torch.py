@@ -41,13 +41,20 @@ def test_custom_ops_fake_shapes():
     q = torch.empty(2, 100, 8, 64, dtype=bf16, device="meta").transpose(1, 2)
     k = torch.empty(2, 2, 120, 64, dtype=bf16, device="meta")
     v = torch.empty(2, 2, 120, 32, dtype=bf16, device="meta")
-    o, lse = ops.attention_forward(q, k, v, True, None, [16, 0], None, None)
+    o, lse = ops.attention_forward(q, k, v, True, None, [16, 0], None, None,
+                                   False)
     assert o.shape == (2, 8, 100, 32) and o.dtype == bf16
     assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
     assert o.is_contiguous() and lse.is_contiguous()
     dq, dk, dv = ops.attention_backward(o, None, q, k, v, o, lse, True, None,
-                                        [16, 0], None)
+                                        [16, 0], None, True)
     assert not q.is_contiguous()
     for grad, like in ((dq, q), (dk, k), (dv, v)):
         assert grad.shape == like.shape and grad.dtype == like.dtype
         assert grad.is_contiguous()
+
+
+def test_deterministic_must_be_bool():
+    q = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="deterministic"):
+        flashmlir.attention(q, q, q, deterministic=1)

@@ -208,6 +208,43 @@ TEST_F(CApiTest, RuntimeShapesKernelsTakeEachLaunchsShape) {
   EXPECT_TRUE(lastErrorContains("need the WGMMA forward"));
 }
 
+TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.seq_q = c.seq_kv = 300;
+  c.deterministic = 1;
+  faKernel backward = nullptr, plain = nullptr, forward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
+      << faGetLastError();
+  std::string meta = faKernelMetadata(backward);
+  EXPECT_NE(meta.find("deterministic = 1"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("dq_turns"), std::string::npos) << meta;
+  // The turn counters take workspace beside dQ's accumulator.
+  c.deterministic = 0;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &plain), FA_SUCCESS);
+  uint64_t withTurns = 0, without = 0;
+  EXPECT_EQ(faBackwardWorkspaceBytes(backward, &withTurns), FA_SUCCESS);
+  EXPECT_EQ(faBackwardWorkspaceBytes(plain, &without), FA_SUCCESS);
+  EXPECT_GT(withTurns, without);
+  // Every forward is deterministic: the option leaves it alone.
+  c.deterministic = 1;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_EQ(std::string(faKernelMetadata(forward)).find("deterministic"),
+            std::string::npos);
+  for (faKernel k : {backward, plain, forward})
+    EXPECT_EQ(faKernelDestroy(k), FA_SUCCESS);
+  // Only 0 or 1; and only where the WGMMA backward runs.
+  c.deterministic = 2;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("deterministic must be 0 or 1"));
+  c.deterministic = 1;
+  c.chip = "sm_80";
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_ERROR_COMPILE);
+  EXPECT_TRUE(lastErrorContains("deterministic")) << faGetLastError();
+}
+
 TEST_F(CApiTest, PrecompileNeedsNoDriverAndHitsTheSecondTime) {
   faConfig c = defaultConfig();
   c.chip = "sm_80";

@@ -288,12 +288,13 @@ void mlir::fagpu::markSingleWarpProducers(Operation *root) {
     // TMA loads, their byte counts and the waits before them: one thread
     // issues, any number may wait, so one warp does it all.
     WalkResult walk = op.getProducer().walk([](Operation *inner) {
-      if (isa<TmaLoadOp, ArriveExpectBytesOp, WaitBarrierOp, StageOp>(inner) ||
-          isa<arith::ArithDialect, scf::SCFDialect>(inner->getDialect()))
-        return WalkResult::advance();
-      return WalkResult::interrupt();
+      return WarpSpecializeOp::runsOnOneProducerWarp(inner)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
     });
-    if (!walk.wasInterrupted() && op.getProducerWarpgroups() == 1)
+    // (The verifier holds a producer beside a reducer to this.)
+    if (op.hasReducer() ||
+        (!walk.wasInterrupted() && op.getProducerWarpgroups() == 1))
       op->setAttr(kFirstWarpProduces, UnitAttr::get(op.getContext()));
   });
 }
@@ -332,11 +333,24 @@ void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
       Value producerTid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
       Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                               producerTid, warpSize);
-      auto only = scf::IfOp::create(b, loc, firstWarp);
+      auto only = scf::IfOp::create(b, loc, firstWarp,
+                                    /*withElseRegion=*/op.hasReducer());
       Block *body = only.thenBlock();
       body->getOperations().splice(
           std::prev(body->end()), then->getOperations(),
           std::next(only->getIterator()), std::prev(then->end()));
+      // The reducer on the second warp.
+      if (op.hasReducer()) {
+        b.setInsertionPointToStart(only.elseBlock());
+        Value secondWarp =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                  producerTid, indexConst(b, loc, 64));
+        auto reducer = scf::IfOp::create(b, loc, secondWarp);
+        Block *reducerBody = reducer.thenBlock();
+        reducerBody->getOperations().splice(
+            std::prev(reducerBody->end()),
+            op.getReducer().front().getOperations());
+      }
     }
     fill(branch.elseBlock(), op.getConsumers(), op.getConsumerRegisters(),
          NVVM::SetMaxRegisterAction::increase);

@@ -283,13 +283,26 @@ struct LowerWaitSharedReads : OpConversionPattern<WaitSharedReadsOp> {
   }
 };
 
+struct LowerWaitGlobalSums : OpConversionPattern<WaitGlobalSumsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitGlobalSumsOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // Without `.read`: the bulk groups' writes, not only their reads.
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), /*group=*/0,
+                                         /*read=*/UnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fagpu::populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
                                                    RewritePatternSet &patterns,
                                                    bool matrixStores) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<LowerLoadTile, LowerReduceToGlobal, LowerWaitSharedReads>(
-      converter, ctx);
+  patterns.add<LowerLoadTile, LowerReduceToGlobal, LowerWaitSharedReads,
+               LowerWaitGlobalSums>(converter, ctx);
   patterns.add<LowerStoreToShared>(converter, ctx, matrixStores);
 }

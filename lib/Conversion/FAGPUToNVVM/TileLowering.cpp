@@ -60,6 +60,8 @@ ThreadGroup ThreadGroup::enclosing(OpBuilder &b) {
     int64_t producerThreads = 128 * split.getProducerWarpgroups();
     if (region == &split.getProducer())
       return {0, producerThreads};
+    if (region == &split.getReducer())
+      return {32, 32}; // the producer warpgroup's second warp
     return {producerThreads,
             static_cast<int64_t>(128 * split.getConsumerWarpgroups())};
   }
@@ -81,7 +83,7 @@ LogicalResult mlir::fagpu::checkBandIssuers(OpBuilder &b, Operation *op,
   if (auto kernel = op->getParentOfType<gpu::GPUFuncOp>(); !threads && kernel)
     if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
       threads = block[0];
-  if (threads && bands > threads / 128)
+  if (threads && bands > std::max<int64_t>(1, threads / 128))
     return op->emitOpError()
            << bands << " bands need as many warpgroups; the code runs on "
            << threads << " threads";
@@ -341,6 +343,10 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
     ThreadGroup group = ThreadGroup::enclosing(b);
     if (group.threads == 0) {
       gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    if (group.threads == 32) { // a region of one warp
+      emitSync(b, loc, SyncScope::warp);
       return;
     }
     // In a fagpu.warp_specialize region the "block" is the region's

@@ -224,8 +224,13 @@ LogicalResult TileKernelBuilder::convertInsert(tensor::InsertSliceOp insert) {
   else
     fagpu::StoreTileOp::create(b, loc, *value, dest.view, dest.row, limit,
                                view.accumulate);
-  if (!counter.empty())
+  if (!counter.empty()) {
+    // A bulk reduction's sums land after its issue: the next block's turn
+    // comes once they have.
+    if (view.accumulate && bulkAccumulate)
+      fagpu::WaitGlobalSumsOp::create(b, loc);
     fagpu::PassTurnOp::create(b, loc, turnCounters, counter);
+  }
   outputs[insert.getResult()] = view;
   return success();
 }

@@ -147,15 +147,10 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (failed(config))
       return failure();
     std::string problem = checkWgmmaBackwardConfig(*config);
-    bool deterministic = tileOp.getDeterministic();
     if (!problem.empty())
       return tileOp.emitError()
              << "cannot lower to the WGMMA backward: " << problem;
-    if (deterministic && dqReduction == "bulk")
-      return tileOp.emitError()
-             << "a deterministic backward adds dQ with atomics in turn "
-                "(dq-reduction=bulk would release a turn before its "
-                "reduction lands)";
+    bool deterministic = tileOp.getDeterministic();
     // The forall's body: slices of its outputs, then the loop over KV
     // blocks, which becomes the grid's x.
     scf::ForOp kvLoop;
@@ -234,8 +229,7 @@ struct ConvertTiledAttentionGradToFAGPUPass
              << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
                 "tile does not fit shared memory beside the others above)";
     builder.bulkAccumulate =
-        !deterministic &&
-        (dqReduction == "bulk" || (dqReduction == "auto" && !wide));
+        dqReduction == "bulk" || (dqReduction == "auto" && !wide);
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);

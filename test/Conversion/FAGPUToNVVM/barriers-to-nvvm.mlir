@@ -280,3 +280,67 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A reducer region: the producer warpgroup's first warp loads, its second
+// (threads [32, 64), positions counted from 32) runs the reducer. A turn's
+// group is that warp: thread 32 spins on the acquire load, then a warp
+// sync; thread 32 issues the reduction; wait_global_sums waits for the
+// bulk group's writes (no `.read`); the turn passes after a warp sync.
+
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @reducer
+  // CHECK: nvvm.setmaxregister decrease 24
+  // CHECK-NEXT: %[[W32:.*]] = arith.constant 32 : index
+  // CHECK-NEXT: %[[PTID:.*]] = gpu.thread_id x
+  // CHECK-NEXT: %[[FIRSTW:.*]] = arith.cmpi ult, %[[PTID]], %[[W32]] : index
+  // CHECK-NEXT: scf.if %[[FIRSTW]] {
+  // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+  // CHECK: } else {
+  // CHECK-NEXT: %[[W64:.*]] = arith.constant 64 : index
+  // CHECK-NEXT: %[[SECONDW:.*]] = arith.cmpi ult, %[[PTID]], %[[W64]] : index
+  // CHECK-NEXT: scf.if %[[SECONDW]] {
+  // CHECK: nvvm.mbarrier.try_wait.parity
+  // CHECK: %[[TTID:.*]] = gpu.thread_id x
+  // CHECK-NEXT: %[[T32:.*]] = arith.constant 32 : index
+  // CHECK-NEXT: %[[TG:.*]] = arith.subi %[[TTID]], %[[T32]] : index
+  // CHECK-NEXT: %[[TFIRST:.*]] = arith.cmpi eq, %[[TG]], %{{.*}} : index
+  // CHECK-NEXT: scf.if %[[TFIRST]] {
+  // CHECK: scf.while
+  // CHECK: llvm.load %{{.*}} atomic syncscope("device") acquire
+  // CHECK: nvvm.bar.warp.sync
+  // CHECK: nvvm.cp.async.bulk.tensor.reduce
+  // CHECK: nvvm.cp.async.bulk.commit.group
+  // CHECK-NEXT: }
+  // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+  // CHECK: nvvm.bar.warp.sync
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.release.gpu.global.add.u32 [$0], 1;"
+  // CHECK: nvvm.mbarrier.arrive
+  // CHECK: } else {
+  // CHECK-NEXT: nvvm.setmaxregister increase 240
+  gpu.func @reducer(%map: !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>,
+                    %dmap: !fagpu.tensor_map<memref<2x4x256x64xf32>, box = [64, 32]>,
+                    %turns: memref<2x4x4xi32>,
+                    %b: index, %h: index, %row: index, %i: index, %p: index, %turn: index) kernel {
+    %ring = fagpu.alloc_shared : !fagpu.smem<2x64x128xbf16, swizzle = 128>
+    %dq = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 128>
+    %bars = fagpu.alloc_barriers : !fagpu.barriers<3>
+    fagpu.init_barriers %bars arrivals = [1, 8, 1] : !fagpu.barriers<3>
+    fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+      fagpu.arrive_expect_bytes %bars[%i], 16384 : !fagpu.barriers<3>
+      %t = fagpu.stage %ring[%i] : !fagpu.smem<2x64x128xbf16, swizzle = 128> -> !fagpu.smem<64x128xbf16, swizzle = 128>
+      fagpu.tma_load %map[%b, %h, %row] into %t, %bars[%i] : !fagpu.tensor_map<memref<2x4x256x128xbf16>, box = [64, 64]>, !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.barriers<3>
+    } reducer {
+      fagpu.wait_barrier %bars[%i] phase %p : !fagpu.barriers<3>
+      fagpu.wait_turn %turns[%b, %h, %i], %turn : memref<2x4x4xi32>
+      fagpu.tma_reduce %dmap[%b, %h, %row] from %dq bands = 1 : !fagpu.tensor_map<memref<2x4x256x64xf32>, box = [64, 32]>, !fagpu.smem<64x64xf32, swizzle = 128>
+      fagpu.wait_global_sums
+      fagpu.pass_turn %turns[%b, %h, %i] : memref<2x4x4xi32>
+      fagpu.arrive_barrier %bars[%i] : !fagpu.barriers<3>
+    } consumers(warpgroups = 2, registers = 240) {
+      fagpu.wait_barrier %bars[%i] phase %p : !fagpu.barriers<3>
+    }
+    gpu.return
+  }
+}

@@ -756,3 +756,35 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A reducer runs on the producer warpgroup's second warp: one producer
+// warpgroup.
+func.func @split_reducer_warpgroups() {
+  // expected-error @+1 {{a reducer region runs on the second warp of one producer warpgroup, not of 2}}
+  fagpu.warp_specialize producer(warpgroups = 2, registers = 24) {
+    %p = arith.constant 0 : index
+  } reducer {
+    fagpu.wait_global_sums
+  } consumers(warpgroups = 1, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// Beside a reducer the producer is one warp: nothing that needs its
+// warpgroup (a bulk reduction's band, a turn's group sync).
+func.func @split_reducer_producer_work() {
+  // expected-error @+1 {{with a reducer region the producer runs on one warp: it may only issue TMA loads and wait on barriers}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    fagpu.wait_global_sums
+  } reducer {
+    fagpu.wait_global_sums
+  } consumers(warpgroups = 2, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}

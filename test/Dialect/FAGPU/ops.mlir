@@ -201,3 +201,27 @@ func.func @column_split(%q: !fagpu.smem<64x128xbf16, swizzle = 128>,
   %l = fagpu.expand_rows %lse : tensor<64xf32, #fagpu.rows<#fagpu.wgmma_acc_cols<warps = 8>>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
   return
 }
+
+// A reducer region between the producer and the consumers (the producer
+// warpgroup's second warp), and the wait for bulk sums to land.
+// CHECK-LABEL: func.func @warp_specialized_reducer
+// CHECK: fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+// CHECK-NEXT: fagpu.arrive_expect_bytes
+// CHECK-NEXT: } reducer {
+// CHECK-NEXT: fagpu.wait_barrier
+// CHECK-NEXT: fagpu.wait_global_sums
+// CHECK-NEXT: fagpu.arrive_barrier
+// CHECK-NEXT: } consumers(warpgroups = 2, registers = 240) {
+func.func @warp_specialized_reducer(%i: index, %p: index) {
+  %bars = fagpu.alloc_barriers : !fagpu.barriers<2>
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    fagpu.arrive_expect_bytes %bars[%i], 16384 : !fagpu.barriers<2>
+  } reducer {
+    fagpu.wait_barrier %bars[%i] phase %p : !fagpu.barriers<2>
+    fagpu.wait_global_sums
+    fagpu.arrive_barrier %bars[%i] : !fagpu.barriers<2>
+  } consumers(warpgroups = 2, registers = 240) {
+    fagpu.wait_barrier %bars[%i] phase %p : !fagpu.barriers<2>
+  }
+  return
+}

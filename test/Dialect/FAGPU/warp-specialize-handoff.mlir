@@ -1,28 +1,32 @@
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention-grad{block-q=64 block-kv=128}, fa-convert-tiled-attention-grad-to-fagpu, gpu.module(fagpu-tma-reductions, fagpu-warp-specialize{hand-off-reductions}), canonicalize, cse)' | FileCheck %s
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention-grad{block-q=64 block-kv=128}, fa-convert-tiled-attention-grad-to-fagpu, gpu.module(fagpu-tma-reductions, fagpu-warp-specialize{hand-off-reductions max-shared-bytes=131000}), canonicalize, cse)' | FileCheck %s --check-prefix=NOROOM
 
-// dQ's reductions handed to the producer: the staging tile becomes a
-// two-stage ring with a full barrier per stage (one arrival per compute
-// warp: 8) and an empty one (one per producer warp: 4), after the Q/dO
-// rings' barriers (2 once + 2 x 2 full + 2 x 2 empty). The compute warps
-// wait for an empty stage, store into it without a block barrier and
-// arrive; the producer, after each iteration's loads, drains the previous
-// iteration's stage (and, after each Q loop, its last): wait full, one
+// dQ's reductions handed to the producer warpgroup: the staging tile
+// becomes a two-stage ring with a full barrier per stage (one arrival per
+// compute warp: 8) and an empty one (one arrival, the reducer warp's), after
+// the Q/dO rings' barriers (2 once + 2 x 2 full + 2 x 2 empty). The compute
+// warps wait for an empty stage, store into it without a block barrier and
+// arrive. The producer's first warp only loads; its second (the reducer
+// region) runs the same loops and drains each iteration's stage one
+// iteration behind (and, after each Q loop, its last): wait full, one
 // thread's reduction; then, once every reduction but that one has been read
-// by the copy engine, the stage before it is empty. The producer waits for
+// by the copy engine, the stage before it is empty. The reducer waits for
 // the last reads before the kernel ends.
 
 // CHECK-LABEL: gpu.func @gqa_backward(
 // CHECK-SAME: fa.shared_bytes = 131184
 // CHECK-DAG: %[[DQ:.*]] = fagpu.alloc_shared : !fagpu.smem<2x64x64xf32, swizzle = 128>
 // CHECK: %[[BARS:.*]] = fagpu.alloc_barriers : !fagpu.barriers<14>
-// CHECK: fagpu.init_barriers %[[BARS]] arrivals = [1, 1, 1, 1, 1, 1, 8, 8, 8, 8, 8, 8, 4, 4]
+// CHECK: fagpu.init_barriers %[[BARS]] arrivals = [1, 1, 1, 1, 1, 1, 8, 8, 8, 8, 8, 8, 1, 1]
 // CHECK: fagpu.warp_specialize producer(
+// CHECK-NOT: fagpu.tma_reduce
+// CHECK-NOT: fagpu.wait_shared_reads
+// CHECK: } reducer {
+// CHECK-NOT: fagpu.tma_load
+// CHECK-NOT: fagpu.arrive_expect_bytes
 // CHECK: scf.for %{{.*}} iter_args(%[[BEGIN:.*]] = %{{.*}}) -> (index) {
 // CHECK: %[[END:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[UB:.*]] step %c1 iter_args(%[[IT:.*]] = %[[BEGIN]]) -> (index) {
-// CHECK: fagpu.tma_load
-// CHECK: fagpu.tma_load
-// CHECK: %[[LATER:.*]] = arith.cmpi ugt, %[[IT]], %[[BEGIN]]
+// CHECK-NEXT: %[[LATER:.*]] = arith.cmpi ugt, %[[IT]], %[[BEGIN]]
 // CHECK-NEXT: scf.if %[[LATER]] {
 // CHECK-NEXT: %[[PREV:.*]] = arith.subi %[[IT]], %c1
 // CHECK-NEXT: %[[PREVJ:.*]] = arith.subi %[[J]], %c1
@@ -32,11 +36,13 @@
 // CHECK-NEXT: fagpu.wait_barrier %[[BARS]][%[[FULL]]] phase %[[R]]
 // CHECK-NEXT: %[[VIEW:.*]] = fagpu.stage %[[DQ]][%[[S]]]
 // CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[PREVJ]], %c64
-// CHECK-NEXT: fagpu.tma_reduce %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW]]] from %[[VIEW]] bands = 1
+// CHECK-NEXT: %[[HEAD:.*]] = arith.addi
+// CHECK-NEXT: fagpu.tma_reduce %{{.*}}[%{{.*}}, %[[HEAD]], %[[ROW]]] from %[[VIEW]] bands = 1
 // CHECK-NEXT: %[[EARLIER:.*]] = arith.cmpi ugt, %[[PREV]], %c0
 // CHECK-NEXT: scf.if %[[EARLIER]] {
 // CHECK-NEXT: fagpu.wait_shared_reads pending = 1
-// CHECK-NEXT: %[[EMPTY:.*]] = arith.addi %{{.*}}, %c12
+// CHECK-NEXT: %[[EMPTYSTAGE:.*]] = arith.remui %[[IT]], %c2
+// CHECK-NEXT: %[[EMPTY:.*]] = arith.addi %[[EMPTYSTAGE]], %c12
 // CHECK-NEXT: fagpu.arrive_barrier %[[BARS]][%[[EMPTY]]]
 // CHECK: %[[RAN:.*]] = arith.cmpi ugt, %[[END]], %[[BEGIN]]
 // CHECK-NEXT: scf.if %[[RAN]] {

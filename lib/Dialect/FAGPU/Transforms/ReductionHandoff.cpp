@@ -12,9 +12,30 @@
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Iterators.h"
 
 using namespace mlir;
 using namespace mlir::fagpu;
+
+/// Marks the ops of the producer's side of the hand-off until
+/// moveHandoffsToReducer moves them.
+static constexpr StringLiteral kHandoffAttr = "fagpu.handoff";
+
+/// What the producer recomputes for a reduction: its coordinates, and its
+/// turn's counter indices and turn.
+static SmallVector<Value> drainOperands(TmaReduceOp reduce,
+                                        std::optional<ReductionTurn> t) {
+  SmallVector<Value> values(reduce.getCoords());
+  if (t) {
+    llvm::append_range(values, t->wait.getIndices());
+    values.push_back(t->wait.getTurn());
+  }
+  return values;
+}
+
+void mlir::fagpu::markHandoffOp(Operation *op) {
+  op->setAttr(kHandoffAttr, UnitAttr::get(op->getContext()));
+}
 
 int64_t ReductionHandoff::extraSharedBytes() {
   return (kHandoffStages - 1) * staging.getType().getStageStride() +
@@ -46,22 +67,41 @@ mlir::fagpu::findReductionHandoff(gpu::GPUFuncOp kernel,
       }
     if (!store || !store->isBeforeInBlock(reduce))
       return std::optional<ReductionHandoff>();
-    // The producer recomputes the coordinates from the induction variable.
+    // A deterministic sum's turn goes with it: waited for before the store,
+    // passed after the sums have landed.
+    std::optional<ReductionTurn> turn;
+    auto waits = llvm::to_vector(loop.getBody()->getOps<WaitTurnOp>());
+    auto sums = llvm::to_vector(loop.getBody()->getOps<WaitGlobalSumsOp>());
+    auto passes = llvm::to_vector(loop.getBody()->getOps<PassTurnOp>());
+    if (!waits.empty() || !sums.empty() || !passes.empty()) {
+      if (waits.size() != 1 || sums.size() != 1 || passes.size() != 1 ||
+          !waits[0]->isBeforeInBlock(store) ||
+          !reduce->isBeforeInBlock(sums[0]) ||
+          !sums[0]->isBeforeInBlock(passes[0]) ||
+          waits[0].getCounters() != passes[0].getCounters() ||
+          waits[0].getIndices() != passes[0].getIndices())
+        return std::optional<ReductionHandoff>();
+      turn = ReductionTurn{waits[0], sums[0], passes[0]};
+    }
+    // The producer recomputes the coordinates (and the turn) from the
+    // induction variable.
     auto carried = [&](Value v) {
       return llvm::is_contained(loop.getRegionIterArgs(), v);
     };
-    SetVector<Operation *> slice = sliceInLoop(loop, reduce.getCoords());
-    if (llvm::any_of(reduce.getCoords(), carried) ||
+    SmallVector<Value> recomputed = drainOperands(reduce, turn);
+    SetVector<Operation *> slice = sliceInLoop(loop, recomputed);
+    if (llvm::any_of(recomputed, carried) ||
         llvm::any_of(slice, [&](Operation *op) {
           return llvm::any_of(op->getOperands(), carried) ||
                  !isMemoryEffectFree(op);
         }))
       return reduce.emitError()
              << "fagpu-warp-specialize hands a reduction to the producer "
-                "only if its coordinates are computed from the induction "
-                "variable without side effects";
+                "only if its coordinates and turn are computed from the "
+                "induction variable without side effects";
     handoff.stores.push_back(store);
     handoff.reductions.push_back(reduce);
+    handoff.turns.push_back(turn);
   }
   for (Operation *user : handoff.staging->getUsers())
     if (!llvm::is_contained(handoff.stores, user) &&
@@ -79,14 +119,16 @@ mlir::fagpu::findReductionHandoff(gpu::GPUFuncOp kernel,
 void mlir::fagpu::shareHandoffOperands(ReductionHandoff &handoff,
                                        ArrayRef<scf::ForOp> loops,
                                        function_ref<void(Value)> share) {
-  for (auto [loop, reduce] : llvm::zip(loops, handoff.reductions)) {
+  for (auto [loop, reduce, turn] :
+       llvm::zip(loops, handoff.reductions, handoff.turns)) {
     auto outside = [&](Value v) {
       return !loop->isAncestor(v.getParentBlock()->getParentOp());
     };
-    for (Value v : reduce.getCoords())
+    SmallVector<Value> recomputed = drainOperands(reduce, turn);
+    for (Value v : recomputed)
       if (outside(v))
         share(v);
-    for (Operation *op : sliceInLoop(loop, reduce.getCoords()))
+    for (Operation *op : sliceInLoop(loop, recomputed))
       for (Value v : op->getOperands())
         if (outside(v))
           share(v);
@@ -124,6 +166,7 @@ struct HandoffBuilder {
   void drain(size_t index, scf::ForOp loop, Value count, Value iv,
              IRMapping map) {
     TmaReduceOp reduce = handoff.reductions[index];
+    std::optional<ReductionTurn> turn = handoff.turns[index];
     Value stage = stageOf(count);
     Value round = roundOf(count);
     WaitBarrierOp::create(b, loc, barriers,
@@ -131,13 +174,21 @@ struct HandoffBuilder {
     Value tile = view(stage);
     map.map(loop.getInductionVar(), iv);
     for (Operation *op :
-         topologicalSort(sliceInLoop(loop, reduce.getCoords())))
+         topologicalSort(sliceInLoop(loop, drainOperands(reduce, turn))))
       b.clone(*op, map);
-    SmallVector<Value> coords;
-    for (Value v : reduce.getCoords())
-      coords.push_back(map.lookupOrDefault(v));
+    auto mapped = [&](ValueRange values) {
+      return llvm::map_to_vector(
+          values, [&](Value v) { return map.lookupOrDefault(v); });
+    };
+    if (turn)
+      b.clone(*turn->wait, map);
     // One thread issues every band: the producer is one warpgroup.
-    TmaReduceOp::create(b, loc, reduce.getMap(), coords, tile, /*bands=*/1);
+    TmaReduceOp::create(b, loc, reduce.getMap(), mapped(reduce.getCoords()),
+                        tile, /*bands=*/1);
+    if (turn) {
+      b.clone(*turn->sums, map);
+      b.clone(*turn->pass, map);
+    }
     // Counts are drained in order from 0, so count - 1 was the last one.
     Value earlier =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, c(0));
@@ -166,6 +217,7 @@ void mlir::fagpu::emitProducerHandoffs(OpBuilder &b,
   Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, it,
                                       countBegin);
   auto previous = scf::IfOp::create(b, loc, later);
+  markHandoffOp(previous);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(previous.thenBlock());
@@ -181,6 +233,7 @@ void mlir::fagpu::emitProducerHandoffs(OpBuilder &b,
   Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, end,
                                     countBegin);
   auto last = scf::IfOp::create(b, loc, ran);
+  markHandoffOp(last);
   b.setInsertionPointToStart(last.thenBlock());
   Value one = h.c(1);
   Value count = arith::SubIOp::create(b, loc, end, one);
@@ -211,9 +264,62 @@ void mlir::fagpu::rewriteHandoffConsumer(OpBuilder &b,
   ArriveBarrierOp::create(b, store.getLoc(), barriers,
                           h.barrier(handoff.fullBarrier(0), stage));
   handoff.reductions[index].erase();
+  if (std::optional<ReductionTurn> turn = handoff.turns[index]) {
+    turn->wait.erase();
+    turn->sums.erase();
+    turn->pass.erase();
+  }
   // The compute warps issue no reduction any more: nothing to wait for.
   if (handoff.takesAllReductions)
     for (auto wait : llvm::make_early_inc_range(
              loop.getBody()->getOps<WaitSharedReadsOp>()))
       wait.erase();
+}
+
+/// Erases the ops of `block` (and of its nested regions) that nothing uses
+/// and that have no effects, until none is left.
+static void eraseDeadOps(Block &block) {
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    block.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {
+      if (op->getBlock() && isOpTriviallyDead(op)) {
+        op->erase();
+        erased = true;
+      }
+    });
+  }
+}
+
+void mlir::fagpu::moveHandoffsToReducer(WarpSpecializeOp split) {
+  Block &producer = split.getProducer().front();
+  Block *reducer = new Block();
+  split.getReducer().push_back(reducer);
+  OpBuilder b = OpBuilder::atBlockEnd(reducer);
+  IRMapping map;
+  for (Operation &op : producer)
+    b.clone(op, map);
+  // The producer: everything but the hand-off.
+  SmallVector<Operation *> handoffOps;
+  producer.walk([&](Operation *op) {
+    if (op->hasAttr(kHandoffAttr))
+      handoffOps.push_back(op);
+  });
+  for (Operation *op : handoffOps)
+    op->erase();
+  // The reducer: the hand-off, in the producer's loops.
+  SmallVector<Operation *> loads;
+  reducer->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(kHandoffAttr)) {
+      op->removeAttr(kHandoffAttr);
+      return WalkResult::skip();
+    }
+    if (isa<TmaLoadOp, ArriveExpectBytesOp, WaitBarrierOp>(op))
+      loads.push_back(op);
+    return WalkResult::advance();
+  });
+  for (Operation *op : loads)
+    op->erase();
+  eraseDeadOps(producer);
+  eraseDeadOps(*reducer);
 }

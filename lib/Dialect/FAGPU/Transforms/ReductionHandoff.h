@@ -24,11 +24,21 @@ namespace fagpu {
 /// producer drains the other.
 constexpr int64_t kHandoffStages = 2;
 
-/// What the hand-off moves, one store and one reduction per copying loop.
+/// A deterministic reduction's turn: the wait before its store, the wait
+/// for its sums and the pass after it (fagpu.wait_turn, ...).
+struct ReductionTurn {
+  WaitTurnOp wait;
+  WaitGlobalSumsOp sums;
+  PassTurnOp pass;
+};
+
+/// What the hand-off moves, one store and one reduction (and its turn, if
+/// the sums are deterministic) per copying loop.
 struct ReductionHandoff {
   AllocSharedOp staging;
   SmallVector<StoreToSharedOp> stores;
   SmallVector<TmaReduceOp> reductions;
+  SmallVector<std::optional<ReductionTurn>> turns;
   /// Whether these are all the kernel's reductions (the compute warps then
   /// have no copy-engine reads to wait for).
   bool takesAllReductions = false;
@@ -71,10 +81,20 @@ void emitProducerHandoffs(OpBuilder &b, ReductionHandoff &handoff,
 
 /// The compute side of loop `index` (`loop`, carrying the ring counter as
 /// its last iteration argument): each store waits for its stage to be
-/// empty, writes it and tells the producer; the reduction and the waits for
-/// the copy engine's reads leave the loop.
+/// empty, writes it and tells the producer; the reduction, its turn and the
+/// waits for the copy engine leave the loop.
 void rewriteHandoffConsumer(OpBuilder &b, ReductionHandoff &handoff,
                             size_t index, scf::ForOp loop, Value barriers);
+
+/// Moves what emitProducerHandoffs added to `split`'s producer region into
+/// its reducer region (the producer warpgroup's second warp, FA3's dQ
+/// writer): the producer keeps the loads, the reducer the same loops with
+/// the reductions only, so that waiting for a tile or a turn never delays a
+/// load.
+void moveHandoffsToReducer(WarpSpecializeOp split);
+
+/// Marks `op` as a part of the hand-off's producer side.
+void markHandoffOp(Operation *op);
 
 } // namespace fagpu
 } // namespace mlir

@@ -205,13 +205,12 @@ struct WarpSpecializePass
     SmallVector<int64_t> arrivals(numBarriers, 1);
     for (int64_t i = emptyBase; i < numBarriers; ++i)
       arrivals[i] = 4 * consumerGroups;
-    // The hand-off's [full: a compute warp each][empty: a producer warp
-    // each].
+    // The hand-off's [full: a compute warp each][empty: the reducer warp].
     if (handoff) {
       handoff->firstBarrier = numBarriers;
       numBarriers += 2 * kHandoffStages;
       arrivals.append(kHandoffStages, 4 * consumerGroups);
-      arrivals.append(kHandoffStages, 4);
+      arrivals.append(kHandoffStages, 1);
     }
 
     // Ops the producer needs from before the loops stay before the split
@@ -452,10 +451,12 @@ struct WarpSpecializePass
     else if (groupLoop)
       scf::YieldOp::create(b, loc, ValueRange{count});
 
-    // The kernel ends after the copy engine has read the last stage.
+    // The kernel ends after the copy engine has read the last stage. The
+    // reductions then move to a warp of their own.
     if (handoff) {
       b.setInsertionPointToEnd(producer);
-      WaitSharedReadsOp::create(b, loc);
+      markHandoffOp(WaitSharedReadsOp::create(b, loc));
+      moveHandoffsToReducer(split);
     }
 
     // Consumers: in a persistent kernel the tile loop carries the ring

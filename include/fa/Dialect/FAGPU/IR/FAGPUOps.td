@@ -366,6 +366,19 @@ def FAGPU_WaitSharedReadsOp : FAGPU_Op<"wait_shared_reads"> {
   let assemblyFormat = "(`pending` `=` $pending^)? attr-dict";
 }
 
+def FAGPU_WaitGlobalSumsOp : FAGPU_Op<"wait_global_sums"> {
+  let summary = "Wait until the thread's bulk reductions have added into "
+                "global memory";
+  let description = [{
+    Each executing thread waits until every `fagpu.reduce_to_global` (or
+    `fagpu.tma_reduce`) it issued has completed: its shared tile read and
+    its sums written to global memory (`fagpu.wait_shared_reads` waits for
+    the reads only). A `fagpu.pass_turn` after it then hands the next block
+    sums that have landed: the deterministic backward's dQ.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Turns: sections that blocks run in a fixed order
 //===----------------------------------------------------------------------===//
@@ -540,15 +553,25 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
     only through mbarriers: no block-wide barrier may appear in them, and a
     block-scope sync of an op inside one (`fagpu.store_to_shared`'s) is a
     named barrier over that region's threads.
+
+    With a non-empty `reducer` region (one producer warpgroup), the
+    producer warpgroup's first warp runs `producer`, which may then hold
+    only ops that one thread issues and any number wait on (TMA loads,
+    expected bytes, barrier waits, stage views, arith and scf), and its
+    second warp runs `reducer` (positions count from thread 32; a
+    block-scope sync in it is a warp sync): the backward's dQ reductions,
+    whose waits (for the compute warps' tiles, for their turn) then never
+    hold up the loads. The other two warps go to the end.
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$producer_warpgroups,
                        ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$producer_registers,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$consumer_warpgroups,
                        ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$consumer_registers);
-  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
+  let regions = (region SizedRegion<1>:$producer, MaxSizedRegion<1>:$reducer,
+                 SizedRegion<1>:$consumers);
   let assemblyFormat = [{
     `producer` `(` `warpgroups` `=` $producer_warpgroups `,` `registers` `=`
-    $producer_registers `)` $producer
+    $producer_registers `)` $producer (`reducer` $reducer^)?
     `consumers` `(` `warpgroups` `=` $consumer_warpgroups `,` `registers` `=`
     $consumer_registers `)` $consumers attr-dict
   }];
@@ -558,6 +581,11 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
     int64_t getBlockThreads() {
       return 128 * (getProducerWarpgroups() + getConsumerWarpgroups());
     }
+    /// Whether the producer's second warp runs a reducer region.
+    bool hasReducer() { return !getReducer().empty(); }
+    /// Whether one warp can run `op` of a producer region: it only issues
+    /// (from one thread) or waits.
+    static bool runsOnOneProducerWarp(Operation *op);
   }];
 }
 
