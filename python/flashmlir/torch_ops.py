@@ -363,8 +363,9 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     runtime-shapes one.
 
     deterministic: True makes the backward's gradients bitwise equal run to
-    run (dQ added in a fixed order of KV blocks; sm_90's WGMMA backward, a
-    few percent slower). The forward is deterministic either way.
+    run (dQ added in a fixed order of KV blocks; sm_90's WGMMA backward,
+    3-36 % slower on the H200, docs/perf). The forward is deterministic
+    either way.
     """
     if not isinstance(deterministic, bool):
         raise TypeError("flashmlir.attention: deterministic must be True or "

@@ -289,7 +289,7 @@ struct LowerWaitGlobalSums : OpConversionPattern<WaitGlobalSumsOp> {
   matchAndRewrite(WaitGlobalSumsOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     // Without `.read`: the bulk groups' writes, not only their reads.
-    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), /*group=*/0,
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), op.getPending(),
                                          /*read=*/UnitAttr());
     rewriter.eraseOp(op);
     return success();

@@ -151,6 +151,11 @@ struct HandoffBuilder {
   Value roundOf(Value count) {
     return arith::DivUIOp::create(b, loc, count, c(kHandoffStages));
   }
+  /// Whether ring counter `count` is past `begin` (i1).
+  Value after(Value count, Value begin) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count,
+                                 begin);
+  }
   Value barrier(int64_t first, Value stage) {
     return arith::AddIOp::create(b, loc, c(first), stage);
   }
@@ -159,12 +164,25 @@ struct HandoffBuilder {
                            stage);
   }
 
+  /// Passes `pass`'s turn for iteration `iv` of `loop` (its counter's
+  /// indices recomputed from `iv`).
+  void passTurn(scf::ForOp loop, PassTurnOp pass, Value iv, IRMapping map) {
+    map.map(loop.getInductionVar(), iv);
+    for (Operation *op : topologicalSort(sliceInLoop(loop, pass.getIndices())))
+      b.clone(*op, map);
+    b.clone(*pass, map);
+  }
+
   /// The producer's part for ring counter `count`, iteration `iv` of
   /// `loop`: wait until the stage is full and add it; then give back the
   /// previous count's stage once the copy engine has read it (not this
-  /// one's: its reads overlap the producer's next loads).
+  /// one's: its reads overlap the producer's next loads). A turn passes
+  /// once the sums have landed; with `pipelineTurns` only after the next
+  /// reduction is issued: `passesPrevious` says whether iteration `iv` - 1's
+  /// still holds its turn (the caller passes the loop's last).
   void drain(size_t index, scf::ForOp loop, Value count, Value iv,
-             IRMapping map) {
+             Value passesPrevious, const IRMapping &outer) {
+    IRMapping map = outer;
     TmaReduceOp reduce = handoff.reductions[index];
     std::optional<ReductionTurn> turn = handoff.turns[index];
     Value stage = stageOf(count);
@@ -185,13 +203,19 @@ struct HandoffBuilder {
     // One thread issues every band: the producer is one warpgroup.
     TmaReduceOp::create(b, loc, reduce.getMap(), mapped(reduce.getCoords()),
                         tile, /*bands=*/1);
-    if (turn) {
-      b.clone(*turn->sums, map);
-      b.clone(*turn->pass, map);
+    if (turn && !handoff.pipelineTurns) {
+      WaitGlobalSumsOp::create(b, loc);
+      passTurn(loop, turn->pass, iv, outer);
+    } else if (turn) {
+      auto previous = scf::IfOp::create(b, loc, passesPrevious);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(previous.thenBlock());
+      WaitGlobalSumsOp::create(b, loc, /*pending=*/1);
+      passTurn(loop, turn->pass, arith::SubIOp::create(b, loc, iv, c(1)),
+               outer);
     }
     // Counts are drained in order from 0, so count - 1 was the last one.
-    Value earlier =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, c(0));
+    Value earlier = after(count, c(0));
     auto release = scf::IfOp::create(b, loc, earlier);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(release.thenBlock());
@@ -214,8 +238,7 @@ void mlir::fagpu::emitProducerHandoffs(OpBuilder &b,
   HandoffBuilder h{b, handoff, barriers, loc};
   // Iteration j - 1's, after iteration j's loads (none in the first).
   Value it = produce.getRegionIterArg(0);
-  Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, it,
-                                      countBegin);
+  Value later = h.after(it, countBegin);
   auto previous = scf::IfOp::create(b, loc, later);
   markHandoffOp(previous);
   {
@@ -224,21 +247,26 @@ void mlir::fagpu::emitProducerHandoffs(OpBuilder &b,
     Value one = h.c(1);
     Value count = arith::SubIOp::create(b, loc, it, one);
     Value iv = arith::SubIOp::create(b, loc, produce.getInductionVar(), one);
-    h.drain(index, loop, count, iv, map);
+    h.drain(index, loop, count, iv, h.after(count, countBegin), map);
   }
   // The loop's last iteration's, after it (if it ran).
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(produce);
   Value end = produce.getResult(0);
-  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, end,
-                                    countBegin);
+  Value ran = h.after(end, countBegin);
   auto last = scf::IfOp::create(b, loc, ran);
   markHandoffOp(last);
   b.setInsertionPointToStart(last.thenBlock());
   Value one = h.c(1);
   Value count = arith::SubIOp::create(b, loc, end, one);
   Value iv = arith::SubIOp::create(b, loc, produce.getUpperBound(), one);
-  h.drain(index, loop, count, iv, map);
+  h.drain(index, loop, count, iv, h.after(count, countBegin), map);
+  // The last turn passes once all the loop's sums have landed.
+  std::optional<ReductionTurn> turn = handoff.turns[index];
+  if (turn && handoff.pipelineTurns) {
+    WaitGlobalSumsOp::create(b, loc);
+    h.passTurn(loop, turn->pass, iv, map);
+  }
 }
 
 void mlir::fagpu::rewriteHandoffConsumer(OpBuilder &b,

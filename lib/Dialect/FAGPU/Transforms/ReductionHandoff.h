@@ -39,6 +39,9 @@ struct ReductionHandoff {
   SmallVector<StoreToSharedOp> stores;
   SmallVector<TmaReduceOp> reductions;
   SmallVector<std::optional<ReductionTurn>> turns;
+  /// Whether a turn passes only after the next one is taken
+  /// (fagpu-warp-specialize's `pipeline-turns`).
+  bool pipelineTurns = false;
   /// Whether these are all the kernel's reductions (the compute warps then
   /// have no copy-engine reads to wait for).
   bool takesAllReductions = false;

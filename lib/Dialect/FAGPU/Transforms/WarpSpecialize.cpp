@@ -103,6 +103,8 @@ struct WarpSpecializePass
       if (failed(found))
         return failure();
       handoff = std::move(*found);
+      if (handoff)
+        handoff->pipelineTurns = pipelineTurns;
     }
     int64_t handoffBytes = handoff ? handoff->extraSharedBytes() : 0;
 

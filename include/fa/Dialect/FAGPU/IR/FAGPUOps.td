@@ -371,12 +371,15 @@ def FAGPU_WaitGlobalSumsOp : FAGPU_Op<"wait_global_sums"> {
                 "global memory";
   let description = [{
     Each executing thread waits until every `fagpu.reduce_to_global` (or
-    `fagpu.tma_reduce`) it issued has completed: its shared tile read and
-    its sums written to global memory (`fagpu.wait_shared_reads` waits for
-    the reads only). A `fagpu.pass_turn` after it then hands the next block
-    sums that have landed: the deterministic backward's dQ.
+    `fagpu.tma_reduce`) it issued but the last `pending` has completed: its
+    shared tile read and its sums written to global memory
+    (`fagpu.wait_shared_reads` waits for the reads only). A
+    `fagpu.pass_turn` after it then hands the next block sums that have
+    landed: the deterministic backward's dQ.
   }];
-  let assemblyFormat = "attr-dict";
+  let arguments = (ins DefaultValuedAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<0>, IntMaxValue<63>]>, "0">:$pending);
+  let assemblyFormat = "(`pending` `=` $pending^)? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -131,15 +131,28 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     each copying loop stores and adds into global memory (the backward's
     dQ, from fagpu-tma-reductions) moves to the producer: the tile becomes
     a two-stage ring with a "full" barrier (one arrival per compute warp)
-    and an "empty" one (one per producer warp) per stage, indexed by the
-    ring counter. The compute warps wait for the stage to be empty, store
-    into it (`sync(warp)`: no block-wide barrier) and arrive on "full";
-    the producer, after the loads of iteration j, waits for iteration
-    j - 1's "full", issues its reduction, waits for the copy engine to
-    have read the stage and arrives on "empty" (after each loop, the same
-    for its last iteration). The compute warps never wait for the copy
-    engine. Where the second stage does not fit `max-shared-bytes` beside
-    two stages of the loops' rings, the reduction stays where it is.
+    and an "empty" one (the reducer warp's) per stage, indexed by the ring
+    counter. The compute warps wait for the stage to be empty, store into
+    it (`sync(warp)`: no block-wide barrier) and arrive on "full"; the
+    producer warpgroup's second warp (the split's `reducer` region, its
+    first keeping the loads) runs the same loops and, for each iteration,
+    waits for its "full", issues its reduction, waits for the copy engine
+    to have read the previous stage and arrives on its "empty". The compute
+    warps never wait for the copy engine. Where the second stage does not
+    fit `max-shared-bytes` beside two stages of the loops' rings, the
+    reduction stays where it is.
+
+    A reduction in a turn (`fagpu.wait_turn` before its store,
+    `fagpu.wait_global_sums` and `fagpu.pass_turn` after it: the
+    deterministic backward's dQ) moves with its turn. The reducer passes
+    each turn once the sums have landed; with `pipeline-turns`, only after
+    it has taken the next iteration's turn and issued its reduction, so
+    that the wait for the sums overlaps the wait for the next turn (the
+    loop's last turn passes after the loop). That halves each block's
+    hold on a turn but makes a block wait for the next iteration's turn of
+    the block before it: it pays where blocks start their loops at
+    different iterations (a causal or windowed backward) and loses where
+    they all start together.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2", "Buffers per ring">,
@@ -157,6 +170,9 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
     Option<"handOffReductions", "hand-off-reductions", "bool", "false",
            "The copying loops' TMA reductions of a staging tile issued by "
            "the producer from a two-stage ring">,
+    Option<"pipelineTurns", "pipeline-turns", "bool", "false",
+           "A handed-off reduction's turn passes after the next turn is "
+           "taken (causal and windowed backwards)">,
   ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
