@@ -148,6 +148,19 @@ bool AttentionConfig::usesWgmmaForward() const {
 
 /// Why the WGMMA backward cannot take this problem; empty when it can (as
 /// checkWgmmaBackwardConfig in TiledAttentionGradToFAGPU.cpp will).
+/// The WGMMA backward's blocks: two warpgroups over 128 keys and 64
+/// queries, 128 at head dim 64 (FA3's tiles there: H200 +7-10 % against 64,
+/// docs/perf/README.md twentieth session), 64 keys at head dim 256.
+static std::pair<int64_t, int64_t>
+wgmmaBackwardDefaultBlocks(const AttentionConfig &c) {
+  if (c.wideHeads())
+    return {64, 64};
+  // (With 64 keys asked for, 64 queries: 128 x 64 has no layout.)
+  if (std::max(c.headDim, c.headDimV) <= 64 && c.blockKV != 64)
+    return {128, 128};
+  return {64, 128};
+}
+
 static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
   if (!c.backward)
     return "not a backward";
@@ -162,11 +175,19 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
       return "head dim " + std::to_string(d) +
              " (the WGMMA backward takes 64, 128 or 256)";
   bool wide = c.wideHeads();
-  if ((c.blockQ && c.blockQ != 64) ||
-      (c.blockKV && c.blockKV != 64 && (wide || c.blockKV != 128)))
+  bool narrow = std::max(c.headDim, c.headDimV) <= 64;
+  // Where only one of the two is given, the other is the default's.
+  auto [defaultQ, defaultKV] = wgmmaBackwardDefaultBlocks(c);
+  int64_t blockQ = c.blockQ ? c.blockQ : defaultQ;
+  int64_t blockKV = c.blockKV ? c.blockKV : defaultKV;
+  bool fits = wide ? blockQ == 64 && blockKV == 64
+                   : (blockQ == 64 && (blockKV == 64 || blockKV == 128)) ||
+                         (blockQ == 128 && blockKV == 128 && narrow);
+  if (!fits)
     return "blocks " + std::to_string(c.blockQ) + " x " +
            std::to_string(c.blockKV) + " (the WGMMA backward takes 64 x " +
-           (wide ? "64 at head dim 256)" : "64 or 64 x 128)");
+           (wide ? "64 at head dim 256)"
+                 : "64, 64 x 128, or 128 x 128 at head dim 64)");
   return "";
 }
 
@@ -272,8 +293,7 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   if (usesWgmmaForward())
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
-    // Two warpgroups: 64 queries, 128 keys (64 at head dim 256).
-    return {64, wideHeads() ? 64 : 128};
+    return wgmmaBackwardDefaultBlocks(*this);
 
   if (!backward)
     return {128, 64};

@@ -104,6 +104,17 @@ LSE_GRAD_CASES = [
     ("f16", 1, 4, 4, 256, 256, 64, 64, False, (32, 32), None),
 ]
 
+# attention(..., deterministic=True): gradients against float64 and bitwise
+# equal over DETERMINISTIC_RUNS runs on the same inputs (dQ added in a fixed
+# order of KV blocks: the reducer warp's bulk sums in turn up to head dim
+# 128, atomic sums in turn at 256).
+DETERMINISTIC_CASES = [
+    ("bf16", 2, 8, 2, 1000, 1000, 64, 64, True, None, None),
+    ("bf16", 1, 4, 4, 777, 1500, 128, 128, False, None, None),
+    ("f16", 1, 2, 2, 600, 600, 256, 256, True, None, None),
+]
+DETERMINISTIC_RUNS = 3
+
 
 def runtime_shape_cases():
     for dtype, Hq, Hkv, D, Dv, causal, window, softcap, shapes in \
@@ -148,10 +159,11 @@ def rel_l2(got, want):
 
 
 def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
-             layout="bhnd", lse_grad=False):
+             layout="bhnd", lse_grad=False, deterministic=False, grads=None):
     """layout: "bhnd" (contiguous), "bnhd" ((B, N, H, D) memory viewed as
     (B, H, N, D)) or "packed" (slices of one (B, N, 3, H, D) tensor, as a
-    fused QKV projection gives; Hq = Hkv, D = Dv)."""
+    fused QKV projection gives; Hq = Hkv, D = Dv). `grads`, a list, gets
+    the gradients (dq, dk, dv)."""
     dtype_name, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -180,7 +192,8 @@ def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
     t0 = time.time()
     o, lse = flashmlir.attention(q, k, v, causal=causal, window=window,
                                  softcap=softcap, return_lse=True,
-                                 runtime_shapes=runtime_shapes)
+                                 runtime_shapes=runtime_shapes,
+                                 deterministic=deterministic)
     # With lse_grad the loss also weighs lse (its finite rows) by dlse.
     dlse = torch.randn(B, Hq, Nq, generator=gen, device=dev)
 
@@ -193,6 +206,8 @@ def run_case(flashmlir, torch, case, seed, runtime_shapes=None,
     loss_of(o.float(), lse, do.float(), dlse).backward()
     torch.cuda.synchronize()
     elapsed = time.time() - t0
+    if grads is not None:
+        grads.append(tuple(t.grad.detach().clone() for t in (q, k, v)))
 
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     o_ref, lse_ref = reference(q64, k64, v64, causal, scale, window, softcap)
@@ -308,7 +323,7 @@ def precompile_cases():
     # The layout cases as they run.
     for case, runtime_shapes in [(c, True) for c in runtime_shape_cases()] + \
             [(c, rs) for c, rs, _ in LAYOUT_CASES] + \
-            [(c, None) for c in LSE_GRAD_CASES]:
+            [(c, None) for c in LSE_GRAD_CASES + DETERMINISTIC_CASES]:
         dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
         config = flashmlir.Config(
             dtype=dtype, batch=B, heads_q=Hq, heads_kv=Hkv, seq_q=Nq,
@@ -318,6 +333,12 @@ def precompile_cases():
                                       runtime_shapes=bool(runtime_shapes)),
                   False),
                  (config, True)]
+    for case in DETERMINISTIC_CASES:
+        dtype, B, Hq, Hkv, Nq, Nk, D, Dv, causal, window, softcap = case
+        jobs.append((flashmlir.Config(
+            dtype=dtype, batch=B, heads_q=Hq, heads_kv=Hkv, seq_q=Nq,
+            seq_kv=Nk, head_dim=D, head_dim_v=Dv, causal=causal,
+            window=window, softcap=softcap, deterministic=True), True))
     for config, backward in jobs:
         hit = flashmlir.precompile(config, backward=backward)
         print("%s %s %s" % ("hit  " if hit else "built",
@@ -402,6 +423,27 @@ def main():
     print("%s the default (auto) ran a repeated problem's second shape on its "
           "runtime-shapes kernel" % ("PASS" if auto_ok else "FAIL"))
     failures += not auto_ok
+    for n, case in enumerate(DETERMINISTIC_CASES):
+        grads, errors, ok = [], {}, True
+        try:
+            for _ in range(DETERMINISTIC_RUNS):
+                passed, results, _ = run_case(flashmlir, torch, case,
+                                              seed=500 + n,
+                                              deterministic=True,
+                                              grads=grads)
+                ok = ok and passed
+                errors = results
+            equal = all(torch.equal(a, b) for run in grads[1:]
+                        for a, b in zip(grads[0], run))
+        except Exception as e:  # report and go on
+            ok, equal = False, False
+            print("ERROR deterministic", case, "%s: %s" % (type(e).__name__, e))
+        failures += not (ok and equal)
+        print("%s deterministic %s: %s; gradients %s over %d runs" % (
+            "PASS" if ok and equal else "FAIL", case,
+            " ".join("%s=%.1e%s" % (k, r[0], "!" if r[1] else "")
+                     for k, r in errors.items()),
+            "bitwise equal" if equal else "DIFFER", DETERMINISTIC_RUNS))
     for n, case in enumerate(FD_CASES):
         try:
             ok, errors = fd_case(flashmlir, torch, case, seed=n)
@@ -414,7 +456,7 @@ def main():
                                 " ".join("d%s=%.1e" % kv
                                          for kv in errors.items()),
                                 FD_DIRECTIONS, FD_TOLERANCE))
-    total = len(cases) + len(FD_CASES) + 1
+    total = len(cases) + len(DETERMINISTIC_CASES) + len(FD_CASES) + 1
     print("summary: %d/%d passed" % (total - failures, total))
     return 1 if failures else 0
 

@@ -110,14 +110,15 @@ struct AttentionConfig {
   /// The WGMMA backward's register budget. At every head dim dP = dO Vᵀ
   /// is issued beside S = Q Kᵀ (the dO stage waited for beside Q's:
   /// fagpu-async-products{hoist-stage-waits}), which holds both
-  /// accumulators at once; at 65-128 that fits only with P and dS stored by
-  /// stmatrix (fa-convert-fagpu-to-nvvm{matrix-stores}: 4 address
-  /// registers a thread instead of 16), which measured 5 % slower at 64
-  /// and no faster at 256 (where the hoist alone gains 3-5 %). H200,
-  /// docs/perf/README.md (eighteenth and nineteenth sessions).
+  /// accumulators at once; at 65-128, and at 64 with 128-row Q blocks (the
+  /// default there), that fits only with P and dS stored by stmatrix
+  /// (fa-convert-fagpu-to-nvvm{matrix-stores}: 4 address registers a
+  /// thread instead of 16), which measured 5 % slower at 64 with 64-row
+  /// blocks and no faster at 256 (where the hoist alone gains 3-5 %).
+  /// H200, docs/perf/README.md (eighteenth to twentieth sessions).
   bool backwardStoresMatrices() const {
     return usesWgmmaBackward() && !wideHeads() &&
-           std::max(headDim, headDimV) > 64;
+           (std::max(headDim, headDimV) > 64 || effectiveBlockQ() == 128);
   }
   /// Why dQ's reductions cannot go to the producer ("" where they can).
   std::string dqHandoffLimits() const;

@@ -49,8 +49,11 @@ namespace {
 /// 64 query rows (S, P, dP, dS, dQ) a block; its keys (dK, dV rows) split
 /// over one warpgroup (64 keys) or two (128, which then split S's columns).
 /// Above head dim 128 two warpgroups share 64 keys, splitting the columns
-/// of every tile (dK and dV are 128 registers a thread each way).
-constexpr int64_t kBlockQ = 64;
+/// of every tile (dK and dV are 128 registers a thread each way). At head
+/// dim 64 a block may take 128 query rows with 128 keys (FA3's hd64
+/// tiles): each warpgroup then holds 64 rows of S, dP and dQ and of dK and
+/// dV (4 x 32 + 2 x 64 registers a thread).
+constexpr int64_t kBlockQ = 64, kWideBlockQ = 128;
 
 int64_t backwardWarps(const AttentionKernelConfig &c) {
   return std::max(c.headDim, c.headDimV) > 128 ? 8 : c.blockKV / 16;
@@ -61,9 +64,11 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
   auto fail = [](const Twine &why) { return why.str(); };
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return fail("operands must be f16 or bf16");
-  if (c.blockQ != kBlockQ || (c.blockKV != 64 && c.blockKV != 128))
+  bool narrow = std::max(c.headDim, c.headDimV) <= 64;
+  if (!(c.blockQ == kBlockQ && (c.blockKV == 64 || c.blockKV == 128)) &&
+      !(c.blockQ == kWideBlockQ && c.blockKV == 128 && narrow))
     return fail("block-q must be 64 and block-kv 64 or 128 (one or two "
-                "warpgroups), got " +
+                "warpgroups), or both 128 at head dim 64, got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ.
   for (int64_t d : {c.headDim, c.headDimV})
