@@ -103,6 +103,8 @@ inline faConfig pickConfig(FuzzedDataProvider &in, std::string &chipStorage) {
   c.chip = pickChip(in, chipStorage);
   if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
     c.runtime_shapes = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
+    c.deterministic = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
   return c;
 }
 

@@ -200,7 +200,7 @@ struct HandoffBuilder {
     };
     if (turn)
       b.clone(*turn->wait, map);
-    // One thread issues every band: the producer is one warpgroup.
+    // One thread issues every band: the reducer is one warp.
     TmaReduceOp::create(b, loc, reduce.getMap(), mapped(reduce.getCoords()),
                         tile, /*bands=*/1);
     if (turn && !handoff.pipelineTurns) {
