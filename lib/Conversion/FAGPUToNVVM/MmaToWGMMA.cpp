@@ -312,29 +312,46 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
   }
 };
 
-/// Waits for the warpgroup's products, then passes each accumulator
-/// register through an empty volatile asm: what reads the registers is
-/// ordered after the wait, as the PTX ISA requires of async wgmma results.
+/// Each register of `tile` through an empty volatile asm: what reads the
+/// result is ordered after the volatile ops before it (a wait, an issue).
+static Value tieRegisters(ConversionPatternRewriter &rewriter, Location loc,
+                          Value tile) {
+  SmallVector<Value> regs = unpackVector(rewriter, loc, tile);
+  for (Value &reg : regs)
+    reg = LLVM::InlineAsmOp::create(
+              rewriter, loc, reg.getType(), ValueRange{reg}, "", "=f,0",
+              /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::tailcallkind::TailCallKind::None,
+              LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                        LLVM::AsmDialect::AD_ATT),
+              ArrayAttr())
+              .getResult(0);
+  return packVector(rewriter, loc, cast<VectorType>(tile.getType()), regs);
+}
+
+/// Waits for the warpgroup's products, then ties each accumulator
+/// register: what reads the registers is ordered after the wait, as the
+/// PTX ISA requires of async wgmma results.
 struct LowerMmaWait : OpConversionPattern<MmaWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(MmaWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, op.getInFlight());
-    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getPending());
-    for (Value &reg : regs)
-      reg = LLVM::InlineAsmOp::create(
-                rewriter, loc, reg.getType(), ValueRange{reg}, "", "=f,0",
-                /*has_side_effects=*/true, /*is_align_stack=*/false,
-                LLVM::tailcallkind::TailCallKind::None,
-                LLVM::AsmDialectAttr::get(rewriter.getContext(),
-                                          LLVM::AsmDialect::AD_ATT),
-                ArrayAttr())
-                .getResult(0);
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(), op.getInFlight());
     rewriter.replaceOp(
-        op, packVector(rewriter, loc,
-                       cast<VectorType>(adaptor.getPending().getType()), regs));
+        op, tieRegisters(rewriter, op.getLoc(), adaptor.getPending()));
+    return success();
+  }
+};
+
+/// The registers tied after the product's issue (its asm is volatile too).
+struct LowerAfterIssue : OpConversionPattern<AfterIssueOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AfterIssueOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, tieRegisters(rewriter, op.getLoc(), adaptor.getSource()));
     return success();
   }
 };
@@ -346,5 +363,5 @@ void mlir::fagpu::populateMmaToWGMMAPatterns(TileTypeConverter &converter,
                                              bool descriptorsAtUse) {
   patterns.add<LowerMmaToWGMMA>(converter, patterns.getContext(),
                                 descriptorsAtUse);
-  patterns.add<LowerMmaWait>(converter, patterns.getContext());
+  patterns.add<LowerMmaWait, LowerAfterIssue>(converter, patterns.getContext());
 }

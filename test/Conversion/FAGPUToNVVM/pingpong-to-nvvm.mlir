@@ -82,3 +82,34 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// fagpu.after_issue: each register of the tile through an empty volatile
+// asm after the product's commit, and no wait: the product stays in flight
+// while the multiplication runs.
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @after_issue
+  // CHECK: nvvm.wgmma.commit.group.sync.aligned
+  // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+  // CHECK: %[[O:.*]] = vector.extract %{{.*}}[0] : f32 from vector<32xf32>
+  // CHECK: %[[HELD:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[O]] : (f32) -> f32
+  // CHECK-COUNT-31: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0"
+  // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+  // CHECK: arith.mulf
+  // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+  gpu.func @after_issue(%out: memref<64x64xf32>, %n: index, %o: tensor<64x64xf32, #acc>) kernel attributes {fa.block = array<i64: 128, 1, 1>} {
+    %q = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %k = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %z = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+    %p = fagpu.mma %q, %k, %z transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+    %held = fagpu.after_issue %o, %p : tensor<64x64xf32, #acc>, tensor<64x64xf32, #acc>
+    %scaled = arith.mulf %held, %held : tensor<64x64xf32, #acc>
+    %s = fagpu.mma_wait %p : tensor<64x64xf32, #acc>
+    %sum = arith.addf %s, %scaled : tensor<64x64xf32, #acc>
+    fagpu.store_tile %sum, %out[%n] limit %n : tensor<64x64xf32, #acc>, memref<64x64xf32>
+    gpu.return
+  }
+}

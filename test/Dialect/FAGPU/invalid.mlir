@@ -788,3 +788,24 @@ func.func @split_reducer_producer_work() {
   }
   return
 }
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @after_sync_issue(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  // expected-error @+1 {{orders after the issue of an `fagpu.mma async`}}
+  %h = fagpu.after_issue %c, %r : tensor<64x64xf32, #acc>, tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @after_issue_reads_the_product(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  // expected-error @+1 {{an asynchronous product is read only through fagpu.mma_wait}}
+  %r = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  %h = fagpu.after_issue %r, %r : tensor<64x64xf32, #acc>, tensor<64x64xf32, #acc>
+  %w = fagpu.mma_wait %r : tensor<64x64xf32, #acc>
+  return
+}

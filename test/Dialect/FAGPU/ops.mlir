@@ -160,6 +160,19 @@ func.func @wait_leaving_one_in_flight(%a: !fagpu.smem<64x64xbf16, swizzle = 128>
   return %ws, %wt : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
 }
 
+// O held back until QKᵀ is issued, rescaled while it runs.
+// CHECK-LABEL: func.func @after_issue
+// CHECK: %[[S:.*]] = fagpu.mma {{.*}} async
+// CHECK-NEXT: %[[HELD:.*]] = fagpu.after_issue %{{.*}}, %[[S]] : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+// CHECK-NEXT: arith.mulf %[[HELD]], %[[HELD]]
+func.func @after_issue(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc_in_flight>, %o: tensor<64x64xf32, #acc_in_flight>) -> (tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>) {
+  %s = fagpu.mma %a, %b, %c transpose_b async : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc_in_flight> -> tensor<64x64xf32, #acc_in_flight>
+  %held = fagpu.after_issue %o, %s : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
+  %scaled = arith.mulf %held, %held : tensor<64x64xf32, #acc_in_flight>
+  %ws = fagpu.mma_wait %s : tensor<64x64xf32, #acc_in_flight>
+  return %scaled, %ws : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
+}
+
 // The backward's ops: per-row statistics loaded into registers, P written to
 // shared memory and read transposed (Pᵀ·dO), dQ summed into memory.
 

@@ -3,6 +3,8 @@
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=2}, fagpu-overlap-softmax))' | grep -c "in_flight = 1" | FileCheck %s --check-prefix=COUNT
 // RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=3}, fagpu-overlap-softmax))' | grep -c "in_flight = 1" | FileCheck %s --check-prefix=COUNT
 
+// RUN: fa-opt %s -pass-pipeline='builtin.module(fa-convert-to-online-attention, fa-tile-attention{block-q=128 block-kv=128}, fa-convert-tiled-attention-to-fagpu, gpu.module(fagpu-warp-specialize{stages=3}, fagpu-overlap-softmax{rescale-before-product}, fagpu-pingpong), canonicalize, cse)' | FileCheck %s --check-prefix=BEFORE
+
 // The causal GQA forward (three KV loops) after fagpu-overlap-softmax with
 // three-stage rings. Each loop becomes, under lb < ub: iteration lb's QKᵀ
 // (synchronous), softmax and rescale; a loop over lb + 1 .. ub carrying the
@@ -63,3 +65,25 @@ func.func @causal_gqa(%q: tensor<1x4x300x64xbf16>, %k: tensor<1x2x400x64xbf16>,
       -> tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
   return %o, %lse : tensor<1x4x300x64xbf16>, tensor<1x4x300xf32>
 }
+
+// With rescale-before-product the loop carries O as P·V left it and the row
+// factors of the block before: O is scaled once QKᵀ of block j is issued
+// (fagpu.after_issue holds it back until then) and before P·V of block
+// j - 1, which adds to it; the last block's rescale precedes its P·V after
+// the loop. Ping-pong keeps QKᵀ, the rescale and P·V in one turn.
+// BEFORE-LABEL: gpu.func @causal_gqa
+// BEFORE: scf.for {{.*}} iter_args(%[[O:[^ ]*]] = %{{.*}}, {{.*}}, %[[PPREV:[^ ]*]] = %{{.*}}, %[[ALPHA:[^ ]*]] = %{{.*}}) -> (tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>, {{.*}}, tensor<128xf32, #fagpu.rows<#fagpu.wgmma_acc<warps = 8>>>)
+// BEFORE:   fagpu.named_barrier_sync
+// BEFORE-NEXT: %[[S:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b async
+// BEFORE-NEXT: %[[HELD:.*]] = fagpu.after_issue %[[O]], %[[S]]
+// BEFORE-NEXT: %[[FACTOR:.*]] = fagpu.expand_rows %[[ALPHA]]
+// BEFORE-NEXT: %[[SCALED:.*]] = arith.mulf %[[FACTOR]], %[[HELD]]
+// BEFORE-NEXT: %[[PV:.*]] = fagpu.mma %[[PPREV]], %{{.*}}, %[[SCALED]] async
+// BEFORE-NEXT: fagpu.named_barrier_arrive
+// BEFORE-NEXT: fagpu.mma_wait %[[S]] in_flight = 1
+// BEFORE:   %[[P:.*]] = fagpu.convert_layout
+// BEFORE:   %[[OUT:.*]] = fagpu.mma_wait %[[PV]] :
+// BEFORE:   scf.yield %[[OUT]], {{.*}}, %[[P]], %{{.*}} :
+// BEFORE: %[[LASTFACTOR:.*]] = fagpu.expand_rows %{{.*}}#5
+// BEFORE-NEXT: %[[LASTSCALED:.*]] = arith.mulf %[[LASTFACTOR]], %{{.*}}#0
+// BEFORE: fagpu.mma %{{.*}}#4, %{{.*}}, %[[LASTSCALED]] async

@@ -103,8 +103,12 @@ LogicalResult MmaOp::verify() {
                          << accLayout;
   if (getAsync() && !wgmma)
     return emitOpError() << "only WGMMA products can be asynchronous";
-  if (getAsync() && llvm::any_of(getResult().getUsers(), [](Operation *user) {
-        return !isa<MmaWaitOp>(user);
+  // fagpu.after_issue takes it as an anchor, without reading it.
+  if (getAsync() && llvm::any_of(getResult().getUses(), [](OpOperand &use) {
+        auto after = dyn_cast<AfterIssueOp>(use.getOwner());
+        return !isa<MmaWaitOp>(use.getOwner()) &&
+               !(after && use.get() == after.getIssued() &&
+                 after.getSource() != use.get());
       }))
     return emitOpError() << "an asynchronous product is read only through "
                             "fagpu.mma_wait";
@@ -492,6 +496,13 @@ LogicalResult NamedBarrierSyncOp::verify() {
 
 LogicalResult NamedBarrierArriveOp::verify() {
   return verifyNamedBarrier(*this, getThreads());
+}
+
+LogicalResult AfterIssueOp::verify() {
+  auto mma = getIssued().getDefiningOp<MmaOp>();
+  if (!mma || !mma.getAsync())
+    return emitOpError() << "orders after the issue of an `fagpu.mma async`";
+  return success();
 }
 
 LogicalResult MmaWaitOp::verify() {

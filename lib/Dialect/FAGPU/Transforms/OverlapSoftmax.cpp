@@ -41,11 +41,43 @@ struct LoopParts {
   unsigned accIndex;       // which iter_arg / result is O
   BlockArgument counter;   // the ring counter (the last iter_arg)
   SetVector<Operation *> rescale;    // ops between O's iter_arg and P·V's acc
+  SetVector<Value> rescaleInputs;    // what the rescale takes from the body
+  bool rescaleBeforeProduct = false; // O scaled before P·V, not after it
   SetVector<Operation *> stageIndex; // what the V wait / view / release
                                      // compute from the counter
 };
 
-std::optional<LoopParts> analyze(scf::ForOp loop) {
+/// Before P·V the rescale takes its row factors from the iteration before:
+/// their broadcasts go with it (they cost no instruction), so that the loop
+/// carries per-row values. False where the rescale reads a loop argument
+/// besides O (nothing to carry it by).
+static bool takeFactorsAlong(scf::ForOp loop, LoopParts &p) {
+  BlockArgument acc = loop.getRegionIterArg(p.accIndex);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (Operation *op : SmallVector<Operation *>(p.rescale.getArrayRef()))
+      for (Value v : op->getOperands())
+        if (auto expand = v.getDefiningOp<ExpandRowsOp>();
+            expand && expand->getBlock() == loop.getBody() &&
+            !p.rescale.contains(expand) &&
+            llvm::all_of(expand->getUsers(), [&](Operation *user) {
+              return p.rescale.contains(user);
+            }))
+          grew |= p.rescale.insert(expand);
+  }
+  for (Operation *op : p.rescale)
+    for (Value v : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg != acc && arg.getOwner() == loop.getBody())
+        return false;
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == loop.getBody() && !p.rescale.contains(def))
+        p.rescaleInputs.insert(v);
+    }
+  return true;
+}
+
+std::optional<LoopParts> analyze(scf::ForOp loop, bool rescaleBeforeProduct) {
   SmallVector<MmaOp> mmas(loop.getBody()->getOps<MmaOp>());
   if (mmas.size() != 2 || mmas[0].getAsync() || mmas[1].getAsync())
     return std::nullopt;
@@ -116,6 +148,8 @@ std::optional<LoopParts> analyze(scf::ForOp loop) {
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && arg.getOwner() == loop.getBody() && arg != p.counter)
         return std::nullopt;
+  if (rescaleBeforeProduct)
+    p.rescaleBeforeProduct = takeFactorsAlong(loop, p);
   // Slices stop at block arguments: put them in an order they can be
   // cloned in.
   p.stageIndex = topologicalSort(p.stageIndex);
@@ -125,6 +159,8 @@ std::optional<LoopParts> analyze(scf::ForOp loop) {
 
 struct OverlapSoftmaxPass
     : fagpu::impl::OverlapSoftmaxBase<OverlapSoftmaxPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](WarpSpecializeOp split) {
@@ -132,7 +168,7 @@ struct OverlapSoftmaxPass
           [&](scf::ForOp loop) { loops.push_back(loop); });
     });
     for (scf::ForOp loop : loops)
-      if (std::optional<LoopParts> parts = analyze(loop))
+      if (std::optional<LoopParts> parts = analyze(loop, rescaleBeforeProduct))
         pipeline(loop, *parts);
   }
 
@@ -193,6 +229,21 @@ struct OverlapSoftmaxPass
     return map.lookupOrDefault(parts.product.getAcc());
   }
 
+  /// Clones the rescale of accumulator `acc` by the row factors `inputs`
+  /// (parts.rescaleInputs' values of an earlier iteration).
+  static Value cloneRescaleBy(OpBuilder &b, LoopParts &parts, Value acc,
+                              ValueRange inputs) {
+    IRMapping map;
+    map.map(parts.rescaleInputs.getArrayRef(), inputs);
+    return cloneRescale(b, parts, acc, map);
+  }
+
+  /// parts.rescaleInputs' values in `map`.
+  static SmallVector<Value> rescaleInputsIn(LoopParts &parts, IRMapping &map) {
+    return llvm::map_to_vector(parts.rescaleInputs,
+                               [&](Value v) { return map.lookupOrDefault(v); });
+  }
+
   void pipeline(scf::ForOp loop, LoopParts &parts) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -211,12 +262,18 @@ struct OverlapSoftmaxPass
     IRMapping first;
     cloneScoresSide(b, loop, parts, loop.getLowerBound(), loop.getInitArgs(),
                     first, [](MmaOp) {});
-    Value scaled0 =
-        cloneRescale(b, parts, loop.getInitArgs()[parts.accIndex], first);
+    // With the rescale before P·V the loop carries O as P·V left it and
+    // the row factors that scale it.
+    Value acc0 = loop.getInitArgs()[parts.accIndex];
+    if (!parts.rescaleBeforeProduct)
+      acc0 = cloneRescale(b, parts, acc0, first);
     SmallVector<Value> inits;
     for (auto [i, v] : llvm::enumerate(yield->getOperands()))
-      inits.push_back(i == parts.accIndex ? scaled0 : first.lookupOrDefault(v));
+      inits.push_back(i == parts.accIndex ? acc0 : first.lookupOrDefault(v));
     inits.push_back(first.lookupOrDefault(parts.product.getA()));
+    unsigned carried = inits.size();
+    if (parts.rescaleBeforeProduct)
+      llvm::append_range(inits, rescaleInputsIn(parts, first));
 
     // The kernel: iteration j's QKᵀ, then P·V of j - 1, both in flight;
     // wait for S_j only, softmax, then wait for P·V and rescale.
@@ -226,8 +283,9 @@ struct OverlapSoftmaxPass
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(steady.getBody());
-      ValueRange args = steady.getRegionIterArgs();
-      Value scaledPrev = args[parts.accIndex], pPrev = args.back();
+      ValueRange args = steady.getRegionIterArgs().take_front(carried);
+      ValueRange factors = steady.getRegionIterArgs().drop_front(carried);
+      Value accPrev = args[parts.accIndex], pPrev = args.back();
       Value counter = args[args.size() - 2];
       Value counterPrev = arith::SubIOp::create(b, loc, counter, one);
       IRMapping map;
@@ -236,12 +294,24 @@ struct OverlapSoftmaxPass
           b, loop, parts, steady.getInductionVar(), args.drop_back(), map,
           [&](MmaOp scores) {
             scores.setAsync(true);
+            // FA3/FA4's RescaleOBeforeGemm: O scaled by block j - 1's
+            // factors while QKᵀ runs, before P·V adds to it.
+            Value scaledPrev = accPrev;
+            if (parts.rescaleBeforeProduct) {
+              Value held = AfterIssueOp::create(b, loc, accPrev.getType(),
+                                                accPrev, scores.getResult());
+              scaledPrev = cloneRescaleBy(b, parts, held, factors);
+            }
+            // The rescale's last op defines P·V's accumulator.
+            Operation *lastRescale = scaledPrev.getDefiningOp()
+                                         ? scaledPrev.getDefiningOp()
+                                         : scores.getOperation();
             product = cloneValueSide(b, parts, counterPrev, pPrev, scaledPrev,
                                      /*async=*/true);
             // The V wait and stage go before QKᵀ: nothing waits between
-            // the two issues.
+            // the two issues but the rescale.
             SmallVector<Operation *> valueSide;
-            for (Operation *op = scores->getNextNode(); op != product;
+            for (Operation *op = lastRescale->getNextNode(); op != product;
                  op = op->getNextNode())
               valueSide.push_back(op);
             for (Operation *op : valueSide)
@@ -254,19 +324,26 @@ struct OverlapSoftmaxPass
       Value o = MmaWaitOp::create(b, loc, product.getType(),
                                   product.getResult(), uint64_t(0));
       cloneRelease(b, parts, counterPrev);
-      Value scaled = cloneRescale(b, parts, o, map);
+      Value nextAcc =
+          parts.rescaleBeforeProduct ? o : cloneRescale(b, parts, o, map);
       SmallVector<Value> next;
       for (auto [i, v] : llvm::enumerate(yield->getOperands()))
-        next.push_back(i == parts.accIndex ? scaled : map.lookupOrDefault(v));
+        next.push_back(i == parts.accIndex ? nextAcc : map.lookupOrDefault(v));
       next.push_back(map.lookupOrDefault(parts.product.getA()));
+      if (parts.rescaleBeforeProduct)
+        llvm::append_range(next, rescaleInputsIn(parts, map));
       scf::YieldOp::create(b, loc, next);
     }
     // Epilogue: the last block's P·V.
-    ValueRange last = steady.getResults();
+    ValueRange last = steady.getResults().take_front(carried);
     Value counterLast =
         arith::SubIOp::create(b, loc, last[last.size() - 2], one);
-    MmaOp product = cloneValueSide(b, parts, counterLast, last.back(),
-                                   last[parts.accIndex], /*async=*/false);
+    Value accLast = last[parts.accIndex];
+    if (parts.rescaleBeforeProduct)
+      accLast = cloneRescaleBy(b, parts, accLast,
+                               steady.getResults().drop_front(carried));
+    MmaOp product = cloneValueSide(b, parts, counterLast, last.back(), accLast,
+                                   /*async=*/false);
     cloneRelease(b, parts, counterLast);
     SmallVector<Value> results(last.drop_back());
     results[parts.accIndex] = product.getResult();

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace fagpu {
@@ -25,6 +26,20 @@ using namespace mlir;
 using namespace mlir::fagpu;
 
 namespace {
+
+/// Whether two asynchronous products make one turn: only the computation
+/// that fagpu-overlap-softmax{rescale-before-product} runs under the first
+/// (ordered after its issue by fagpu.after_issue, then pure ops) stands
+/// between them.
+bool issuedTogether(MmaOp first, MmaOp second) {
+  if (first->getBlock() != second->getBlock())
+    return false;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode())
+    if (!op || !(isa<AfterIssueOp>(op) || isPure(op)))
+      return false;
+  return true;
+}
 
 /// A named barrier joins the warpgroup that waits and the one that arrives.
 constexpr int64_t kTurnThreads = 256;
@@ -82,8 +97,8 @@ struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
     for (size_t i = 0; i < products.size();) {
       MmaOp first = products[i], last = first;
       while (last.getAsync() && i + 1 < products.size() &&
-             last->getNextNode() == products[i + 1].getOperation() &&
-             products[i + 1].getAsync())
+             products[i + 1].getAsync() &&
+             issuedTogether(last, products[i + 1]))
         last = products[++i];
       ++i;
       b.setInsertionPoint(first);

@@ -177,6 +177,27 @@ def FAGPU_MmaWaitOp : FAGPU_Op<"mma_wait",
   let hasVerifier = 1;
 }
 
+def FAGPU_AfterIssueOp : FAGPU_Op<"after_issue",
+    [AllTypesMatch<["source", "result"]>]> {
+  let summary = "A register tile read only once a product has been issued";
+  let description = [{
+    Returns `source` unchanged, held back until the `fagpu.mma async` that
+    yields `issued` has been issued: the computation on the result runs on
+    the CUDA cores while that product runs on the tensor cores, instead of
+    wherever the backend would put it (FlashAttention 3/4 rescale O between
+    QKᵀ's issue and P·V's). It orders, it does not wait: `issued` is still
+    in flight afterwards. Lowered as an empty volatile asm per register,
+    after the product's.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$source,
+                       FAGPU_RegisterTile:$issued);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $source `,` $issued attr-dict `:` type($source) `,` type($issued)
+  }];
+  let hasVerifier = 1;
+}
+
 def FAGPU_ReduceRowsOp : FAGPU_Op<"reduce_rows", [Pure]> {
   let summary = "Max or sum of each row of a register tile";
   let description = [{

@@ -254,7 +254,18 @@ def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
     and K_j, and with one release per stage after P·V the producer could
     not load ahead of two stages (fagpu-warp-specialize releases each tile
     after its own last use).
+
+    With `rescale-before-product` (FlashAttention 3/4's RescaleOBeforeGemm)
+    the loop carries O as P·V left it and block j - 1's row factors (the
+    rescale's per-row inputs; their `fagpu.expand_rows` go with it): O is
+    scaled after QKᵀ of block j is issued and before P·V of block j - 1,
+    so the multiplications run under QKᵀ instead of after P·V's wait; the
+    last block's rescale precedes its P·V after the loop.
   }];
+  let options = [
+    Option<"rescaleBeforeProduct", "rescale-before-product", "bool", "false",
+           "Scale O under QKᵀ of block j, before P·V of block j - 1">,
+  ];
   let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
