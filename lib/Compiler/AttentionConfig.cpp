@@ -344,7 +344,8 @@ std::string AttentionConfig::key() const {
               ? ":producer-" + backwardProducer
               : "") +
          (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "") +
-         (backward && deterministic ? ":deterministic" : "");
+         (backward && deterministic ? ":deterministic" : "") +
+         (backward && transposeScores ? ":transpose-scores" : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

@@ -470,8 +470,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // ignored.
   for (auto [asked, flag] :
        {std::pair{effective.dqReduction == "bulk", "dq-reduction=bulk"},
-        std::pair{effective.backwardProducer == "on",
-                  "backward-producer=on"}}) {
+        std::pair{effective.backwardProducer == "on", "backward-producer=on"},
+        std::pair{effective.transposeScores, "transpose-scores"}}) {
     if (problem && effective.backward && asked &&
         !effective.usesWgmmaBackward()) {
       problem->emitError() << flag

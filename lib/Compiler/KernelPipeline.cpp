@@ -70,7 +70,8 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else if (effective.usesWgmmaBackward()) {
-    pm.addPass(createConvertTiledAttentionGradToFAGPU({effective.dqReduction}));
+    pm.addPass(createConvertTiledAttentionGradToFAGPU(
+        {effective.dqReduction, effective.transposeScores}));
     // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
     // A TMA producer warpgroup streams Q and dO through mbarrier rings

@@ -1,4 +1,9 @@
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu -verify-diagnostics
+// Refused before any kernel is built (fa-opt used to crash printing the op
+// half converted with dq-reduction=bulk at head dim 256):
+// RUN: not fa-opt %S/../Tools/Inputs/backward-d256.mlir -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=bulk" 2>&1 | FileCheck %s --check-prefix=BULK
+// BULK: backward-d256.mlir:8:19: error: dq-reduction=bulk takes head dims up to 128
+// BULK-NOT: Stack dump
 
 // What the WGMMA backward does not take is a located error, not a wrong
 // kernel.

@@ -120,6 +120,12 @@ cl::opt<std::string> dqHandoff(
              "dQ's TMA reductions (the compute warps only fill a two-stage "
              "staging ring): auto (the compiler's choice), on or off"),
     cl::init("auto"), cl::cat(category));
+cl::opt<bool> transposeScores(
+    "transpose-scores",
+    cl::desc("the WGMMA backward computes S and dP transposed (K Qᵀ, V dOᵀ) "
+             "and feeds Pᵀ and dSᵀ from registers (FlashAttention 3's "
+             "SdP_swapAB; 64 keys a compute warpgroup)"),
+    cl::cat(category));
 cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("the backward's gradients bitwise equal run to run: dQ added "
@@ -231,6 +237,7 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    "'");
   config.dqHandoff = dqHandoff;
   config.deterministic = deterministic;
+  config.transposeScores = transposeScores;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

@@ -1104,3 +1104,57 @@ TEST(MatrixRowAddresses, OtherLayoutsHaveNone) {
 }
 
 } // namespace
+
+// A transposed layout holds element (c, r) where its source holds (r, c), in
+// the same register, lane and warp; it verifies, transposes back to the
+// source, and its row slice (a value per source column: per query of Sᵀ)
+// groups each register once, with the registers of its row.
+TEST(Transposed, SwapsEveryElementInPlace) {
+  for (Shape s : {Shape{128, 64, 8}, Shape{64, 64, 4}, Shape{128, 128, 8},
+                  Shape{128, 80, 8}, Shape{192, 64, 12}}) {
+    TileLayout source = TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps);
+    TileLayout t = source.transposed();
+    EXPECT_EQ(t.rows(), s.cols) << str(s);
+    EXPECT_EQ(t.cols(), s.rows) << str(s);
+    EXPECT_EQ(t.verify(), "") << str(s);
+    EXPECT_TRUE(t.transposed() == source) << str(s);
+    EXPECT_FALSE(t == source) << str(s);
+    for (int64_t warp = 0; warp < s.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t reg = 0; reg < source.numRegisters(); ++reg) {
+          TileCoord a = source.apply(reg, lane, warp);
+          TileCoord b = t.apply(reg, lane, warp);
+          ASSERT_EQ(a.row, b.col) << str(s);
+          ASSERT_EQ(a.col, b.row) << str(s);
+        }
+    // Per-row values: each row's registers (a source column's) grouped once.
+    TileLayout slice = t.rowSlice();
+    EXPECT_EQ(slice.verify(), "") << str(s);
+    auto groups = t.registersByRow();
+    ASSERT_EQ(int64_t(groups.size()), slice.numRegisters()) << str(s);
+    std::vector<int64_t> seen(t.numRegisters(), 0);
+    for (auto [i, group] : llvm::enumerate(groups))
+      for (int64_t reg : group) {
+        ++seen[reg];
+        EXPECT_EQ(t.ofRegister(reg).row, slice.ofRegister(i).row) << str(s);
+      }
+    for (int64_t count : seen)
+      EXPECT_EQ(count, 1) << str(s);
+  }
+}
+
+// Sᵀ = K Qᵀ on two warpgroups (128 keys x 64 queries): a thread of S's
+// transposed layout holds 16 queries (the accumulator's columns 2t, 2t + 1,
+// 8 + 2t, ...), each in two registers, and the warpgroups hold copies.
+TEST(Transposed, QueriesOfTheScoresPerThread) {
+  TileLayout s = TileLayout::wgmmaAccumulator(128, 64, 8).transposed();
+  TileLayout rows = s.rowSlice();
+  EXPECT_EQ(rows.numRegisters(), 16);
+  for (int64_t lane : {0, 5, 31}) {
+    int64_t t = lane % 4;
+    EXPECT_EQ(rows.apply(0, lane, 0).row, 2 * t);
+    EXPECT_EQ(rows.apply(1, lane, 0).row, 2 * t + 1);
+    EXPECT_EQ(rows.apply(2, lane, 0).row, 8 + 2 * t);
+    EXPECT_EQ(rows.apply(0, lane, 4).row, 2 * t) << "warpgroup 1 copies";
+  }
+}

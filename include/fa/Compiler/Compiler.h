@@ -76,6 +76,11 @@ struct AttentionConfig {
   /// equal run to run (`fa.attention_grad ... deterministic`; the WGMMA
   /// backward's atomic sums, each a turn on a counter per Q block).
   bool deterministic = false;
+  /// WGMMA backward: S and dP computed transposed (Sᵀ = K Qᵀ) in a
+  /// #fagpu.transposed accumulator layout, Pᵀ and dSᵀ register A operands
+  /// (FlashAttention 3's SdP_swapAB; fa-convert-tiled-attention-grad-to-
+  /// fagpu's transpose-scores). Needs 64 keys a compute warpgroup.
+  bool transposeScores = false;
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

@@ -98,6 +98,10 @@ def ConvertTiledAttentionGradToFAGPU
   let options = [
     Option<"dqReduction", "dq-reduction", "std::string", "\"auto\"",
            "How dQ is summed into dq_acc: auto, bulk or atomic">,
+    Option<"transposeScores", "transpose-scores", "bool", "false",
+           "S and dP computed transposed (Sᵀ = K Qᵀ) in a #fagpu.transposed "
+           "accumulator layout: Pᵀ and dSᵀ are register A operands "
+           "(FlashAttention 3's SdP_swapAB)">,
   ];
   let dependentDialects = [
     "::mlir::fagpu::FAGPUDialect", "::mlir::gpu::GPUDialect",

@@ -205,6 +205,17 @@ struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
   }
 };
 
+/// Nothing moves: the transpose's registers are the source's (verified).
+struct LowerTranspose : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSource());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
@@ -212,8 +223,7 @@ void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
     int64_t exp2OnFmaEvery) {
   patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
                                    exp2OnFmaEvery);
-  patterns
-      .add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerConvertLayout>(
-          converter, patterns.getContext());
+  patterns.add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerConvertLayout,
+               LowerTranspose>(converter, patterns.getContext());
   populateTileCoordsToNVVMPatterns(converter, patterns);
 }

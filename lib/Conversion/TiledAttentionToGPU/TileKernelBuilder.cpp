@@ -34,8 +34,43 @@ TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
   }();
   if (shape.size() == 2)
     return tile;
+  // With transposed scores the per-row values (LSE, delta) are per column
+  // of the accumulator.
+  if (transposeScores)
+    tile = transposedAccumulator();
   return cast<fagpu::DistributedLayoutAttr>(
       fagpu::RowsLayoutAttr::get(ctx, tile));
+}
+
+fagpu::DistributedLayoutAttr TileKernelBuilder::transposedAccumulator() {
+  MLIRContext *ctx = b.getContext();
+  return cast<fagpu::DistributedLayoutAttr>(fagpu::TransposedLayoutAttr::get(
+      ctx, cast<fagpu::DistributedLayoutAttr>(
+               fagpu::WgmmaAccLayoutAttr::get(ctx, warps))));
+}
+
+RankedTensorType
+TileKernelBuilder::tileType(ArrayRef<int64_t> shape, Type element,
+                            fagpu::DistributedLayoutAttr tile) {
+  if (shape.size() == 2)
+    return RankedTensorType::get(shape, element, tile);
+  return RankedTensorType::get(
+      shape, element, fagpu::RowsLayoutAttr::get(b.getContext(), tile));
+}
+
+FailureOr<Value>
+TileKernelBuilder::tileIn(Value tensor, fagpu::DistributedLayoutAttr layout) {
+  if (Value v = mapped(tensor))
+    return v;
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  auto splat = splats.find(tensor);
+  if (!type || splat == splats.end())
+    return tile(tensor);
+  return tensor::SplatOp::create(
+             b, tensor.getLoc(),
+             tileType(type.getShape(), type.getElementType(), layout),
+             splat->second)
+      .getResult();
 }
 
 FailureOr<Value> TileKernelBuilder::tile(Value tensor) {
@@ -407,7 +442,53 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
   Value a = mapped(generic.getInputs()[0]);
   if (!a)
     return generic.emitError() << "no tile for the A operand";
+  if (transposeScores && isa<fagpu::SharedTileType>(a.getType()) &&
+      transposeB && !transposeA) {
+    FailureOr<Value> scores =
+        transposedProduct(generic, a, b2, transposeA, transposeB);
+    if (failed(scores))
+      return failure();
+    map.map(generic.getResult(0), *scores);
+    return success();
+  }
   Type element = cast<fagpu::SharedTileType>(b2.getType()).getElementType();
+  if (auto aTile = dyn_cast<RankedTensorType>(a.getType());
+      aTile && isa<fagpu::TransposedLayoutAttr>(aTile.getEncoding())) {
+    // Pᵀ, dSᵀ: the transposed accumulator's registers are the accumulator
+    // of the transpose, a register A operand as P is for P·V. dS for
+    // dQ = dS K: dSᵀ stored as an accumulator, read transposed.
+    auto transposedType = RankedTensorType::get(
+        {aTile.getDimSize(1), aTile.getDimSize(0)}, aTile.getElementType(),
+        fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps));
+    Value t = fagpu::TransposeOp::create(b, loc, transposedType, a);
+    if (aTile.getElementType() != element)
+      t = arith::TruncFOp::create(b, loc, transposedType.clone(element), t);
+    if (transposeA) {
+      a = fagpu::ConvertLayoutOp::create(
+          b, loc,
+          RankedTensorType::get(transposedType.getShape(), element, aLayout),
+          t);
+    } else {
+      Value source = generic.getInputs()[0];
+      Value shared = storedTiles.lookup(source);
+      if (!shared) {
+        auto sharedType = fagpu::SharedTileType::get(
+            b.getContext(), transposedType.getShape(), element, kSwizzleBytes);
+        shared = sharedTile({Value(), sharedType}, loc);
+        fagpu::StoreToSharedOp::create(b, loc, t, shared);
+        storedTiles[source] = shared;
+      }
+      a = shared;
+    }
+    FailureOr<Value> acc = tile(generic.getOutputs()[0]);
+    if (failed(acc))
+      return failure();
+    Value result = fagpu::MmaOp::create(b, loc, acc->getType(), a, b2, *acc,
+                                        transposeB, /*async=*/false,
+                                        /*transpose_a=*/!transposeA);
+    map.map(generic.getResult(0), result);
+    return success();
+  }
   if (auto aTile = dyn_cast<RankedTensorType>(a.getType())) {
     // A register operand (P, dS) is rounded to the operands' type, as
     // FlashAttention does, and read in the register-A layout, or (Pᵀ, dSᵀ)
@@ -456,6 +537,41 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
   return success();
 }
 
+FailureOr<Value> TileKernelBuilder::transposedProduct(linalg::GenericOp generic,
+                                                      Value a, Value b2,
+                                                      bool transposeA,
+                                                      bool transposeB) {
+  Location loc = generic.getLoc();
+  Value out = generic.getOutputs()[0];
+  auto outType = cast<RankedTensorType>(out.getType());
+  auto splat = splats.find(out);
+  if (splat == splats.end())
+    return generic.emitError()
+           << "transposed scores start from a constant accumulator";
+  // (A Bᵀ)ᵀ = B Aᵀ: B's tile is the A operand ([N x K], K-major), A's the
+  // B operand read as [M x K].
+  auto productType = RankedTensorType::get(
+      {outType.getDimSize(1), outType.getDimSize(0)}, outType.getElementType(),
+      fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps));
+  if (std::string problem =
+          cast<fagpu::DistributedLayoutAttr>(productType.getEncoding())
+              .checkShape(productType.getShape());
+      !problem.empty())
+    return generic.emitError() << "transposed scores: " << problem;
+  Value zero =
+      tensor::SplatOp::create(b, loc, productType, splat->second).getResult();
+  Value product = fagpu::MmaOp::create(b, loc, productType, b2, a, zero,
+                                       /*transpose_b=*/!transposeA,
+                                       /*async=*/false,
+                                       /*transpose_a=*/!transposeB);
+  return fagpu::TransposeOp::create(b, loc,
+                                    tileType(outType.getShape(),
+                                             outType.getElementType(),
+                                             transposedAccumulator()),
+                                    product)
+      .getResult();
+}
+
 LogicalResult TileKernelBuilder::raiseRowReduction(linalg::GenericOp generic) {
   Operation *combiner =
       generic.getBody()->getTerminator()->getOperand(0).getDefiningOp();
@@ -487,31 +603,48 @@ LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
   ArrayRef<int64_t> space =
       cast<RankedTensorType>(generic.getOutputs()[0].getType()).getShape();
   Block *body = generic.getBody();
+  // The iteration space's layout: its tiles' (transposed scores keep
+  // theirs through the softmax gradient), else the shape's.
+  // (A 2-D layout: per-row values of a 1-D space are in its rows.)
+  auto parentOf = [](Attribute encoding) {
+    if (auto rows = dyn_cast<fagpu::RowsLayoutAttr>(encoding))
+      return rows.getParent();
+    return cast<fagpu::DistributedLayoutAttr>(encoding);
+  };
+  fagpu::DistributedLayoutAttr layout = parentOf(layoutFor(space));
+  for (Value operand : generic->getOperands())
+    if (Value v = mapped(operand))
+      if (auto type = dyn_cast<RankedTensorType>(v.getType());
+          type && type.getShape() == space)
+        layout = parentOf(type.getEncoding());
+  auto spaceType = [&](Type element) {
+    return tileType(space, element, layout);
+  };
   IRMapping inner;
   for (OpOperand &operand : generic->getOpOperands()) {
     BlockArgument arg = body->getArgument(operand.getOperandNumber());
     if (arg.use_empty())
       continue;
-    FailureOr<Value> t = tile(operand.get());
+    FailureOr<Value> t = tileIn(operand.get(), layout);
     if (failed(t))
       return failure();
     Value v = *t;
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getRank() < static_cast<int64_t>(space.size()))
-      v = fagpu::ExpandRowsOp::create(
-          b, loc, tileType(space, type.getElementType()), v);
+      v = fagpu::ExpandRowsOp::create(b, loc, spaceType(type.getElementType()),
+                                      v);
     inner.map(arg, v);
   }
   DenseMap<Value, Value> splatted;
   for (Operation &op : body->without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(op)) {
       inner.map(index.getResult(),
-                fagpu::TileCoordsOp::create(
-                    b, loc, tileType(space, b.getIndexType()), index.getDim()));
+                fagpu::TileCoordsOp::create(b, loc, spaceType(b.getIndexType()),
+                                            index.getDim()));
       continue;
     }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      auto type = tileType(space, constant.getType());
+      auto type = spaceType(constant.getType());
       inner.map(
           constant.getResult(),
           arith::ConstantOp::create(
@@ -524,13 +657,13 @@ LogicalResult TileKernelBuilder::raiseElementwise(linalg::GenericOp generic) {
         continue;
       Value &s = splatted[operand];
       if (!s)
-        s = tensor::SplatOp::create(b, loc, tileType(space, operand.getType()),
+        s = tensor::SplatOp::create(b, loc, spaceType(operand.getType()),
                                     map.lookupOrDefault(operand));
       inner.map(operand, s);
     }
     Operation *clone = b.clone(op, inner);
     for (OpResult result : clone->getResults())
-      result.setType(tileType(space, result.getType()));
+      result.setType(spaceType(result.getType()));
   }
   for (auto [result, yielded] :
        llvm::zip(generic.getResults(), body->getTerminator()->getOperands()))

@@ -73,6 +73,13 @@ public:
   bool bulkAccumulate = false;
   /// Whether any did: the kernel must wait for their reads before it ends.
   bool bulkReductions = false;
+  /// FlashAttention 3's SdP_swapAB: products of two shared tiles (the
+  /// backward's S = Q Kᵀ and dP = dO Vᵀ) computed transposed (Sᵀ = K Qᵀ,
+  /// the keys on WGMMA's M side) and held as `#fagpu.transposed` WGMMA
+  /// accumulators; per-row values (LSE, delta) follow their columns; Pᵀ
+  /// and dSᵀ are register A operands, and dS reaches dQ = dS K as dSᵀ in
+  /// shared memory, read transposed.
+  bool transposeScores = false;
   /// Deterministic sums: each tile added into an output is a turn on
   /// `turnCounters[batch, head, first row / turnRows]` (i32), this block's
   /// being `turnOf(first row, end row)` (fagpu.wait_turn / fagpu.pass_turn
@@ -104,6 +111,18 @@ private:
   RankedTensorType tileType(ArrayRef<int64_t> shape, Type element) {
     return RankedTensorType::get(shape, element, layoutFor(shape));
   }
+  /// A tile of `shape` in the 2-D layout `tile` (per-row values of a 1-D
+  /// shape in its rows).
+  RankedTensorType tileType(ArrayRef<int64_t> shape, Type element,
+                            fagpu::DistributedLayoutAttr tile);
+  /// tile(tensor), a splat built in `layout` (2-D) where it is one.
+  FailureOr<Value> tileIn(Value tensor, fagpu::DistributedLayoutAttr layout);
+  /// The WGMMA accumulator layout of `warps`, transposed.
+  fagpu::DistributedLayoutAttr transposedAccumulator();
+  /// S = Q Kᵀ (or dP = dO Vᵀ) as Sᵀ = K Qᵀ, transposed back in registers.
+  FailureOr<Value> transposedProduct(linalg::GenericOp generic, Value a,
+                                     Value b2, bool transposeA,
+                                     bool transposeB);
   LogicalResult convertLoop(scf::ForOp loop);
   LogicalResult convertPad(tensor::PadOp pad);
   LogicalResult convertSlice(tensor::ExtractSliceOp slice);

@@ -155,6 +155,19 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (!problem.empty())
       return tileOp.emitError()
              << "cannot lower to the WGMMA backward: " << problem;
+    // Checked before the kernels are built: an error on the op afterwards
+    // prints it half converted.
+    if (dqReduction == "bulk" &&
+        std::max(config->headDim, config->headDimV) > 128)
+      return tileOp.emitError()
+             << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
+                "tile does not fit shared memory beside the others above)";
+    // Sᵀ's rows are the keys: 64 a warpgroup, the WGMMA accumulator's.
+    if (transposeScores && config->blockKV != 16 * backwardWarps(*config))
+      return tileOp.emitError()
+             << "transpose-scores needs 64 keys a compute warpgroup, got "
+             << config->blockKV << " keys on " << backwardWarps(*config) / 4
+             << " (head dims above 128 split 64-key blocks over two)";
     bool deterministic = tileOp.getDeterministic();
     // The forall's body: slices of its outputs, then the loop over KV
     // blocks, which becomes the grid's x.
@@ -229,12 +242,9 @@ struct ConvertTiledAttentionGradToFAGPUPass
     // on the H200 at head dims 64 and 128 (plain rows: 2-5 % slower; the
     // bank conflicts of their stores; docs/perf/README.md).
     bool wide = std::max(c.headDim, c.headDimV) > 128;
-    if (dqReduction == "bulk" && wide)
-      return tileOp.emitError()
-             << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
-                "tile does not fit shared memory beside the others above)";
     builder.bulkAccumulate =
         dqReduction == "bulk" || (dqReduction == "auto" && !wide);
+    builder.transposeScores = transposeScores;
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);

@@ -809,3 +809,31 @@ func.func @after_issue_reads_the_product(%a: !fagpu.smem<64x64xbf16, swizzle = 1
   %w = fagpu.mma_wait %r : tensor<64x64xf32, #acc>
   return
 }
+
+// -----
+
+#acc8 = #fagpu.wgmma_acc<warps = 8>
+func.func @transpose_keeps_layout(%st: tensor<128x64xf32, #acc8>) {
+  // expected-error @+1 {{the result's layout must be the transpose of the source's}}
+  %s = fagpu.transpose %st : tensor<128x64xf32, #acc8> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
+  return
+}
+
+// -----
+
+#acc8 = #fagpu.wgmma_acc<warps = 8>
+func.func @transpose_shape(%st: tensor<128x64xf32, #acc8>) {
+  // expected-error @+1 {{the result's shape must be the source's transposed}}
+  %s = fagpu.transpose %st : tensor<128x64xf32, #acc8> -> tensor<64x256xf32, #fagpu.transposed<#acc8>>
+  return
+}
+
+// -----
+
+// The transposed layout checks its parent's shape on the transpose: 64
+// keys (Sᵀ's rows) cannot fill two warpgroups.
+func.func @transposed_shape(%st: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  // expected-error @+1 {{result: transposed: WGMMA accumulator tile dim 0 must be a positive multiple of 128, got 64}}
+  %s = fagpu.transpose %st : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
+  return
+}

@@ -173,6 +173,23 @@ func.func @after_issue(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.sm
   return %scaled, %ws : tensor<64x64xf32, #acc_in_flight>, tensor<64x64xf32, #acc_in_flight>
 }
 
+// Sᵀ computed as an accumulator is S in the transposed layout, and back:
+// the same registers.
+// CHECK-LABEL: func.func @transpose
+// CHECK: %[[S:.*]] = fagpu.transpose %{{.*}} : tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>> -> tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
+// CHECK-NEXT: %[[B:.*]] = fagpu.transpose %[[S]] : tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>> -> tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>
+// CHECK: fagpu.expand_rows %{{.*}} : tensor<64xf32, #fagpu.rows<#fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>> -> tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
+#acc8 = #fagpu.wgmma_acc<warps = 8>
+#accT = #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>
+func.func @transpose(%st: tensor<128x64xf32, #acc8>, %lse: tensor<64xf32, #fagpu.rows<#accT>>)
+    -> (tensor<128x64xf32, #acc8>, tensor<64x128xf32, #accT>) {
+  %s = fagpu.transpose %st : tensor<128x64xf32, #acc8> -> tensor<64x128xf32, #accT>
+  %back = fagpu.transpose %s : tensor<64x128xf32, #accT> -> tensor<128x64xf32, #acc8>
+  %l = fagpu.expand_rows %lse : tensor<64xf32, #fagpu.rows<#accT>> -> tensor<64x128xf32, #accT>
+  %d = arith.subf %s, %l : tensor<64x128xf32, #accT>
+  return %back, %d : tensor<128x64xf32, #acc8>, tensor<64x128xf32, #accT>
+}
+
 // The backward's ops: per-row statistics loaded into registers, P written to
 // shared memory and read transposed (Pᵀ·dO), dQ summed into memory.
 

@@ -153,6 +153,19 @@ TileLayout MmaSyncBLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
   return TileLayout::mmaSyncOperandB(shape[0], shape[1], getWarps());
 }
 
+int64_t TransposedLayoutAttr::getWarps() const {
+  return getParent().getWarps();
+}
+std::string TransposedLayoutAttr::checkShape(ArrayRef<int64_t> shape) const {
+  if (shape.size() != 2)
+    return "transposed tiles are 2-D, got rank " + std::to_string(shape.size());
+  std::string problem = getParent().checkShape({shape[1], shape[0]});
+  return problem.empty() ? problem : "transposed: " + problem;
+}
+TileLayout TransposedLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
+  return getParent().getTileLayout({shape[1], shape[0]}).transposed();
+}
+
 int64_t RowsLayoutAttr::getWarps() const { return getParent().getWarps(); }
 
 // The smallest column count the parent takes; per-row placement does not
@@ -160,6 +173,12 @@ int64_t RowsLayoutAttr::getWarps() const { return getParent().getWarps(); }
 static int64_t parentColumns(DistributedLayoutAttr parent) {
   if (isa<WgmmaAccColsLayoutAttr>(parent))
     return 8 * (parent.getWarps() / 4); // 8 a warpgroup
+  // The columns are the transposed layout's rows: 64 a warpgroup (WGMMA),
+  // 16 a warp (mma.sync).
+  if (auto transposed = dyn_cast<TransposedLayoutAttr>(parent))
+    return isa<WgmmaAccLayoutAttr>(transposed.getParent())
+               ? 64 * (parent.getWarps() / 4)
+               : 16 * parent.getWarps();
   return isa<MmaSyncALayoutAttr, WgmmaALayoutAttr>(parent) ? 16 : 8;
 }
 

@@ -262,6 +262,27 @@ LogicalResult TileCoordsOp::verify() {
   return success();
 }
 
+LogicalResult TransposeOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")) ||
+      failed(verifyRegisterTile(*this, result, "result")))
+    return failure();
+  if (source.getRank() != 2 || result.getRank() != 2 ||
+      source.getDimSize(0) != result.getDimSize(1) ||
+      source.getDimSize(1) != result.getDimSize(0))
+    return emitOpError() << "the result's shape must be the source's "
+                            "transposed, got "
+                         << source << " -> " << result;
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "changes the element type";
+  if (getTileLayout(result) != getTileLayout(source).transposed())
+    return emitOpError() << "the result's layout must be the transpose of "
+                            "the source's (#fagpu.transposed<L> of L or "
+                            "the reverse)";
+  return success();
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   auto source = cast<RankedTensorType>(getSource().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

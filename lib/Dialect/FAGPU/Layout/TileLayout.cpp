@@ -3,6 +3,7 @@
 #include "fa/Dialect/FAGPU/IR/TileLayout.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cassert>
@@ -199,6 +200,18 @@ SmallVector<SmallVector<int64_t>> TileLayout::registersByRow() const {
     groups[slice.joinRegister(sliceBits, sliceDigit)].push_back(reg);
   }
   return groups;
+}
+
+TileLayout TileLayout::transposed() const {
+  auto swap = [](TileCoord c) { return TileCoord{c.col, c.row}; };
+  auto swapAll = [&](ArrayRef<TileCoord> bases) {
+    return llvm::map_to_vector(bases, swap);
+  };
+  IndexRepeat regRepeat = repeat, warpRepeat = warpDigit;
+  regRepeat.stride = swap(repeat.stride);
+  warpRepeat.stride = swap(warpDigit.stride);
+  return TileLayout(numCols, numRows, swapAll(regBases), swapAll(lnBases),
+                    swapAll(warpBases), regRepeat, warpRepeat);
 }
 
 bool TileLayout::operator==(const TileLayout &o) const {

@@ -86,6 +86,23 @@ def FAGPU_WgmmaALayout : FAGPU_TensorCoreLayout<"WgmmaALayout",
   }];
 }
 
+def FAGPU_TransposedLayout : FAGPU_Attr<"TransposedLayout", "transposed",
+    [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
+  let summary = "A tile held as its transpose in the `parent` layout";
+  let description = [{
+    Element (i, j) of an [R x C] tile lives where `parent` puts element
+    (j, i) of a [C x R] tile. FlashAttention 3's SdP_swapAB: the backward
+    computes Sᵀ = K Qᵀ and dPᵀ = V dOᵀ as WGMMA accumulators (the keys on
+    the instruction's M side, split by the warpgroups) and treats them as S
+    and dP in `#fagpu.transposed<#fagpu.wgmma_acc<...>>`: the elementwise
+    softmax gradient is unchanged, the per-query statistics (LSE, delta)
+    follow the accumulator's columns, and Pᵀ and dSᵀ (`fagpu.transpose`,
+    no data moved) are register-A operands of dV += Pᵀ dO and dK += dSᵀ Q.
+  }];
+  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent);
+  let assemblyFormat = "`<` $parent `>`";
+}
+
 def FAGPU_RowsLayout : FAGPU_Attr<"RowsLayout", "rows",
     [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
   let summary = "Per-row values of a 2-D register layout";

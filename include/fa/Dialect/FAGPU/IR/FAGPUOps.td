@@ -260,6 +260,24 @@ def FAGPU_ConvertLayoutOp : FAGPU_Op<"convert_layout", [Pure]> {
   let hasVerifier = 1;
 }
 
+def FAGPU_TransposeOp : FAGPU_Op<"transpose", [Pure]> {
+  let summary = "A register tile's transpose, in the same registers";
+  let description = [{
+    `result[j, i] = source[i, j]` where the result's layout is the
+    transpose of the source's (`#fagpu.transposed<L>` of `L`, or `L` of
+    `#fagpu.transposed<L>`): every thread holds the same elements in the
+    same registers, so nothing moves. The backward's Sᵀ computed as a WGMMA
+    accumulator becomes S, and P and dS become the register A operands Pᵀ
+    and dSᵀ.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$source);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def FAGPU_StoreTileOp : FAGPU_Op<"store_tile"> {
   let summary = "Store a register tile to rows of a global matrix";
   let description = [{

@@ -142,6 +142,11 @@ public:
   /// the first element of the row that the lane addresses.
   std::optional<TileLayout> matrixRowAddresses() const;
 
+  /// The layout of the transposed tile, [cols x rows]: each register,
+  /// lane and warp holds element (col, row) where this one holds (row,
+  /// col). No data moves: a tile and its transpose share their registers.
+  TileLayout transposed() const;
+
   bool operator==(const TileLayout &o) const;
   bool operator!=(const TileLayout &o) const { return !(*this == o); }
 
