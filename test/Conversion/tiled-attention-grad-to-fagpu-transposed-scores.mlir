@@ -26,8 +26,13 @@
 // CHECK:   %[[DELTA:.*]] = fagpu.load_tile {{.*}} -> tensor<64xf32, #fagpu.rows<#fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>>
 // CHECK:   %[[ST:.*]] = fagpu.mma %[[KS]], %[[QS]], %{{.*}} transpose_b : !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>
 // CHECK:   %[[S:.*]] = fagpu.transpose %[[ST]] : tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>> -> tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
-// CHECK:   fagpu.expand_rows %[[LSE]] : {{.*}} -> tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
-// CHECK:   %[[P:.*]] = math.exp2 %{{.*}} : tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
+// LSE is subtracted before log2(e) scales the difference: every product
+// needs S, so none runs (waiting for LSE's loads) before S is issued.
+// CHECK:   %[[LSEX:.*]] = fagpu.expand_rows %[[LSE]] : {{.*}} -> tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
+// CHECK:   %[[SCALED:.*]] = arith.mulf %[[S]], %{{.*}} : tensor<64x128xf32, #fagpu.transposed
+// CHECK:   %[[CENTRED:.*]] = arith.subf %[[SCALED]], %[[LSEX]]
+// CHECK:   %[[LOG2:.*]] = arith.mulf %[[CENTRED]], %{{.*}}
+// CHECK:   %[[P:.*]] = math.exp2 %[[LOG2]] : tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
 // CHECK:   %[[PT:.*]] = fagpu.transpose %[[P]] : tensor<64x128xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>> -> tensor<128x64xf32, #fagpu.wgmma_acc<warps = 8>>
 // CHECK:   %[[PT16:.*]] = arith.truncf %[[PT]]
 // CHECK:   %[[PTA:.*]] = fagpu.convert_layout %[[PT16]] : tensor<128x64xbf16, #fagpu.wgmma_acc<warps = 8>> -> tensor<128x64xbf16, #fagpu.wgmma_a<warps = 8>>
