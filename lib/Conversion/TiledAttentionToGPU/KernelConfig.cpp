@@ -43,10 +43,12 @@ LogicalResult mlir::fa::placeKernelSharedTiles(gpu::GPUFuncOp kernel,
   int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
   if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
     kernel.erase();
-    return at->emitError() << "cannot lower to the " << what
-                           << ": its tiles need " << sharedBytes
-                           << " bytes of shared memory, over the "
-                           << fagpu::kMaxSharedBytesPerBlock << hint;
+    // By location: the function around `at` is half converted, and a
+    // diagnostic on the op would print it (fa-opt crashed doing so).
+    return emitError(at->getLoc())
+           << "cannot lower to the " << what << ": its tiles need "
+           << sharedBytes << " bytes of shared memory, over the "
+           << fagpu::kMaxSharedBytesPerBlock << hint;
   }
   kernel->setAttr(
       "fa.shared_bytes",

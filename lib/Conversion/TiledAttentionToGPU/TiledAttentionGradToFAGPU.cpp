@@ -347,8 +347,10 @@ struct ConvertTiledAttentionGradToFAGPUPass
          llvm::zip(kvLoop.getRegionIterArgs(), kvLoop.getInitArgs())) {
       auto view = builder.outputs.find(init);
       if (view == builder.outputs.end())
-        return kvLoop.emitError() << "the loop over KV blocks carries "
-                                     "outputs only";
+        // By location, as placeKernelSharedTiles: the kernels are half
+        // built.
+        return emitError(kvLoop.getLoc()) << "the loop over KV blocks "
+                                             "carries outputs only";
       builder.outputs[arg] = view->second;
     }
     if (failed(builder.convertBlock(*kvLoop.getBody())))
