@@ -42,13 +42,15 @@ LogicalResult mlir::fa::placeKernelSharedTiles(gpu::GPUFuncOp kernel,
                                                StringRef hint) {
   int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
   if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
+    // By location, taken before the kernel goes: `at` may be inside it (the
+    // forward moves the tiled op's body there); a diagnostic on the op read
+    // it after its erasure (fa-opt crashed; ASan: heap-use-after-free).
+    Location loc = at->getLoc();
     kernel.erase();
-    // By location: the function around `at` is half converted, and a
-    // diagnostic on the op would print it (fa-opt crashed doing so).
-    return emitError(at->getLoc())
-           << "cannot lower to the " << what << ": its tiles need "
-           << sharedBytes << " bytes of shared memory, over the "
-           << fagpu::kMaxSharedBytesPerBlock << hint;
+    return emitError(loc) << "cannot lower to the " << what
+                          << ": its tiles need " << sharedBytes
+                          << " bytes of shared memory, over the "
+                          << fagpu::kMaxSharedBytesPerBlock << hint;
   }
   kernel->setAttr(
       "fa.shared_bytes",
