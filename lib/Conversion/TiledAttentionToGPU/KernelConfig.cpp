@@ -38,19 +38,15 @@ gpu::GPUModuleOp mlir::fa::getOrCreateKernelModule(ModuleOp module,
 }
 
 LogicalResult mlir::fa::placeKernelSharedTiles(gpu::GPUFuncOp kernel,
-                                               Operation *at, StringRef what,
+                                               Location at, StringRef what,
                                                StringRef hint) {
   int64_t sharedBytes = fagpu::placeSharedTiles(kernel);
   if (sharedBytes > fagpu::kMaxSharedBytesPerBlock) {
-    // By location, taken before the kernel goes: `at` may be inside it (the
-    // forward moves the tiled op's body there); a diagnostic on the op read
-    // it after its erasure (fa-opt crashed; ASan: heap-use-after-free).
-    Location loc = at->getLoc();
     kernel.erase();
-    return emitError(loc) << "cannot lower to the " << what
-                          << ": its tiles need " << sharedBytes
-                          << " bytes of shared memory, over the "
-                          << fagpu::kMaxSharedBytesPerBlock << hint;
+    return emitError(at) << "cannot lower to the " << what
+                         << ": its tiles need " << sharedBytes
+                         << " bytes of shared memory, over the "
+                         << fagpu::kMaxSharedBytesPerBlock << hint;
   }
   kernel->setAttr(
       "fa.shared_bytes",

@@ -127,9 +127,10 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
                                          gpu::GPUModuleOp &kernels);
 
 /// Places `kernel`'s shared tiles and records fa.shared_bytes; when they do
-/// not fit a block, erases the kernel and reports it on `at` as "cannot
-/// lower to the `what`: ..." followed by `hint`.
-LogicalResult placeKernelSharedTiles(gpu::GPUFuncOp kernel, Operation *at,
+/// not fit a block, erases the kernel and reports it at `at` (the
+/// attention op's location: the op itself may be gone, decomposed or moved
+/// into the kernel) as "cannot lower to the `what`: ..." followed by `hint`.
+LogicalResult placeKernelSharedTiles(gpu::GPUFuncOp kernel, Location at,
                                      StringRef what, StringRef hint = "");
 
 /// The workgroup (shared) memory space attribute.

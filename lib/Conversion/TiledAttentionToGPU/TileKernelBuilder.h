@@ -26,6 +26,9 @@
 namespace mlir {
 namespace fa {
 
+/// Shared operand tiles are stored with TMA's and WGMMA's 128-byte swizzle.
+constexpr int64_t kTileSwizzleBytes = 128;
+
 /// Rows [row, limit) of a 2-D (or 1-D) view of a kernel argument.
 struct RowSource {
   Value argument; ///< the kernel argument the rows come from

@@ -362,7 +362,8 @@ struct ConvertTiledAttentionGradToFAGPUPass
       fagpu::WaitSharedReadsOp::create(b, loc);
     gpu::ReturnOp::create(b, loc);
 
-    if (failed(placeKernelSharedTiles(kernel, tileOp, "WGMMA backward")))
+    if (failed(
+            placeKernelSharedTiles(kernel, tileOp.getLoc(), "WGMMA backward")))
       return failure();
     // The launches live in the runtime; the kernels carry their geometry.
     func.erase();

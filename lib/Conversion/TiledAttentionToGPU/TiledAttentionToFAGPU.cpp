@@ -111,6 +111,8 @@ struct ConvertTiledAttentionToFAGPUPass
     FailureOr<InputSlices> inputs = traceInputSlices(func);
     if (failed(inputs))
       return failure();
+    // The decomposition below erases the tile op: its location is kept.
+    Location opLoc = tileOp.getLoc();
     if (failed(decomposeAttentionTiles(func)))
       return failure();
 
@@ -176,7 +178,7 @@ struct ConvertTiledAttentionToFAGPUPass
       builder.storeRows(cast<tensor::ParallelInsertSliceOp>(op));
     gpu::ReturnOp::create(b, func.getLoc());
     if (failed(placeKernelSharedTiles(
-            kernel, tileOp, "WGMMA kernel",
+            kernel, opLoc, "WGMMA kernel",
             " a block can have (smaller block-q or block-kv)")))
       return failure();
     // The launch lives in the runtime; the kernel carries its geometry.
