@@ -247,6 +247,8 @@ struct ConvertTiledAttentionGradToFAGPUPass
       if (!source)
         return tileOp.emitError()
                << "operand " << role << " is not a tile of the inputs";
+    // The decomposition below erases the tile op: its location is kept.
+    Location opLoc = tileOp.getLoc();
     if (failed(decomposeAttentionTiles(func)))
       return failure();
 
@@ -362,8 +364,7 @@ struct ConvertTiledAttentionGradToFAGPUPass
       fagpu::WaitSharedReadsOp::create(b, loc);
     gpu::ReturnOp::create(b, loc);
 
-    if (failed(
-            placeKernelSharedTiles(kernel, tileOp.getLoc(), "WGMMA backward")))
+    if (failed(placeKernelSharedTiles(kernel, opLoc, "WGMMA backward")))
       return failure();
     // The launches live in the runtime; the kernels carry their geometry.
     func.erase();
