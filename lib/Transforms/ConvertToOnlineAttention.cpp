@@ -43,7 +43,8 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
     auto online = OnlineAttentionOp::create(
         rewriter, loc, acc.getType(), max.getType(), sum.getType(),
         op.getQuery(), op.getKey(), op.getValue(), acc, max, sum,
-        /*tile_position=*/ValueRange{},
+        /*tile_position=*/ValueRange{}, op.getCuSeqlensQ(),
+        op.getCuSeqlensK(), op.getMaxSeqlenQ(), op.getMaxSeqlenK(),
         rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
         op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr,
         /*keys_in_bounds=*/nullptr);

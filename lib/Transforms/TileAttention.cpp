@@ -16,6 +16,12 @@
 // KV blocks outside [lo, hi) are hidden by the causal / window mask from
 // every row of the Q block and are never visited.
 //
+// Varlen (packed sequences): b is the sequence, the grid's Q blocks cover
+// max_seqlen_q, and each sequence's lengths and first rows come from
+// cu_seqlens; tiles are cut at those rows, masks and tile positions are the
+// sequence's own. A Q block past its sequence's end has no rows and visits
+// no KV block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
@@ -65,8 +71,11 @@ public:
 private:
   /// Emits `scf.for kb in [from, to)` of tile steps; returns the new state.
   SmallVector<Value> emitKVLoop(Location loc, Value from, Value to, bool masked,
-                                ValueRange state, Value b, Value kvHead,
-                                Value qTile, Value qStart);
+                                ValueRange state, Value kvHead, Value qTile,
+                                Value qStart);
+  /// Binds `seqQ`, `seqKV`, the rows' offsets and the batch index of the
+  /// tensors for forall batch index `b`.
+  void bindSequence(Location loc, Value b);
 
   RewriterBase &rewriter;
   OnlineAttentionOp online;
@@ -76,15 +85,36 @@ private:
   // Sequence lengths: constants, or tensor.dim of the operands where the
   // shapes are dynamic (known at run time only).
   Value seqQ, seqKV;
+  // Where the sequence's rows start in the tensors (0 unless varlen), and
+  // the tensors' batch index (0 for packed sequences).
+  Value qOffset, kvOffset, batch;
   // Every KV block is whole (a static KV length that is a multiple of the
   // block): the masked blocks mask the band only, not the sequence end.
   bool keysInBounds = false;
   MaskBandValues band;
 };
 
+void ForwardTiler::bindSequence(Location loc, Value b) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  if (!online.isVarlen()) {
+    seqQ = dimValue(rewriter, loc, online.getQuery(), 2);
+    seqKV = dimValue(rewriter, loc, online.getKey(), 2);
+    qOffset = kvOffset = zero;
+    batch = b;
+    return;
+  }
+  SequenceRows q = sequenceRows(rewriter, loc, online.getCuSeqlensQ(), b);
+  SequenceRows kv = sequenceRows(rewriter, loc, online.getCuSeqlensK(), b);
+  qOffset = q.offset;
+  seqQ = q.length;
+  kvOffset = kv.offset;
+  seqKV = kv.length;
+  batch = zero;
+}
+
 SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
                                             bool masked, ValueRange state,
-                                            Value b, Value kvHead, Value qTile,
+                                            Value kvHead, Value qTile,
                                             Value qStart) {
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   auto loop = scf::ForOp::create(
@@ -94,15 +124,18 @@ SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
             builder, loc, kb,
             arith::ConstantIndexOp::create(builder, loc, blockKV));
         Value cols = validRows(builder, loc, kStart, seqKV, blockKV);
-        Value kTile = extractPaddedTile(builder, loc, online.getKey(), b,
-                                        kvHead, kStart, cols, blockKV);
-        Value vTile = extractPaddedTile(builder, loc, online.getValue(), b,
-                                        kvHead, kStart, cols, blockKV);
+        Value kRow = arith::AddIOp::create(builder, loc, kvOffset, kStart);
+        Value kTile = extractPaddedTile(builder, loc, online.getKey(), batch,
+                                        kvHead, kRow, cols, blockKV);
+        Value vTile = extractPaddedTile(builder, loc, online.getValue(), batch,
+                                        kvHead, kRow, cols, blockKV);
         Value qLen = seqQ, kvLen = seqKV;
         auto step = OnlineAttentionOp::create(
             builder, loc, iterArgs[0].getType(), iterArgs[1].getType(),
             iterArgs[2].getType(), qTile, kTile, vTile, iterArgs[0],
             iterArgs[1], iterArgs[2], ValueRange{qStart, kStart, qLen, kvLen},
+            /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+            /*max_seqlen_q=*/Value(), /*max_seqlen_k=*/Value(),
             online.getScaleAttr(), online.getCausalAttr(),
             online.getWindowAttr(), online.getSoftcapAttr(),
             masked ? nullptr : builder.getUnitAttr(),
@@ -127,9 +160,15 @@ void ForwardTiler::rewrite() {
       forwardResultSizes(rewriter, loc, lseType, query, online.getValue()),
       lseType.getElementType());
   // The grid's Q-block count: static when Nq is, else ceil(Nq / Br) at run
-  // time.
+  // time; for packed sequences ceil(max_seqlen_q / Br).
   OpFoldResult numQBlocks;
-  if (auto q = online.getQuery().getType(); !q.isDynamicDim(2)) {
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  if (online.isVarlen()) {
+    numQBlocks = arith::CeilDivSIOp::create(
+                     rewriter, loc, online.getMaxSeqlenQ(),
+                     arith::ConstantIndexOp::create(rewriter, loc, blockQ))
+                     .getResult();
+  } else if (auto q = online.getQuery().getType(); !q.isDynamicDim(2)) {
     numQBlocks =
         rewriter.getIndexAttr(llvm::divideCeil(q.getDimSize(2), blockQ));
   } else {
@@ -143,6 +182,11 @@ void ForwardTiler::rewrite() {
           ? OpFoldResult(dimValue(rewriter, loc, query, 0))
           : OpFoldResult(rewriter.getIndexAttr(
                 online.getQuery().getType().getDimSize(0)));
+  if (online.isVarlen())
+    batchSize = arith::SubIOp::create(
+                    rewriter, loc,
+                    dimValue(rewriter, loc, online.getCuSeqlensQ(), 0), one)
+                    .getResult();
   auto forall = scf::ForallOp::create(
       rewriter, loc,
       ArrayRef<OpFoldResult>{batchSize, rewriter.getIndexAttr(headsQ),
@@ -150,23 +194,32 @@ void ForwardTiler::rewrite() {
       ValueRange{outInit, lseInit}, std::nullopt);
 
   rewriter.setInsertionPointToStart(forall.getBody());
-  seqQ = dimValue(rewriter, loc, query, 2);
-  seqKV = dimValue(rewriter, loc, online.getKey(), 2);
+  SmallVector<Value> ivs = forall.getInductionVars();
+  Value head = ivs[1], qb = ivs[2];
+  bindSequence(loc, ivs[0]);
   auto keyType = online.getKey().getType();
-  keysInBounds =
-      !keyType.isDynamicDim(2) && keyType.getDimSize(2) % blockKV == 0;
+  keysInBounds = !online.isVarlen() && !keyType.isDynamicDim(2) &&
+                 keyType.getDimSize(2) % blockKV == 0;
   band = MaskBandValues::get(rewriter, loc, online.getCausal(),
                              online.getWindow(), seqQ, seqKV);
-  SmallVector<Value> ivs = forall.getInductionVars();
-  Value b = ivs[0], head = ivs[1], qb = ivs[2];
   Value qStart = arith::MulIOp::create(
       rewriter, loc, qb, arith::ConstantIndexOp::create(rewriter, loc, blockQ));
   Value rows = validRows(rewriter, loc, qStart, seqQ, blockQ);
+  // A packed sequence shorter than max_seqlen_q leaves Q blocks without
+  // rows; their (empty) slices sit at the sequence's end.
+  Value qRow = qStart;
+  if (online.isVarlen()) {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    rows = arith::MaxSIOp::create(rewriter, loc, rows, zero);
+    qRow = arith::AddIOp::create(
+        rewriter, loc, qOffset,
+        arith::MinSIOp::create(rewriter, loc, qStart, seqQ));
+  }
   Value kvHead = arith::DivUIOp::create(
       rewriter, loc, head,
       arith::ConstantIndexOp::create(rewriter, loc, headsQ / headsKV));
   auto tileOf = [&](Value full) {
-    return extractPaddedTile(rewriter, loc, full, b, head, qStart, rows,
+    return extractPaddedTile(rewriter, loc, full, batch, head, qRow, rows,
                              blockQ);
   };
   Value qTile = tileOf(online.getQuery());
@@ -174,15 +227,22 @@ void ForwardTiler::rewrite() {
                            tileOf(online.getSum())};
 
   Value rowsEnd = arith::AddIOp::create(rewriter, loc, qStart, rows);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value lastRow = arith::SubIOp::create(rewriter, loc, rowsEnd, one);
   BlockSplit split =
       splitKVBlocks(rewriter, loc, band, qStart, lastRow, seqKV, blockKV);
-  state = emitKVLoop(loc, split.lo, split.fullLo, /*masked=*/true, state, b,
+  if (online.isVarlen()) {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value hasRows = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sgt, rows, zero);
+    for (Value *bound : {&split.fullLo, &split.fullHi, &split.hi})
+      *bound = arith::SelectOp::create(rewriter, loc, hasRows, *bound,
+                                       split.lo);
+  }
+  state = emitKVLoop(loc, split.lo, split.fullLo, /*masked=*/true, state,
                      kvHead, qTile, qStart);
   state = emitKVLoop(loc, split.fullLo, split.fullHi, /*masked=*/false, state,
-                     b, kvHead, qTile, qStart);
-  state = emitKVLoop(loc, split.fullHi, split.hi, /*masked=*/true, state, b,
+                     kvHead, qTile, qStart);
+  state = emitKVLoop(loc, split.fullHi, split.hi, /*masked=*/true, state,
                      kvHead, qTile, qStart);
 
   auto tileOut = RankedTensorType::get({blockQ, outType.getDimSize(3)},
@@ -198,8 +258,8 @@ void ForwardTiler::rewrite() {
   SmallVector<Value> tiles{outRows, lseRows};
   for (auto [tile, dest] : llvm::zip(tiles, sharedOuts)) {
     SmallVector<OpFoldResult> offsets, sizes, strides;
-    getRowSlice(rewriter, loc, cast<RankedTensorType>(dest.getType()), b, head,
-                qStart, rows, offsets, sizes, strides);
+    getRowSlice(rewriter, loc, cast<RankedTensorType>(dest.getType()), batch,
+                head, qRow, rows, offsets, sizes, strides);
     tensor::ParallelInsertSliceOp::create(rewriter, loc, tile, dest, offsets,
                                           sizes, strides);
   }

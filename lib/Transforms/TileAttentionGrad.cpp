@@ -16,7 +16,9 @@
 //   dQ = cast(dQ accumulator)
 //
 // Each forall iteration owns the dQ rows of its group's query heads and the
-// dK/dV rows of its KV head, so iterations never write the same element. A
+// dK/dV rows of its KV head, so iterations never write the same element.
+// Varlen (packed sequences): b is the sequence; its rows, lengths and masks
+// come from cu_seqlens, and its slabs are its own rows. A
 // GPU lowering that also spreads KV blocks across thread blocks turns the
 // dQ slab update into atomic adds.
 //
@@ -27,6 +29,7 @@
 
 #include "fa/Transforms/TilingUtils.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -48,7 +51,8 @@ Value castElements(OpBuilder &b, Location loc, Value src, Type elt,
   auto type = cast<RankedTensorType>(src.getType());
   if (type.getElementType() == elt && !scale)
     return src;
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elt);
+  Value init =
+      tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, src), elt);
   SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(),
                                              utils::IteratorType::parallel);
@@ -72,9 +76,9 @@ Value castElements(OpBuilder &b, Location loc, Value src, Type elt,
 /// delta[b, h, i] = sum_d O[b, h, i, d] * dO[b, h, i, d], in f32. O is read
 /// first: the GPU's pre kernel takes its arguments in this order.
 Value computeDelta(OpBuilder &b, Location loc, Value out, Value gradOut) {
-  auto type = cast<RankedTensorType>(out.getType());
-  ArrayRef<int64_t> shape = type.getShape().drop_back();
-  Value init = createFilledTensor(b, loc, shape, b.getF32Type(), 0.0);
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(b, loc, out);
+  rowSizes.pop_back();
+  Value init = createFilledTensor(b, loc, rowSizes, b.getF32Type(), 0.0);
   MLIRContext *ctx = b.getContext();
   AffineMap full = AffineMap::getMultiDimIdentityMap(4, ctx);
   AffineMap rows =
@@ -108,7 +112,7 @@ public:
   BackwardTiler(RewriterBase &rewriter, AttentionGradOp op, int64_t blockQ,
                 int64_t blockKV, bool scaleGradsOnce)
       : rewriter(rewriter), op(op), blockQ(blockQ), blockKV(blockKV),
-        scaleGradsOnce(scaleGradsOnce) {
+        scaleGradsOnce(scaleGradsOnce), varlen(op.isVarlen()) {
     ArrayRef<int64_t> q = op.getQuery().getType().getShape();
     ArrayRef<int64_t> k = op.getKey().getType().getShape();
     batch = q[0];
@@ -132,6 +136,9 @@ private:
   SmallVector<Value> emitQLoop(Location loc, Value from, Value to, bool masked,
                                ValueRange state, Value b, Value head, Value g,
                                Value kTile, Value vTile, Value kStart);
+  /// Binds the tensors' batch index for forall batch index `b` and, for
+  /// packed sequences, the sequence's lengths and rows (from cu_seqlens).
+  void bindSequence(OpBuilder &b, Location loc, Value batchIndex);
 
   RewriterBase &rewriter;
   AttentionGradOp op;
@@ -147,7 +154,29 @@ private:
   int64_t batch, headsQ, seqQ, headsKV, seqKV, group;
   MaskBand band;
   Value delta;
+  /// Packed sequences (the op's seqlens).
+  bool varlen;
+  // The tensors' batch index (0 for packed sequences) and, for packed
+  // sequences, the current one's lengths, first rows and band.
+  Value seqQValue, seqKVValue, qOffset, kvOffset, batchIndex;
+  MaskBandValues bandValues;
 };
+
+void BackwardTiler::bindSequence(OpBuilder &b, Location loc, Value index) {
+  if (!varlen) {
+    batchIndex = index; // the static lengths serve
+    return;
+  }
+  SequenceRows q = sequenceRows(b, loc, op.getCuSeqlensQ(), index);
+  SequenceRows kv = sequenceRows(b, loc, op.getCuSeqlensK(), index);
+  seqQValue = q.length;
+  seqKVValue = kv.length;
+  qOffset = q.offset;
+  kvOffset = kv.offset;
+  batchIndex = c(b, loc, 0);
+  bandValues = MaskBandValues::get(b, loc, op.getCausal(), op.getWindow(),
+                                   seqQValue, seqKVValue);
+}
 
 SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
                                             bool masked, ValueRange state,
@@ -158,21 +187,25 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
       rewriter, loc, from, to, c(rewriter, loc, 1), state,
       [&](OpBuilder &nb, Location nl, Value qb, ValueRange iter) {
         Value qStart = arith::MulIOp::create(nb, nl, qb, c(nb, nl, blockQ));
-        Value rows = validRows(nb, nl, qStart, seqQ, blockQ);
-        auto tileOf = [&](Value full, Value bIdx, Value hIdx) {
-          return extractPaddedTile(nb, nl, full, bIdx, hIdx, qStart, rows,
+        Value rows = varlen ? validRows(nb, nl, qStart, seqQValue, blockQ)
+                            : validRows(nb, nl, qStart, seqQ, blockQ);
+        // The inputs' rows of the sequence's; the dQ slab is the sequence's.
+        Value qRow = varlen ? arith::AddIOp::create(nb, nl, qOffset, qStart)
+                            : qStart;
+        auto tileOf = [&](Value full, Value bIdx, Value hIdx, Value start) {
+          return extractPaddedTile(nb, nl, full, bIdx, hIdx, start, rows,
                                    blockQ);
         };
         Value zero = c(nb, nl, 0);
-        Value dqTile = tileOf(iter[0], zero, g);
+        Value dqTile = tileOf(iter[0], zero, g, qStart);
         // One statement each: argument evaluation order is unspecified, and
         // the IR (its op order) must not depend on the host compiler.
-        Value qTile = tileOf(op.getQuery(), b, head);
-        Value doTile = tileOf(op.getGradOutput(), b, head);
-        Value lseTile = tileOf(op.getLse(), b, head);
-        Value deltaTile = tileOf(delta, b, head);
-        Value qLen = c(nb, nl, seqQ);
-        Value kvLen = c(nb, nl, seqKV);
+        Value qTile = tileOf(op.getQuery(), b, head, qRow);
+        Value doTile = tileOf(op.getGradOutput(), b, head, qRow);
+        Value lseTile = tileOf(op.getLse(), b, head, qRow);
+        Value deltaTile = tileOf(delta, b, head, qRow);
+        Value qLen = varlen ? seqQValue : c(nb, nl, seqQ);
+        Value kvLen = varlen ? seqKVValue : c(nb, nl, seqKV);
         auto step = AttentionGradTileOp::create(
             nb, nl, dqTile.getType(), iter[1].getType(), iter[2].getType(),
             qTile, kTile, vTile, doTile, lseTile, deltaTile, dqTile, iter[1],
@@ -207,31 +240,48 @@ void BackwardTiler::rewrite() {
   Type elt = qType.getElementType();
 
   delta = computeDelta(rewriter, loc, op.getOutput(), op.getGradOutput());
-  Value dqAcc = createFilledTensor(rewriter, loc, qType.getShape(), f32, 0.0);
-  Value dkInit = tensor::EmptyOp::create(rewriter, loc,
-                                         op.getKey().getType().getShape(), elt);
+  Value dqAcc = createFilledTensor(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getQuery()), f32,
+      0.0);
+  Value dkInit = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getKey()), elt);
   Value dvInit = tensor::EmptyOp::create(
-      rewriter, loc, op.getValue().getType().getShape(), elt);
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getValue()), elt);
+  OpFoldResult numBatches = rewriter.getIndexAttr(batch);
+  if (varlen)
+    numBatches = arith::SubIOp::create(
+                     rewriter, loc,
+                     dimValue(rewriter, loc, op.getCuSeqlensQ(), 0),
+                     c(rewriter, loc, 1))
+                     .getResult();
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
-                             rewriter.getIndexAttr(headsKV)},
+      ArrayRef<OpFoldResult>{numBatches, rewriter.getIndexAttr(headsKV)},
       ValueRange{dqAcc, dkInit, dvInit}, std::nullopt);
 
   rewriter.setInsertionPointToStart(forall.getBody());
   SmallVector<Value> ivs = forall.getInductionVars();
-  Value b = ivs[0], kvHead = ivs[1];
+  Value kvHead = ivs[1];
+  bindSequence(rewriter, loc, ivs[0]);
+  Value b = batchIndex;
   ArrayRef<BlockArgument> shared = forall.getRegionIterArgs();
   Value firstHead =
       arith::MulIOp::create(rewriter, loc, kvHead, c(rewriter, loc, group));
-  // Per-iteration slabs: dQ rows of the group's heads, dK/dV of the KV head.
+  // Per-iteration slabs: dQ rows of the group's heads, dK/dV of the KV head
+  // (of the sequence's rows where packed).
   auto slabOf = [&](Value full, Value head, int64_t heads) {
     auto type = cast<RankedTensorType>(full.getType());
-    SmallVector<OpFoldResult> offsets{b, head, rewriter.getIndexAttr(0),
+    bool keys = full != shared[0];
+    OpFoldResult rows = rewriter.getIndexAttr(type.getDimSize(2));
+    OpFoldResult firstRow = rewriter.getIndexAttr(0);
+    if (varlen) {
+      rows = keys ? seqKVValue : seqQValue;
+      firstRow = keys ? kvOffset : qOffset;
+    }
+    SmallVector<OpFoldResult> offsets{b, head, firstRow,
                                       rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(1),
-                                    rewriter.getIndexAttr(heads),
-                                    rewriter.getIndexAttr(type.getDimSize(2)),
+                                    rewriter.getIndexAttr(heads), rows,
                                     rewriter.getIndexAttr(type.getDimSize(3))};
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
     return std::make_tuple(offsets, sizes, strides);
@@ -245,9 +295,13 @@ void BackwardTiler::rewrite() {
                            extractSlab(shared[1], kvHead, 1),
                            extractSlab(shared[2], kvHead, 1)};
 
-  int64_t numKVBlocks = llvm::divideCeil(seqKV, blockKV);
+  Value numKVBlocks =
+      varlen ? arith::CeilDivSIOp::create(rewriter, loc, seqKVValue,
+                                          c(rewriter, loc, blockKV))
+                   .getResult()
+             : c(rewriter, loc, llvm::divideCeil(seqKV, blockKV));
   auto kvLoop = scf::ForOp::create(
-      rewriter, loc, c(rewriter, loc, 0), c(rewriter, loc, numKVBlocks),
+      rewriter, loc, c(rewriter, loc, 0), numKVBlocks,
       c(rewriter, loc, 1), slabs,
       [&](OpBuilder &nb, Location nl, Value kb, ValueRange iter) {
         OpBuilder::InsertionGuard guard(rewriter);
@@ -255,19 +309,27 @@ void BackwardTiler::rewrite() {
                                    nb.getInsertionPoint());
         Value kStart =
             arith::MulIOp::create(rewriter, nl, kb, c(rewriter, nl, blockKV));
-        Value cols = validRows(rewriter, nl, kStart, seqKV, blockKV);
+        Value cols =
+            varlen ? validRows(rewriter, nl, kStart, seqKVValue, blockKV)
+                   : validRows(rewriter, nl, kStart, seqKV, blockKV);
+        Value kRow =
+            varlen ? arith::AddIOp::create(rewriter, nl, kvOffset, kStart)
+                   : kStart;
         Value kTile = extractPaddedTile(rewriter, nl, op.getKey(), b, kvHead,
-                                        kStart, cols, blockKV);
+                                        kRow, cols, blockKV);
         Value vTile = extractPaddedTile(rewriter, nl, op.getValue(), b, kvHead,
-                                        kStart, cols, blockKV);
+                                        kRow, cols, blockKV);
         Value lastKey = arith::SubIOp::create(
             rewriter, nl, arith::AddIOp::create(rewriter, nl, kStart, cols),
             c(rewriter, nl, 1));
         Value inBounds =
             arith::CmpIOp::create(rewriter, nl, arith::CmpIPredicate::eq, cols,
                                   c(rewriter, nl, blockKV));
-        BlockSplit split = splitQBlocks(rewriter, nl, band, kStart, lastKey,
-                                        inBounds, seqQ, blockQ);
+        BlockSplit split =
+            varlen ? splitQBlocks(rewriter, nl, bandValues, kStart, lastKey,
+                                  inBounds, seqQValue, blockQ)
+                   : splitQBlocks(rewriter, nl, band, kStart, lastKey,
+                                  inBounds, seqQ, blockQ);
         SmallVector<Value> accs{
             createFilledTensor(rewriter, nl, {blockKV, headDim}, f32, 0.0),
             createFilledTensor(rewriter, nl, {blockKV, headDimV}, f32, 0.0)};
@@ -340,12 +402,20 @@ struct TileAttentionGradPass
           (failed(verifyBlockSize(op, getArgument(), "block-q", blockQ)) ||
            failed(verifyBlockSize(op, getArgument(), "block-kv", blockKV))))
         return WalkResult::interrupt();
-      for (Value v : op->getOperands())
-        if (ShapedType::isDynamicShape(
-                cast<RankedTensorType>(v.getType()).getShape())) {
-          op.emitError() << "fa-tile-attention-grad needs static shapes";
-          return WalkResult::interrupt();
-        }
+      // Packed sequences have a dynamic N (dim 2) and offsets; the rest
+      // is static.
+      for (Value v : op->getOperands()) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        if (!type || (op.isVarlen() && type.getRank() == 1))
+          continue;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d) && !(op.isVarlen() && d == 2)) {
+            op.emitError() << "fa-tile-attention-grad needs static shapes"
+                           << (op.isVarlen() ? " but the packed sequences' N"
+                                             : "");
+            return WalkResult::interrupt();
+          }
+      }
       work.push_back(op);
       return WalkResult::advance();
     });

@@ -139,6 +139,27 @@ BlockSplit mlir::fa::splitKVBlocks(OpBuilder &b, Location loc,
 }
 
 BlockSplit mlir::fa::splitQBlocks(OpBuilder &b, Location loc,
+                                  const MaskBandValues &band, Value firstKey,
+                                  Value lastKey, Value keysInBounds, Value seqQ,
+                                  int64_t blockQ) {
+  IndexMath m{b, loc};
+  Value zero = m.c(0), one = m.c(1);
+  // Row i sees key j iff j - upper < i <= j - lower.
+  auto begin = [&](Value key) {
+    return band.upper ? m.max(zero, m.add(m.sub(key, *band.upper), one))
+                      : zero;
+  };
+  auto finish = [&](Value key) {
+    return band.lower ? m.min(seqQ, m.add(m.sub(key, *band.lower), one))
+                      : seqQ;
+  };
+  BlockSplit split = toBlocks(m, begin(firstKey), finish(lastKey),
+                              begin(lastKey), finish(firstKey), blockQ);
+  split.fullHi = m.select(keysInBounds, split.fullHi, split.fullLo);
+  return split;
+}
+
+BlockSplit mlir::fa::splitQBlocks(OpBuilder &b, Location loc,
                                   const MaskBand &band, Value firstKey,
                                   Value lastKey, Value keysInBounds,
                                   int64_t seqQ, int64_t blockQ) {
@@ -236,6 +257,18 @@ mlir::fa::forwardResultSizes(OpBuilder &b, Location loc, RankedTensorType type,
             ? OpFoldResult(dimValue(b, loc, d == 3 ? value : query, d))
             : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
   return sizes;
+}
+
+SequenceRows mlir::fa::sequenceRows(OpBuilder &b, Location loc,
+                                    Value cuSeqlens, Value index) {
+  IndexMath m{b, loc};
+  auto offsetAt = [&](Value i) -> Value {
+    Value element = tensor::ExtractOp::create(b, loc, cuSeqlens, i);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
+  };
+  Value offset = offsetAt(index);
+  Value end = offsetAt(m.add(index, 1));
+  return {offset, m.sub(end, offset)};
 }
 
 Value mlir::fa::dimValue(OpBuilder &b, Location loc, Value tensor,

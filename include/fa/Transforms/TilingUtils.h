@@ -72,6 +72,9 @@ BlockSplit splitKVBlocks(OpBuilder &b, Location loc, const MaskBand &band,
 BlockSplit splitQBlocks(OpBuilder &b, Location loc, const MaskBand &band,
                         Value firstKey, Value lastKey, Value keysInBounds,
                         int64_t seqQ, int64_t blockQ);
+BlockSplit splitQBlocks(OpBuilder &b, Location loc, const MaskBandValues &band,
+                        Value firstKey, Value lastKey, Value keysInBounds,
+                        Value seqQ, int64_t blockQ);
 
 /// Extracts rows [start, start + min(tileRows, seqLen - start)) of the
 /// (batch, head) slice of a rank-4 [B, H, N, X] or rank-3 [B, H, N] tensor as
@@ -94,6 +97,14 @@ Value validRows(OpBuilder &b, Location loc, Value start, Value seqLen,
                 int64_t tile);
 Value validRows(OpBuilder &b, Location loc, Value start, int64_t seqLen,
                 int64_t tile);
+
+/// Where packed sequence `index` starts and how long it is, from its B + 1
+/// running offsets `cuSeqlens` (1-D i32; the varlen operands).
+struct SequenceRows {
+  Value offset, length;
+};
+SequenceRows sequenceRows(OpBuilder &b, Location loc, Value cuSeqlens,
+                          Value index);
 
 /// Size `dim` of a ranked tensor as an index value: a constant when static,
 /// tensor.dim when dynamic.

@@ -345,3 +345,59 @@ func.func @f(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>
   %a, %b, %c = fa.attention_grad_tile ins(%q, %k, %v, %do, %lse, %delta : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf16>, tensor<64xf32>, tensor<64xf32>) outs(%dq, %dk, %dv : tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) tile(%i, %i, %i, %i) scale = 0.125 softcap = 0.0
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x4x?x64xf16>, %c: tensor<?xi32>, %m: index) {
+  // expected-error @+1 {{varlen packs the sequences along N: the batch dim must be a static 1, got 2}}
+  %o, %lse = fa.attention %q, %q, %q seqlens(%c, %c max %m, %m : tensor<?xi32>, tensor<?xi32>) : tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16> -> tensor<2x4x?x64xf16>, tensor<2x4x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x?x64xf16>, %c: tensor<5xi32>, %d: tensor<3xi32>, %m: index) {
+  // expected-error @+1 {{cu_seqlens_q and cu_seqlens_k must have the same size (B + 1), got 5 and 3}}
+  %o, %lse = fa.attention %q, %q, %q seqlens(%c, %d max %m, %m : tensor<5xi32>, tensor<3xi32>) : tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16> -> tensor<1x4x?x64xf16>, tensor<1x4x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x?x64xf16>, %c: tensor<0xi32>, %m: index) {
+  // expected-error @+1 {{cu_seqlens hold B + 1 offsets (at least one), got 'tensor<0xi32>'}}
+  %o, %lse = fa.attention %q, %q, %q seqlens(%c, %c max %m, %m : tensor<0xi32>, tensor<0xi32>) : tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16> -> tensor<1x4x?x64xf16>, tensor<1x4x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x?x64xf16>, %c: tensor<?xi64>, %m: index) {
+  // expected-error @+1 {{operand #3 must be 1D tensor of 32-bit signless integer values}}
+  %o, %lse = fa.attention %q, %q, %q seqlens(%c, %c max %m, %m : tensor<?xi64>, tensor<?xi64>) : tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16> -> tensor<1x4x?x64xf16>, tensor<1x4x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x?x64xf16>, %c: tensor<?xi32>, %m: index) {
+  // expected-error @+1 {{varlen needs cu_seqlens_q, cu_seqlens_k, max_seqlen_q and max_seqlen_k, got 2 of them}}
+  %o, %lse = "fa.attention"(%q, %q, %q, %c, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0>} : (tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<?xi32>, tensor<?xi32>) -> (tensor<1x4x?x64xf16>, tensor<1x4x?xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4x?x64xf16>, %l: tensor<?x4x?xf32>, %c: tensor<?xi32>, %m: index) {
+  // expected-error @+1 {{varlen packs the sequences along N: the batch dim must be a static 1, got ?}}
+  %a, %b, %d = fa.attention_grad %q, %q, %q, %q, %q, %l seqlens(%c, %c max %m, %m : tensor<?xi32>, tensor<?xi32>) : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?xf32> -> tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %c: tensor<?xi32>, %i: index) {
+  // expected-error @+1 {{a tile takes no seqlens: its tile position holds its sequence's lengths}}
+  %a, %b, %d = fa.online_attention ins(%q, %q, %q : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %m : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) seqlens(%c, %c max %i, %i : tensor<?xi32>, tensor<?xi32>) scale = 0.125
+  return
+}

@@ -147,3 +147,21 @@ func.func @grad_tile_unscaled(%q: tensor<64x64xf16>, %lse: tensor<64xf32>, %acc:
       tile(%i, %i, %i, %i) scale = 0.125 causal unmasked unscaled_grads
   return %a : tensor<64x64xf32>
 }
+
+// -----
+
+// Packed sequences: batch-1 tensors, B + 1 offsets per side, the maxima.
+// CHECK-LABEL: func @varlen
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} seqlens(%{{.*}}, %{{.*}} max %{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) causal :
+// CHECK: fa.online_attention ins({{.*}}) outs({{.*}}) seqlens(%{{.*}}, %{{.*}} max %{{.*}}, %{{.*}} : tensor<5xi32>, tensor<5xi32>) scale = 1.250000e-01
+func.func @varlen(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %cq: tensor<?xi32>, %ck: tensor<?xi32>,
+                  %mq: index, %mk: index, %c5: tensor<5xi32>, %acc: tensor<1x8x?x64xf32>, %m: tensor<1x8x?xf32>)
+    -> (tensor<1x8x?x64xbf16>, tensor<1x8x?x64xf32>) {
+  %o, %lse = fa.attention %q, %k, %k seqlens(%cq, %ck max %mq, %mk : tensor<?xi32>, tensor<?xi32>) causal
+      : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>
+      -> tensor<1x8x?x64xbf16>, tensor<1x8x?xf32>
+  %a, %b, %c = fa.online_attention ins(%q, %k, %k : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>)
+      outs(%acc, %m, %m : tensor<1x8x?x64xf32>, tensor<1x8x?xf32>, tensor<1x8x?xf32>)
+      seqlens(%c5, %c5 max %mq, %mk : tensor<5xi32>, tensor<5xi32>) scale = 0.125
+  return %o, %a : tensor<1x8x?x64xbf16>, tensor<1x8x?x64xf32>
+}

@@ -141,6 +141,42 @@ template <typename OpTy> LogicalResult verifyScoreAttrs(OpTy op) {
   return success();
 }
 
+/// The varlen operands of `op`: all four or none; with them, batch-1
+/// tensors (the sequences are packed along N) and B + 1 offsets per side.
+template <typename OpTy>
+LogicalResult verifyVarlen(OpTy op, const ShapeBinder &shapes) {
+  int present = static_cast<bool>(op.getCuSeqlensQ()) +
+                static_cast<bool>(op.getCuSeqlensK()) +
+                static_cast<bool>(op.getMaxSeqlenQ()) +
+                static_cast<bool>(op.getMaxSeqlenK());
+  if (present == 0)
+    return success();
+  if (present != 4)
+    return op.emitOpError() << "varlen needs cu_seqlens_q, cu_seqlens_k, "
+                               "max_seqlen_q and max_seqlen_k, got "
+                            << present << " of them";
+  std::optional<int64_t> batch = shapes.size("B");
+  if (batch != 1)
+    return op.emitOpError()
+           << "varlen packs the sequences along N: the batch dim must be a "
+              "static 1, got "
+           << (batch ? std::to_string(*batch) : std::string("?"));
+  auto q = cast<RankedTensorType>(op.getCuSeqlensQ().getType());
+  auto k = cast<RankedTensorType>(op.getCuSeqlensK().getType());
+  for (RankedTensorType t : {q, k})
+    if (!t.isDynamicDim(0) && t.getDimSize(0) < 1)
+      return op.emitOpError() << "cu_seqlens hold B + 1 offsets (at least "
+                                 "one), got "
+                              << t;
+  if (!q.isDynamicDim(0) && !k.isDynamicDim(0) &&
+      q.getDimSize(0) != k.getDimSize(0))
+    return op.emitOpError()
+           << "cu_seqlens_q and cu_seqlens_k must have the same size (B + "
+              "1), got "
+           << q.getDimSize(0) << " and " << k.getDimSize(0);
+  return success();
+}
+
 double defaultScale(Value query) {
   auto type = cast<RankedTensorType>(query.getType());
   return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
@@ -195,6 +231,10 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "output element type " << outType
                            << " differs from query element type " << inType;
   }
+  if (isVarlen() && !getDescales().empty())
+    return emitOpError() << "FP8 varlen attention is not supported";
+  if (failed(verifyVarlen(*this, shapes)))
+    return failure();
   return verifyScoreAttrs(*this);
 }
 
@@ -236,6 +276,8 @@ LogicalResult AttentionGradOp::verify() {
   if (isFP8(elementType(getQuery())))
     return emitOpError() << "FP8 backward is not supported; run the backward "
                             "in bf16 or f16";
+  if (failed(verifyVarlen(*this, shapes)))
+    return failure();
   return verifyScoreAttrs(*this);
 }
 
@@ -282,6 +324,11 @@ LogicalResult OnlineAttentionOp::verify() {
     return emitOpError() << "'unmasked' is only meaningful on a tile";
   if (!tile && getKeysInBounds())
     return emitOpError() << "'keys_in_bounds' is only meaningful on a tile";
+  if (tile && isVarlen())
+    return emitOpError() << "a tile takes no seqlens: its tile position "
+                            "holds its sequence's lengths";
+  if (failed(verifyVarlen(*this, shapes)))
+    return failure();
   if (getUnmasked() && getKeysInBounds())
     return emitOpError() << "'keys_in_bounds' is implied by 'unmasked'; "
                             "give one of them";

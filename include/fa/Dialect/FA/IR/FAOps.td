@@ -11,6 +11,23 @@ include "mlir/IR/BuiltinAttributes.td"
 def FA_ElementType : AnyTypeOf<[F32, F16, BF16, F8E4M3FN]>;
 def FA_Tensor : RankedTensorOf<[FA_ElementType]>;
 def FA_F32Tensor : RankedTensorOf<[F32]>;
+def FA_SeqStarts : 1DTensorOf<[I32]>;
+
+// Packed variable-length sequences (varlen): `cu_seqlens_q/k` hold B + 1
+// running offsets (int32, the first 0), so that sequence b owns query rows
+// [cu_seqlens_q[b], cu_seqlens_q[b + 1]) and key rows [cu_seqlens_k[b],
+// cu_seqlens_k[b + 1]) of tensors whose batch dim is 1; `max_seqlen_q/k`
+// bound every sequence's lengths (they size the grid).
+defvar FA_VarlenOperands = (ins Optional<FA_SeqStarts>:$cu_seqlens_q,
+                                Optional<FA_SeqStarts>:$cu_seqlens_k,
+                                Optional<Index>:$max_seqlen_q,
+                                Optional<Index>:$max_seqlen_k);
+
+// The assembly of FA_VarlenOperands: all four or none.
+defvar FA_VarlenFormat = [{
+  (`seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `max` $max_seqlen_q `,`
+    $max_seqlen_k `:` type($cu_seqlens_q) `,` type($cu_seqlens_k) `)`)?
+}];
 
 // Attributes shared by every op that computes scores. `scale` is the softmax
 // scale (1/sqrt(D) when absent on `fa.attention`); `window` is (left, right)
@@ -30,7 +47,7 @@ defvar FA_ScoreAttrsFormat = [{
 // Whole-tensor ops
 //===----------------------------------------------------------------------===//
 
-def FA_AttentionOp : FA_Op<"attention", [Pure]> {
+def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention, forward";
   let description = [{
     `O = softmax(mask(softcap(scale * Q Kᵀ))) V` per batch and query head,
@@ -47,6 +64,19 @@ def FA_AttentionOp : FA_Op<"attention", [Pure]> {
     FP8 (`f8E4M3FN`) operands need `descale(%q_descale, %k_descale,
     %v_descale)`, each `[B, Hkv]` f32, and produce a bf16 or f16 output.
 
+    `seqlens(%cu_q, %cu_k max %max_q, %max_k : ...)` makes the op varlen:
+    B sequences packed along N of batch-1 tensors, each attending to its
+    own keys only, its masks bottom-right aligned on its own lengths. LSE
+    rows and O rows that belong to no sequence are left undefined.
+
+    ```mlir
+    %o, %lse = fa.attention %q, %k, %v
+        seqlens(%cu_q, %cu_k max %mq, %mk : tensor<5xi32>, tensor<5xi32>)
+        causal : tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>,
+                 tensor<1x8x?x128xbf16>
+        -> tensor<1x8x?x128xbf16>, tensor<1x8x?xf32>
+    ```
+
     ```mlir
     %o, %lse = fa.attention %q, %k, %v causal window [256, 0]
         : tensor<2x8x1024x128xbf16>, tensor<2x2x1024x128xbf16>,
@@ -57,21 +87,25 @@ def FA_AttentionOp : FA_Op<"attention", [Pure]> {
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value,
                             Variadic<FA_F32Tensor>:$descales),
-                       FA_ScoreAttrs);
+                       FA_VarlenOperands, FA_ScoreAttrs);
   let results = (outs FA_Tensor:$output, FA_F32Tensor:$lse);
   let assemblyFormat = !strconcat(
     "$query `,` $key `,` $value "
-    "(`descale` `(` $descales^ `:` type($descales) `)`)? ", FA_ScoreAttrsFormat,
+    "(`descale` `(` $descales^ `:` type($descales) `)`)? ", FA_VarlenFormat,
+    FA_ScoreAttrsFormat,
     [{ attr-dict `:` type($query) `,` type($key) `,` type($value)
        `->` type($output) `,` type($lse) }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The softmax scale: the attribute, or 1/sqrt(D) when it is absent.
     double getEffectiveScale();
+    /// Whether the sequences are packed (the `seqlens` operands).
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
   }];
 }
 
-def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
+def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention, backward";
   let description = [{
     Gradients of `fa.attention` with respect to Q, K and V, given the
@@ -80,7 +114,8 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
     group. Masks, scale and softcap mean what they mean on `fa.attention`.
     `deterministic` asks for gradients that are bitwise equal run to run:
     a lowering that sums dQ from parallel KV blocks adds their parts in
-    the order of the blocks.
+    the order of the blocks. `seqlens(...)` makes it varlen, as on
+    `fa.attention`; gradient rows that belong to no sequence are undefined.
 
     ```mlir
     %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse causal
@@ -94,12 +129,13 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
   let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
                             FA_Tensor:$value, FA_Tensor:$output,
                             FA_Tensor:$grad_output, FA_F32Tensor:$lse),
-                       FA_ScoreAttrs, (ins UnitAttr:$deterministic));
+                       FA_VarlenOperands, FA_ScoreAttrs,
+                       (ins UnitAttr:$deterministic));
   let results = (outs FA_Tensor:$grad_query, FA_Tensor:$grad_key,
                       FA_Tensor:$grad_value);
   let assemblyFormat = !strconcat([{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
-  }], FA_ScoreAttrsFormat, [{ (`deterministic` $deterministic^)?
+  }], FA_VarlenFormat, FA_ScoreAttrsFormat, [{ (`deterministic` $deterministic^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($grad_output) `,` type($lse) `->`
     type($grad_query) `,` type($grad_key) `,` type($grad_value)
@@ -108,6 +144,8 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
   let extraClassDeclaration = [{
     /// The softmax scale: the attribute, or 1/sqrt(D) when it is absent.
     double getEffectiveScale();
+    /// Whether the sequences are packed (the `seqlens` operands).
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
   }];
 }
 
@@ -116,6 +154,7 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
+    AttrSizedOperandSegments,
     AllTypesMatch<["acc", "result_acc"]>,
     AllTypesMatch<["max", "result_max"]>,
     AllTypesMatch<["sum", "result_sum"]>]> {
@@ -132,7 +171,7 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     O = A / l and LSE = (m + log2 l) ln 2.
 
     Rank-4 operands (`[B, H, N, D]`, GQA allowed) are the whole-tensor form
-    made from `fa.attention`. Rank-2 operands (`[Br, D]`, `[Bc, D]`) are one
+    made from `fa.attention`, varlen (`seqlens(...)`) as it is. Rank-2 operands (`[Br, D]`, `[Bc, D]`) are one
     tile inside the tiling loops; a tile names where it sits,
     `tile(%q_start, %kv_start, %q_len, %kv_len)`: the global row of its first
     query and key and the valid sequence lengths. Keys at or past `kv_len` are
@@ -147,6 +186,7 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
                             FA_Tensor:$value, FA_F32Tensor:$acc,
                             FA_F32Tensor:$max, FA_F32Tensor:$sum,
                             Variadic<Index>:$tile_position),
+                       FA_VarlenOperands,
                        FA_ScoreAttrs, (ins UnitAttr:$unmasked,
                                            UnitAttr:$keys_in_bounds));
   let results = (outs FA_F32Tensor:$result_acc, FA_F32Tensor:$result_max,
@@ -157,11 +197,13 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`
       type($sum) `)`
     (`tile` `(` $tile_position^ `)`)?
-  }], FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
+  }], FA_VarlenFormat, FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
     (`keys_in_bounds` $keys_in_bounds^)? attr-dict }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isTile() { return getQuery().getType().getRank() == 2; }
+    /// Whether the sequences are packed (the `seqlens` operands).
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
   }];
 }
 
