@@ -345,16 +345,20 @@ std::string AttentionConfig::key() const {
               : "") +
          (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "") +
          (backward && deterministic ? ":deterministic" : "") +
-         (backward && transposeScores ? ":transpose-scores" : "");
+         (backward && transposeScores ? ":transpose-scores" : "") +
+         (varlen ? ":varlen" : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
-  // Runtime shapes: `?` for the batch and the sequence lengths.
+  // Runtime shapes: `?` for the batch and the sequence lengths; packed
+  // sequences: batch 1, `?` rows.
+  bool dynamic = c.runtimeShapes || c.varlen;
   auto size = [&](int64_t n) {
-    return c.runtimeShapes ? std::string("?") : std::to_string(n);
+    return dynamic ? std::string("?") : std::to_string(n);
   };
+  std::string batch = c.varlen ? "1" : size(c.batch);
   auto tensor = [&](int64_t heads, int64_t seq, int64_t dim) {
-    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", size(c.batch), heads,
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", batch, heads,
                          size(seq), dim, c.dtype)
         .str();
   };
@@ -362,8 +366,16 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
   std::string k = tensor(c.headsKV, c.seqKV, c.headDim);
   std::string v = tensor(c.headsKV, c.seqKV, c.headDimV);
   std::string o = tensor(c.headsQ, c.seqQ, c.headDimV);
-  std::string lse = llvm::formatv("tensor<{0}x{1}x{2}xf32>", size(c.batch),
-                                  c.headsQ, size(c.seqQ));
+  std::string lse = llvm::formatv("tensor<{0}x{1}x{2}xf32>", batch, c.headsQ,
+                                  size(c.seqQ));
+  // The varlen operands: arguments, and the op's clause.
+  std::string seqArgs, seqlens;
+  if (c.varlen) {
+    seqArgs = ", %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>, %max_q: index, "
+              "%max_k: index";
+    seqlens = " seqlens(%cu_q, %cu_k max %max_q, %max_k : tensor<?xi32>, "
+              "tensor<?xi32>)";
+  }
   std::string attrs;
   if (c.scale)
     attrs += llvm::formatv(" scale = {0:e16}", *c.scale);
@@ -379,14 +391,15 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
   if (c.backward)
     return llvm::formatv(
         "func.func @{0}(%q: {1}, %k: {2}, %v: {3}, %o: {4}, %do: {4}, "
-        "%lse: {5}) -> ({1}, {2}, {3}) {{\n"
-        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse{6} "
+        "%lse: {5}{7}) -> ({1}, {2}, {3}) {{\n"
+        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse{8}{6} "
         ": {1}, {2}, {3}, {4}, {4}, {5} -> {1}, {2}, {3}\n"
         "  return %dq, %dk, %dv : {1}, {2}, {3}\n}\n",
-        c.entry, q, k, v, o, lse, attrs);
+        c.entry, q, k, v, o, lse, attrs, seqArgs, seqlens);
   return llvm::formatv(
-      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}) -> ({4}, {5}) {{\n"
-      "  %o, %lse = fa.attention %q, %k, %v{6} : {1}, {2}, {3} -> {4}, {5}\n"
+      "func.func @{0}(%q: {1}, %k: {2}, %v: {3}{7}) -> ({4}, {5}) {{\n"
+      "  %o, %lse = fa.attention %q, %k, %v{8}{6} : {1}, {2}, {3} -> {4}, "
+      "{5}\n"
       "  return %o, %lse : {4}, {5}\n}\n",
-      c.entry, q, k, v, o, lse, attrs);
+      c.entry, q, k, v, o, lse, attrs, seqArgs, seqlens);
 }

@@ -219,6 +219,10 @@ SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
 /// static and bounded here, before the scale, tiles, grids and shared memory
 /// read them (a dynamic head dim gave a NaN scale: MlirInputFuzzer).
 LogicalResult checkRuntimeLimits(Operation *op) {
+  if (auto grad = dyn_cast<AttentionGradOp>(op); grad && grad.isVarlen())
+    return op->emitError()
+           << "the varlen backward is lowered for the CPU (fa-tile-and-"
+              "decompose) only; no GPU kernel takes it yet";
   for (auto [value, name] : problemTensors(op)) {
     auto type = cast<RankedTensorType>(value.getType()); // FA_Tensor
     int64_t elements = 1;
@@ -427,6 +431,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     if (element.isBF16() || element.isF16())
       effective.dtype = element.isBF16() ? "bf16" : "f16";
     if (auto attention = dyn_cast<AttentionOp>(problem)) {
+      effective.varlen = attention.isVarlen();
       effective.runtimeShapes =
           llvm::any_of(problemTensors(problem), [](auto tensor) {
             return !cast<ShapedType>(tensor.first.getType()).hasStaticShape();
@@ -535,7 +540,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
 }
 
 llvm::Expected<CompiledKernel>
-mlir::fa::compileAttention(const AttentionConfig &config, EmitKind emit) {
+mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
+  // Packed sequences have the call's lengths.
+  AttentionConfig config = asked;
+  config.runtimeShapes |= config.varlen;
   if (config.dtype != "bf16" && config.dtype != "f16")
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -43,6 +43,17 @@ void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
      << prefix << "args = " << args << "\n";
 }
 
+/// Whether forward `kernel` takes packed sequences: cu_seqlens_q and
+/// cu_seqlens_k (1-D i32) after q, k, v, o and lse.
+bool isVarlenKernel(gpu::GPUFuncOp kernel) {
+  TypeRange types = kernel.getArgumentTypes();
+  auto offsets = [&](unsigned i) {
+    auto type = i < types.size() ? dyn_cast<MemRefType>(types[i]) : nullptr;
+    return type && type.getRank() == 1 && type.getElementType().isInteger(32);
+  };
+  return offsets(5) && offsets(6);
+}
+
 /// The forward's size parameters, named for the runtime: the runtime sizes
 /// fa-pass-runtime-sizes will append, each the batch (dim 0) or a sequence
 /// length (dim 2: seq_q of q, o and lse; seq_kv of k and v). Empty for a
@@ -52,6 +63,11 @@ FailureOr<SmallVector<std::string>>
 forwardSizeParameters(gpu::GPUFuncOp kernel) {
   SmallVector<std::string> names;
   for (auto [arg, dim] : runtimeSizeOperands(kernel.getArgumentTypes())) {
+    // Packed sequences: cu_seqlens_q and cu_seqlens_k hold B + 1 offsets.
+    if ((arg == 5 || arg == 6) && dim == 0 && isVarlenKernel(kernel)) {
+      names.push_back("seq_offsets");
+      continue;
+    }
     if (arg > 4 || (dim != 0 && dim != 2))
       return kernel.emitError()
              << "argument #" << arg << " has a runtime size in dimension "
@@ -87,7 +103,9 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   os << "kind = " << (backward ? "backward" : "forward")
      << "\nchip = " << options.chip
      << "\ndtype = " << (elt.isF16() ? "f16" : "bf16") << "\n";
-  problemSize("batch", shape(0)[0]);
+  // Packed sequences: the batch is the call's sequence count.
+  if (!isVarlenKernel(kernel))
+    problemSize("batch", shape(0)[0]);
   os << "heads_q = " << shape(0)[1] << "\nheads_kv = " << shape(1)[1] << "\n";
   problemSize("seq_q", shape(0)[2]);
   problemSize("seq_kv", shape(1)[2]);
@@ -112,6 +130,10 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
       backward ? SmallVector<std::string>{"q",     "k",      "v",  "do", "lse",
                                           "delta", "dq_acc", "dk", "dv"}
                : SmallVector<std::string>{"q", "k", "v", "o", "lse"};
+  if (!backward && isVarlenKernel(kernel)) {
+    args.append({"cu_seqlens_q", "cu_seqlens_k"});
+    os << "varlen = 1\n";
+  }
   // A deterministic backward's dQ turn counters come right after them.
   if (backward && kernel.getNumArguments() > args.size() &&
       isa<MemRefType>(kernel.getArgumentTypes()[args.size()])) {

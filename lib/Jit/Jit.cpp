@@ -129,6 +129,8 @@ std::string jit::metadataMismatch(const KernelMetadata &m,
   if (m.runtimeShapes != config.runtimeShapes)
     return differs("runtime_shapes", int(m.runtimeShapes),
                    int(config.runtimeShapes));
+  if (m.varlen != config.varlen)
+    return differs("varlen", int(m.varlen), int(config.varlen));
   // A runtime-shapes kernel has no batch or lengths of its own (0).
   auto callSize = [&](int64_t size) { return config.runtimeShapes ? 0 : size; };
   const std::pair<const char *, std::pair<int64_t, int64_t>> sizes[] = {

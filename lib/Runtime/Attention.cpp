@@ -24,7 +24,8 @@ Status metadataForCall(const KernelMetadata &m, const AttentionArgs &a,
   out = &m;
   if (!m.runtimeShapes)
     return Status::success();
-  StatusOr<KernelMetadata> instance = m.instantiate(a.batch, a.seqQ, a.seqKV);
+  StatusOr<KernelMetadata> instance =
+      m.instantiate(a.batch, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ);
   if (!instance.ok())
     return instance.status();
   shaped = std::move(*instance);
@@ -164,6 +165,30 @@ bool takes(const KernelMetadata &m, std::string_view name) {
 
 size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+/// A varlen kernel's offsets: given, 4-byte aligned; other kernels take
+/// none (a call that packs sequences must not run a kernel that ignores
+/// them).
+Status checkSequenceOffsets(const KernelMetadata &m, const AttentionArgs &a) {
+  if (!m.varlen) {
+    if (a.cuSeqlensQ || a.cuSeqlensK)
+      return Status::error("cu_seqlens given, but kernel '" + m.entry +
+                           "' takes no packed sequences (compile it with "
+                           "varlen)");
+    return Status::success();
+  }
+  for (auto [name, pointer] : {std::pair{"cu_seqlens_q", a.cuSeqlensQ},
+                               std::pair{"cu_seqlens_k", a.cuSeqlensK}}) {
+    if (!pointer)
+      return Status::error(std::string(name) +
+                           " is null; a varlen kernel reads the sequences' "
+                           "offsets from it");
+    if (pointer % alignof(int32_t) != 0)
+      return Status::error(std::string(name) +
+                           " must be 4-byte aligned (int32 offsets)");
+  }
+  return Status::success();
+}
+
 } // namespace
 
 Status validateAttentionForward(const KernelMetadata &kernelMetadata,
@@ -197,6 +222,7 @@ Status validateAttentionForward(const KernelMetadata &kernelMetadata,
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
   FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
   FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
+  FA_RT_RETURN_IF_ERROR(checkSequenceOffsets(m, a));
   return checkOverlaps(tensors, {3, 4});
 }
 
@@ -330,7 +356,9 @@ std::vector<NamedPointer> forwardPointers(const AttentionArgs &a) {
           {"k", a.k, a.strideK},
           {"v", a.v, a.strideV},
           {"o", a.o, a.strideO},
-          {"lse", a.lse}};
+          {"lse", a.lse},
+          {"cu_seqlens_q", a.cuSeqlensQ},
+          {"cu_seqlens_k", a.cuSeqlensK}};
 }
 
 /// The same for a backward launch, the scratch tensors included.

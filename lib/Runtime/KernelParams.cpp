@@ -126,9 +126,10 @@ buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
     }
     if (isSizeParameter(name)) {
       // A runtime size: the call's, once the metadata is instantiated.
-      const int64_t value = name == "batch"   ? m.batch
-                            : name == "seq_q" ? m.seqQ
-                                              : m.seqKV;
+      const int64_t value = name == "batch"         ? m.batch
+                            : name == "seq_q"       ? m.seqQ
+                            : name == "seq_offsets" ? m.sequences + 1
+                                                    : m.seqKV;
       if (m.runtimeShapes || value < 1)
         return Status::error("parameter '" + name + "' of kernel '" +
                              launch.entry +

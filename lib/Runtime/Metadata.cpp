@@ -112,6 +112,7 @@ const KeySpec kKeys[] = {
     {"scale", KeyType::Scale, true},
     {"causal", KeyType::Bool, true},
     {"runtime_shapes", KeyType::Bool, false},
+    {"varlen", KeyType::Bool, false},
     {"deterministic", KeyType::Bool, false},
     {"window_left", KeyType::Window, false},
     {"window_right", KeyType::Window, false},
@@ -289,6 +290,7 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
   case KeyType::Bool: {
     bool &flag = key == "causal"          ? m.causal
                  : key == "deterministic" ? m.deterministic
+                 : key == "varlen"        ? m.varlen
                                           : m.runtimeShapes;
     if (value == "1" || value == "true")
       flag = true;
@@ -357,14 +359,15 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
 } // namespace
 
 bool isSizeParameter(std::string_view name) {
-  return name == "batch" || name == "seq_q" || name == "seq_kv";
+  return name == "batch" || name == "seq_q" || name == "seq_kv" ||
+         name == "seq_offsets";
 }
 
 int KernelMetadata::chipVersion() const { return parseChip(chip); }
 
-StatusOr<KernelMetadata> KernelMetadata::instantiate(int64_t batchSize,
-                                                     int64_t queries,
-                                                     int64_t keys) const {
+StatusOr<KernelMetadata>
+KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
+                            int64_t numSequences, int64_t longest) const {
   if (!runtimeShapes)
     return *this;
   if (batchSize < 1 || queries < 1 || keys < 1)
@@ -372,11 +375,23 @@ StatusOr<KernelMetadata> KernelMetadata::instantiate(int64_t batchSize,
         "batch and sequence lengths must be positive, got batch " +
         std::to_string(batchSize) + ", seq_q " + std::to_string(queries) +
         ", seq_kv " + std::to_string(keys));
-  const int64_t qBlocks = queries / blockQ + (queries % blockQ != 0);
-  if (qBlocks > kMaxGridX || headsQ > kMaxGridYZ || batchSize > kMaxGridYZ)
+  if (varlen && batchSize != 1)
+    return Status::error("packed sequences (varlen) take batch-1 tensors, "
+                         "got batch " +
+                         std::to_string(batchSize));
+  if (varlen && (numSequences < 1 || longest < 1 || longest > queries))
+    return Status::error(
+        "packed sequences (varlen) need at least one sequence and a longest "
+        "query sequence in [1, seq_q = " +
+        std::to_string(queries) + "], got " + std::to_string(numSequences) +
+        " sequences, max_seqlen_q " + std::to_string(longest));
+  const int64_t rows = varlen ? longest : queries;
+  const int64_t gridZ = varlen ? numSequences : batchSize;
+  const int64_t qBlocks = rows / blockQ + (rows % blockQ != 0);
+  if (qBlocks > kMaxGridX || headsQ > kMaxGridYZ || gridZ > kMaxGridYZ)
     return Status::error(
         "grid (" + std::to_string(qBlocks) + ", " + std::to_string(headsQ) +
-        ", " + std::to_string(batchSize) +
+        ", " + std::to_string(gridZ) +
         ") exceeds the launch limits (x at most " + std::to_string(kMaxGridX) +
         ", y and z at most " + std::to_string(kMaxGridYZ) + ")");
   KernelMetadata m = *this;
@@ -384,7 +399,11 @@ StatusOr<KernelMetadata> KernelMetadata::instantiate(int64_t batchSize,
   m.batch = batchSize;
   m.seqQ = queries;
   m.seqKV = keys;
-  m.grid = {uint32_t(qBlocks), uint32_t(headsQ), uint32_t(batchSize)};
+  if (varlen) {
+    m.sequences = numSequences;
+    m.maxSeqQ = longest;
+  }
+  m.grid = {uint32_t(qBlocks), uint32_t(headsQ), uint32_t(gridZ)};
   return m;
 }
 
@@ -475,6 +494,16 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                            ": a kernel with runtime shapes needs block_q "
                            "(its grid is ceil(seq_q / block_q))");
   }
+  if (m.varlen && !m.runtimeShapes)
+    return Status::error("varlen" + at("varlen") +
+                         ": packed sequences need runtime_shapes = 1");
+  if (m.varlen != (contains(m.args, "cu_seqlens_q") &&
+                   contains(m.args, "cu_seqlens_k")))
+    return Status::error(std::string("args") + at("args") +
+                         (m.varlen ? ": a varlen kernel must take "
+                                     "'cu_seqlens_q' and 'cu_seqlens_k'"
+                                   : ": 'cu_seqlens_q' and 'cu_seqlens_k' are "
+                                     "a varlen kernel's (varlen = 1)"));
   if (m.deterministic) {
     if (m.kind != KernelKind::Backward)
       return Status::error("deterministic" + at("deterministic") +
@@ -555,11 +584,16 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     for (const std::string &arg : m.args)
       if (arg != "q" && arg != "k" && arg != "v" && arg != "o" &&
           arg != "lse" && !m.findTensorMap(arg) &&
-          !(m.runtimeShapes && isSizeParameter(arg)))
+          !(m.runtimeShapes && isSizeParameter(arg) &&
+            (arg != "seq_offsets" || m.varlen)) &&
+          !(m.varlen && (arg == "cu_seqlens_q" || arg == "cu_seqlens_k")))
         return Status::error(
             "args" + at("args") + ": unknown forward kernel parameter '" + arg +
             "' (known: " +
-            knownParameters(m, m.runtimeShapes
+            knownParameters(m, m.varlen ? "q, k, v, o, lse, cu_seqlens_q, "
+                                          "cu_seqlens_k, batch, seq_q, "
+                                          "seq_kv, seq_offsets"
+                               : m.runtimeShapes
                                    ? "q, k, v, o, lse, batch, seq_q, seq_kv"
                                    : "q, k, v, o, lse") +
             ")");

@@ -47,6 +47,8 @@ std::string KernelMetadata::configString() const {
     add("runtime_shapes", "1");
   if (deterministic)
     add("deterministic", "1");
+  if (varlen)
+    add("varlen", "1");
   add("grid", dim(grid));
   add("block", dim(block));
   add("shared_bytes", std::to_string(sharedBytes));

@@ -34,8 +34,16 @@ for entry in ${FA_RACE:-}; do
   dir=.gpu-carry/${entry%/*} kernel=${entry##*/}
   for tool in racecheck synccheck; do
     echo "== compute-sanitizer $tool on $entry" | tee -a "$sanitizer_log"
+    # A varlen kernel runs on packed sequences, a runtime-shapes one at a
+    # shape of its own.
+    calls=()
+    grep -q '^varlen = 1' "$dir/$kernel.meta" &&
+      calls=(--seqlens 70:20,5:90,33:0,129:1,1:130)
+    grep -q '^varlen = 1' "$dir/$kernel.meta" ||
+      ! grep -q '^runtime_shapes = 1' "$dir/$kernel.meta" ||
+      calls=(--shape 2,77,300)
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/bin/fa-gpu-check \
-      --ptx "$dir/$kernel.ptx" --meta "$dir/$kernel.meta" --iters 1 \
+      --ptx "$dir/$kernel.ptx" --meta "$dir/$kernel.meta" --iters 1 "${calls[@]}" \
       >>"$sanitizer_log" 2>&1 || { status=1; echo "   $tool FAILED"; }
     tail -n 1 "$sanitizer_log"
   done

@@ -28,6 +28,8 @@
 #   FA_LOG_DIR         per-kernel logs (default $FA_BUILD_DIR/gpu-check-logs)
 #   FA_RUNTIME_SHAPES  the calls (B,NQ,NKV ...) a kernel with runtime shapes
 #                      (runtime_shapes = 1) is checked at, a verdict each
+#   FA_VARLEN_SEQLENS  the batches of packed sequences (Q:K,Q:K,... each) a
+#                      varlen kernel (varlen = 1) is checked on, a verdict each
 #
 # Exit status: 0 if everything passed, 1 otherwise.
 set -uo pipefail
@@ -82,8 +84,13 @@ meta_value() { sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*\([^#[:space:]]
 runtime_shapes=${FA_RUNTIME_SHAPES:-1,1,1 2,77,77 1,77,1000 1,1000,77 3,1000,1000 1,4096,4096}
 shape_args() {
   [ "$(meta_value "$1" runtime_shapes)" = 1 ] || return 0
+  [ "$(meta_value "$1" varlen)" = 1 ] && return 0
   for shape in ${2:-$runtime_shapes}; do printf -- '--shape %s ' "$shape"; done
 }
+# Packed sequences (varlen = 1): each set (Q:K lengths, comma-separated) is
+# one call and one verdict.
+varlen_sets=${FA_VARLEN_SEQLENS:-0:0,1:1,17:17,1000:1000,4097:4097 70:20,5:90,33:0,129:1,1:130 300:300,0:7,2000:100,128:128,64:4000}
+is_varlen() { [ "$(meta_value "$1" varlen)" = 1 ]; }
 sorted=()
 while IFS= read -r line; do sorted+=("${line#* }"); done < <(
   for ptx in "${ptx_files[@]}"; do
@@ -110,10 +117,25 @@ for ptx in "${sorted[@]}"; do
     continue
   fi
   # One verdict line per call (several for a kernel with runtime shapes).
+  if is_varlen "$meta"; then
+    verdicts= rc=0
+    : >"$log_dir/$name.log"
+    for set in $varlen_sets; do
+      # shellcheck disable=SC2086
+      v=$("$tool" --ptx "$ptx" --meta "$meta" --seqlens "$set" \
+        ${FA_CHECK_ARGS:-} 2>>"$log_dir/$name.log" | grep -E '^(PASS|FAIL) ')
+      r=${PIPESTATUS[0]}
+      [ -n "$v" ] || v="FAIL $name reason=\"no verdict for --seqlens $set (exit $r)\""
+      [ "$r" -eq 0 ] || rc=$r
+      verdicts+="$v seqlens=$set"$'\n'
+    done
+    verdicts=${verdicts%$'\n'}
+  else
   # shellcheck disable=SC2086
   verdicts=$("$tool" --ptx "$ptx" --meta "$meta" $(shape_args "$meta") \
     ${FA_CHECK_ARGS:-} 2>"$log_dir/$name.log" | grep -E '^(PASS|FAIL) ')
   rc=${PIPESTATUS[0]}
+  fi
   [ -n "$verdicts" ] || verdicts="FAIL $name reason=\"no verdict (exit $rc); see $log_dir/$name.log\""
   [ "$rc" -eq 0 ] || failures=$((failures + 1))
   while IFS= read -r line; do
@@ -146,13 +168,14 @@ done
 if [ "${FA_SANITIZE:-0}" = 1 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   # The smallest forward, backward and runtime-shapes kernel.
-  for kind in forward backward runtime-shapes; do
+  for kind in forward backward runtime-shapes varlen; do
     first=
     for ptx in "${sorted[@]}"; do
       meta=${ptx%.ptx}.meta
       [ -f "$meta" ] || continue
       this=$(meta_value "$meta" kind)
       [ "$(meta_value "$meta" runtime_shapes)" = 1 ] && this=runtime-shapes
+      is_varlen "$meta" && this=varlen
       [ "$this" = "$kind" ] && { first=$ptx; break; }
     done
     [ -n "$first" ] || continue
@@ -162,6 +185,7 @@ if [ "${FA_SANITIZE:-0}" = 1 ]; then
     if "$sanitizer" --tool memcheck --error-exitcode 3 \
         "$tool" --ptx "$first" --meta "${first%.ptx}.meta" --iters 1 \
         $(shape_args "${first%.ptx}.meta" "2,77,77 1,77,300 1,300,77") \
+        $(is_varlen "${first%.ptx}.meta" && echo --seqlens 70:20,5:90,33:0,129:1,1:130) \
         >"$log_dir/sanitizer-$kind.log" 2>&1; then
       echo "memcheck: clean"
     else

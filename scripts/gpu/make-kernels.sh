@@ -121,6 +121,19 @@ rt_d64_f16                  --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=
 rt_d128_window_f16          --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=128 --window=64,64
 MATRIX
   esac
+  # Packed sequences (varlen, sm_90/sm_90a only): check.sh runs each on
+  # several batches of lengths ($FA_VARLEN_SEQLENS).
+  case "$chip" in
+    sm_90|sm_90a) cat <<'MATRIX'
+vl_d64_causal_gqa_bf16      --varlen --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=64 --causal
+vl_d128_bf16                --varlen --dtype=bf16 --heads-q=4 --head-dim=128
+vl_d128_causal_f16          --varlen --dtype=f16 --heads-q=4 --head-dim=128 --causal
+vl_d128_window_bf16         --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=128 --window=64,64
+vl_d128_softcap_causal_bf16 --varlen --dtype=bf16 --heads-q=4 --head-dim=128 --softcap=30 --causal
+vl_d128_dv64_bf16           --varlen --dtype=bf16 --heads-q=4 --head-dim=128 --head-dim-v=64
+vl_d256_causal_bf16         --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
+MATRIX
+  esac
 }
 
 bwd_matrix() {

@@ -49,6 +49,12 @@ cl::opt<bool> runtimeShapes(
              "for every shape (sm_90/sm_90a; --batch, --seq-q and --seq-kv "
              "are then ignored)"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> varlen(
+    "varlen",
+    cl::desc("packed sequences (cu_seqlens_q/k, max_seqlen_q/k of the call): "
+             "one forward kernel for every batch of sequences (sm_90/sm_90a; "
+             "--batch, --seq-q and --seq-kv are then ignored)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> causal("causal", cl::init(false), cl::cat(category));
 cl::opt<std::string> window("window", cl::desc("L,R (-1 = unbounded)"),
                             cl::init(""), cl::cat(category));
@@ -189,7 +195,8 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
   config.seqKV = seqKV ? seqKV : seqQ;
   config.headDim = headDim;
   config.headDimV = headDimV ? headDimV : headDim;
-  config.runtimeShapes = runtimeShapes;
+  config.runtimeShapes = runtimeShapes || varlen;
+  config.varlen = varlen;
   config.causal = causal;
   if (scale != 0.0)
     config.scale = scale.getValue();

@@ -1,6 +1,7 @@
 //===- Check.cpp - Run one attention kernel and check it ------------------===//
 
 #include "Check.h"
+#include "CheckSupport.h"
 
 #include "fa/Reference/Reference.h"
 #include "fa/Runtime/Runtime.h"
@@ -27,19 +28,8 @@ namespace fa::check {
 
 namespace {
 
-constexpr size_t kGuardBytes = 4096; // Poisoned canary after each output.
-constexpr double kLSETolerance = 1e-4;
 
-double outputTolerance(DType dtype) {
-  return dtype == DType::BF16 ? 1e-2 : 3e-3;
-}
 
-std::string quoted(std::string s) {
-  for (char &c : s)
-    if (c == '"' || c == '\n')
-      c = c == '"' ? '\'' : ' ';
-  return "\"" + s + "\"";
-}
 
 /// Runs body(t) for t in [0, tasks) on all hardware threads.
 template <typename Body> void parallelFor(int64_t tasks, const Body &body) {
@@ -305,85 +295,12 @@ Status checkGradients(const KernelMetadata &m, DeviceTensor *out[3],
   return Status::success();
 }
 
-/// Median milliseconds of `launch` between device events: opt.warmup
-/// untimed runs, then opt.iters timed ones, each after `prepare` (which
-/// re-poisons the outputs) outside the timed region.
-StatusOr<double> timeLaunches(const CheckOptions &opt, const char *what,
-                              const std::function<Status()> &prepare,
-                              const std::function<Status()> &launch) {
-  const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
-  const int iters = opt.iters > 0 ? opt.iters : 20;
-  StatusOr<Event> start = Event::create(), stop = Event::create();
-  if (!start.ok() || !stop.ok())
-    return (start.ok() ? stop : start).status();
-  Status s = Status::success();
-  for (int i = 0; i < warmup && s.ok(); ++i)
-    s = launch();
-  std::vector<double> times;
-  for (int i = 0; i < iters && s.ok(); ++i) {
-    s = prepare();
-    if (s.ok())
-      s = start->record();
-    if (s.ok())
-      s = launch();
-    if (s.ok())
-      s = stop->record();
-    if (s.ok())
-      s = stop->synchronize();
-    if (s.ok()) {
-      StatusOr<float> ms = Event::elapsedMs(*start, *stop);
-      if (ms.ok())
-        times.push_back(*ms);
-      else
-        s = ms.status();
-    }
-  }
-  if (!s.ok())
-    return s;
-  std::sort(times.begin(), times.end());
-  size_t n = times.size();
-  double median =
-      n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-  std::fprintf(stderr,
-               "# timing (%s): %d warm-up, %d timed; min %.4f ms, median "
-               "%.4f ms, max %.4f ms\n",
-               what, warmup, iters, times.front(), median, times.back());
-  return median;
-}
 
-/// Prints which kernel is checked, the seed, and the driver's JIT log.
-void printKernelHeader(const Kernel &kernel, const CheckOptions &opt) {
-  std::fprintf(stderr, "# kernel: %s\n",
-               kernel.metadata().configString().c_str());
-  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
-  if (!kernel.module().jitLog().empty())
-    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
-}
 
 fa::ref::AttentionShape referenceShape(const KernelMetadata &m) {
   return {m.batch, m.headsQ, m.headsKV, m.seqQ, m.seqKV, m.headDim, m.headDimV};
 }
 
-/// Fresh normal(0, 1) inputs rounded to the dtype: the device gets the
-/// 16-bit values, the reference exactly what they round to.
-class RandomInputs {
-public:
-  RandomInputs(DType dtype, uint64_t seed) : dtype(dtype), rng(seed) {}
-  void operator()(int64_t n, std::vector<uint16_t> &bits,
-                  std::vector<double> &values) {
-    bits.resize(size_t(n));
-    values.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      bits[i] = floatTo16(dtype, normal(rng));
-      values[i] = from16(dtype, bits[i]);
-    }
-  }
-
-private:
-  DType dtype;
-  std::mt19937_64 rng;
-  std::normal_distribution<float> normal{0.0f, 1.0f};
-};
 
 int checkBackwardKernel(const Kernel &kernel, const std::string &name,
                         const CheckOptions &opt) {
@@ -575,6 +492,72 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
 
 } // namespace
 
+double outputTolerance(DType dtype) {
+  return dtype == DType::BF16 ? 1e-2 : 3e-3;
+}
+
+std::string quoted(std::string s) {
+  for (char &c : s)
+    if (c == '"' || c == '\n')
+      c = c == '"' ? '\'' : ' ';
+  return "\"" + s + "\"";
+}
+
+/// Median milliseconds of `launch` between device events: opt.warmup
+/// untimed runs, then opt.iters timed ones, each after `prepare` (which
+/// re-poisons the outputs) outside the timed region.
+StatusOr<double> timeLaunches(const CheckOptions &opt, const char *what,
+                              const std::function<Status()> &prepare,
+                              const std::function<Status()> &launch) {
+  const int warmup = opt.warmup >= 0 ? opt.warmup : 5;
+  const int iters = opt.iters > 0 ? opt.iters : 20;
+  StatusOr<Event> start = Event::create(), stop = Event::create();
+  if (!start.ok() || !stop.ok())
+    return (start.ok() ? stop : start).status();
+  Status s = Status::success();
+  for (int i = 0; i < warmup && s.ok(); ++i)
+    s = launch();
+  std::vector<double> times;
+  for (int i = 0; i < iters && s.ok(); ++i) {
+    s = prepare();
+    if (s.ok())
+      s = start->record();
+    if (s.ok())
+      s = launch();
+    if (s.ok())
+      s = stop->record();
+    if (s.ok())
+      s = stop->synchronize();
+    if (s.ok()) {
+      StatusOr<float> ms = Event::elapsedMs(*start, *stop);
+      if (ms.ok())
+        times.push_back(*ms);
+      else
+        s = ms.status();
+    }
+  }
+  if (!s.ok())
+    return s;
+  std::sort(times.begin(), times.end());
+  size_t n = times.size();
+  double median =
+      n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  std::fprintf(stderr,
+               "# timing (%s): %d warm-up, %d timed; min %.4f ms, median "
+               "%.4f ms, max %.4f ms\n",
+               what, warmup, iters, times.front(), median, times.back());
+  return median;
+}
+
+/// Prints which kernel is checked, the seed, and the driver's JIT log.
+void printKernelHeader(const Kernel &kernel, const CheckOptions &opt) {
+  std::fprintf(stderr, "# kernel: %s\n",
+               kernel.metadata().configString().c_str());
+  std::fprintf(stderr, "# seed: %" PRIu64 "\n", opt.seed);
+  if (!kernel.module().jitLog().empty())
+    std::fprintf(stderr, "# JIT log: %s\n", kernel.module().jitLog().c_str());
+}
+
 uint64_t randomSeed() {
   // /dev/urandom rather than std::random_device: the static libstdc++'s
   // random_device needs glibc 2.36 (arc4random), which would raise the glibc
@@ -609,6 +592,8 @@ std::string uncheckable(const KernelMetadata &m) {
 
 int checkKernel(const Kernel &kernel, const std::string &name,
                 const CheckOptions &opt) {
+  if (kernel.metadata().varlen)
+    return checkVarlenKernel(kernel, name, opt);
   // A kernel with runtime shapes is checked at the shape asked for.
   StatusOr<KernelMetadata> shaped =
       kernel.metadata().instantiate(opt.batch, opt.seqQ, opt.seqKV);

@@ -29,6 +29,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fa::check {
 
@@ -40,6 +42,9 @@ struct CheckOptions {
   /// The call's batch and sequence lengths, for a kernel with runtime
   /// shapes (ignored otherwise).
   int64_t batch = 0, seqQ = 0, seqKV = 0;
+  /// The (query, key) lengths of the packed sequences a varlen kernel is
+  /// checked on (--seqlens).
+  std::vector<std::pair<int64_t, int64_t>> seqlens;
 };
 
 /// Prints the verdict line of a setup error (to stdout; the message also to

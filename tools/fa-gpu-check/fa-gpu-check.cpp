@@ -61,11 +61,14 @@ void usage(FILE *out) {
   std::fprintf(out,
                "usage: fa-gpu-check --ptx FILE --meta FILE [--iters N] "
                "[--warmup N] [--seed S] [--bench] [--cache]\n"
-               "                   [--shape B,NQ,NKV ...]\n"
+               "                   [--shape B,NQ,NKV ...] [--seqlens Q:K,...]\n"
                "  --iters N   correctness runs (default 1), or timed runs "
                "with --bench (default 20)\n"
                "  --warmup N  untimed launches before timing (default 5)\n"
                "  --seed S    input seed (default: random, printed)\n"
+               "  --seqlens Q:K,...  the packed sequences (query and key "
+               "lengths) to check a\n"
+               "              varlen kernel (varlen = 1) with\n"
                "  --bench     time with CUDA events; report median ms and "
                "TFLOP/s\n"
                "  --shape B,NQ,NKV  a call of a kernel with runtime shapes "
@@ -244,6 +247,22 @@ int parseOptions(int argc, char **argv, Options &opt) {
             *std::min_element(v.begin(), v.end()) < 1 ||
             *std::max_element(v.begin(), v.end()) > (uint64_t(1) << 31);
       opt.shapes.push_back({int64_t(v[0]), int64_t(v[1]), int64_t(v[2])});
+    } else if (arg == "--seqlens") {
+      // Q:K,Q:K,...: the packed sequences a varlen kernel is checked on.
+      std::string text = next ? next : "";
+      bad = text.empty();
+      for (size_t at = 0; !bad && at <= text.size();) {
+        size_t comma = text.find(',', at);
+        std::string pair = text.substr(at, comma - at);
+        size_t colon = pair.find(':');
+        uint64_t nq = 0, nk = 0;
+        bad = colon == pair.npos ||
+              !parseNumber(pair.substr(0, colon).c_str(), nq) ||
+              !parseNumber(pair.substr(colon + 1).c_str(), nk) ||
+              nq > (uint64_t(1) << 24) || nk > (uint64_t(1) << 24);
+        opt.check.seqlens.push_back({int64_t(nq), int64_t(nk)});
+        at = comma == text.npos ? text.size() + 1 : comma + 1;
+      }
     } else if (arg == "--bench" || arg == "--cache") {
       usedValue = false;
       (arg == "--bench" ? opt.check.bench : opt.cache) = true;
@@ -320,6 +339,10 @@ int runAheadOfTime(Options &opt) {
   }();
   if (!kernel.ok())
     return fail(kernel.status().message());
+  if (m.varlen)
+    return checkKernel(*kernel, opt.name, opt.check);
+  if (!opt.check.seqlens.empty())
+    return fail("--seqlens is for varlen kernels (varlen = 1)");
   if (!m.runtimeShapes)
     return opt.shapes.empty()
                ? checkKernel(*kernel, opt.name, opt.check)

@@ -587,3 +587,75 @@ TEST(RuntimeMetadata, RuntimeShapesErrors) {
 }
 
 } // namespace
+
+namespace {
+
+/// runtimeShapesMetaText() as a varlen kernel: the offsets after lse, their
+/// size parameter last.
+std::string varlenMetaText() {
+  std::string text = withLine(
+      runtimeShapesMetaText(), "args",
+      "args = q,k,v,o,lse,cu_seqlens_q,cu_seqlens_k,seq_q,seq_kv,seq_offsets");
+  return text + "varlen = 1\n";
+}
+
+TEST(RuntimeMetadata, VarlenTakesSequencesAndTheLongestFromTheCall) {
+  KernelMetadata m = parseOrDie(varlenMetaText());
+  EXPECT_TRUE(m.varlen);
+  EXPECT_NE(m.configString().find("varlen=1"), std::string::npos);
+  EXPECT_EQ(parseOrDie(runtimeShapesMetaText()).configString().find("varlen"),
+            std::string::npos);
+  // 5 sequences in 3000 query rows, the longest 700: grid (ceil(700 / 64),
+  // heads_q, sequences); the tensors are batch 1.
+  StatusOr<KernelMetadata> shaped = m.instantiate(1, 3000, 2000, 5, 700);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  EXPECT_EQ(shaped->batch, 1);
+  EXPECT_EQ(shaped->seqQ, 3000);
+  EXPECT_EQ(shaped->sequences, 5);
+  EXPECT_EQ(shaped->maxSeqQ, 700);
+  EXPECT_EQ(shaped->grid.x, 11u);
+  EXPECT_EQ(shaped->grid.y, 8u);
+  EXPECT_EQ(shaped->grid.z, 5u);
+
+  auto refused = [&](int64_t batch, int64_t sequences, int64_t longest,
+                     const std::string &expected) {
+    StatusOr<KernelMetadata> s = m.instantiate(batch, 3000, 2000, sequences,
+                                               longest);
+    ASSERT_FALSE(s.ok()) << expected;
+    EXPECT_NE(s.status().message().find(expected), std::string::npos)
+        << s.status().message();
+  };
+  refused(2, 5, 700, "take batch-1 tensors, got batch 2");
+  refused(1, 0, 700, "need at least one sequence");
+  refused(1, 5, 0, "longest query sequence in [1, seq_q = 3000]");
+  refused(1, 5, 3001, "got 5 sequences, max_seqlen_q 3001");
+  refused(1, 70000, 700, "exceeds the launch limits");
+}
+
+TEST(RuntimeMetadata, VarlenErrors) {
+  auto error = [](const std::string &text) {
+    KernelMetadata m;
+    Status s = parseKernelMetadata(text, m);
+    EXPECT_FALSE(s.ok()) << "accepted: " << text;
+    return s.message();
+  };
+  EXPECT_NE(error(withLine(varlenMetaText(), "runtime_shapes", "") +
+                  "batch = 1\nseq_q = 8\nseq_kv = 8\ngrid = 1,1,1\n")
+                .find("packed sequences need runtime_shapes = 1"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(varlenMetaText(), "args",
+                           "args = q,k,v,o,lse,cu_seqlens_q,seq_q"))
+                .find("a varlen kernel must take 'cu_seqlens_q' and "
+                      "'cu_seqlens_k'"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(varlenMetaText(), "varlen", ""))
+                .find("'cu_seqlens_q' and 'cu_seqlens_k' are a varlen "
+                      "kernel's"),
+            std::string::npos);
+  EXPECT_NE(error(withLine(runtimeShapesMetaText(), "args",
+                           "args = q,k,v,o,lse,seq_offsets"))
+                .find("unknown forward kernel parameter 'seq_offsets'"),
+            std::string::npos);
+}
+
+} // namespace

@@ -276,3 +276,71 @@ TEST(RuntimeValidation, FlopCount) {
 }
 
 } // namespace
+
+namespace {
+
+/// A varlen kernel (hd 64, 8 query heads, block_q 64) and a call of three
+/// packed sequences in 300 query and 500 key rows.
+std::pair<KernelMetadata, AttentionArgs> varlenCall() {
+  std::string text = goodMetaText();
+  for (const char *key : {"batch", "seq_q", "seq_kv", "grid"})
+    text = withLine(text, key, "");
+  text = withLine(text, "args",
+                  "args = q,k,v,o,lse,cu_seqlens_q,cu_seqlens_k,seq_q,seq_kv,"
+                  "seq_offsets");
+  KernelMetadata m = parseOrDie(text + "runtime_shapes = 1\nvarlen = 1\n");
+  AttentionArgs a = AttentionArgs::fromMetadata(m);
+  a.batch = 1;
+  a.seqQ = 300;
+  a.seqKV = 500;
+  a.setContiguousStrides();
+  a.q = 1 * kGiB;
+  a.k = 2 * kGiB;
+  a.v = 3 * kGiB;
+  a.o = 4 * kGiB;
+  a.lse = 5 * kGiB;
+  a.cuSeqlensQ = 6 * kGiB;
+  a.cuSeqlensK = 6 * kGiB + 64;
+  a.sequences = 3;
+  a.maxSeqQ = 200;
+  return {m, a};
+}
+
+TEST(RuntimeValidation, VarlenNeedsAlignedOffsetsAndTheCallsSequences) {
+  auto [m, a] = varlenCall();
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // The parameters: the offsets' pointers, the packed lengths and
+  // sequences + 1 offsets.
+  StatusOr<KernelMetadata> shaped =
+      m.instantiate(1, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  StatusOr<KernelParams> params = forwardKernelParams(*shaped, a, nullptr);
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  void **slots = params->data();
+  EXPECT_EQ(*static_cast<CUdeviceptr *>(slots[5]), a.cuSeqlensQ);
+  EXPECT_EQ(*static_cast<CUdeviceptr *>(slots[6]), a.cuSeqlensK);
+  EXPECT_EQ(*static_cast<int64_t *>(slots[7]), 300);
+  EXPECT_EQ(*static_cast<int64_t *>(slots[8]), 500);
+  EXPECT_EQ(*static_cast<int64_t *>(slots[9]), 4);
+
+  AttentionArgs noOffsets = a;
+  noOffsets.cuSeqlensK = 0;
+  expectRejected(m, noOffsets, "cu_seqlens_k is null");
+  AttentionArgs misaligned = a;
+  misaligned.cuSeqlensQ += 2;
+  expectRejected(m, misaligned, "cu_seqlens_q must be 4-byte aligned");
+  AttentionArgs noSequences = a;
+  noSequences.sequences = 0;
+  expectRejected(m, noSequences, "need at least one sequence");
+  AttentionArgs tooLong = a;
+  tooLong.maxSeqQ = 301;
+  expectRejected(m, tooLong, "max_seqlen_q 301");
+  // Offsets given to a kernel that would ignore them.
+  KernelMetadata dense = smallMeta();
+  AttentionArgs packed = goodArgs(dense);
+  packed.cuSeqlensQ = 6 * kGiB;
+  expectRejected(dense, packed, "takes no packed sequences");
+}
+
+} // namespace

@@ -34,6 +34,10 @@ struct AttentionConfig {
   /// kernel for every shape; batch, seqQ and seqKV above are then ignored.
   /// The WGMMA forward only.
   bool runtimeShapes = false;
+  /// Packed sequences (FlashAttention's varlen): the op takes
+  /// seqlens(cu_seqlens_q, cu_seqlens_k max ...) over batch-1 tensors whose
+  /// N is the call's; implies runtimeShapes. The WGMMA forward only.
+  bool varlen = false;
   std::optional<double> scale; ///< default 1/sqrt(headDim)
   bool causal = false;
   std::optional<std::pair<int64_t, int64_t>> window;

@@ -42,6 +42,17 @@ struct AttentionArgs {
   int64_t windowLeft = -1, windowRight = -1; ///< Negative: unbounded.
   double softcap = 0.0;                      ///< 0: none.
 
+  /// Packed sequences (a varlen kernel): batch 1, seqQ / seqKV the rows of
+  /// the packed tensors, sequence b owning query rows [cuSeqlensQ[b],
+  /// cuSeqlensQ[b + 1]) and key rows [cuSeqlensK[b], cuSeqlensK[b + 1])
+  /// (int32 device arrays of sequences + 1 non-decreasing offsets, the last
+  /// at most seqQ / seqKV), maxSeqQ the longest query sequence. The kernel
+  /// trusts the offsets (reading them would cost a synchronisation): rows
+  /// outside every sequence are neither read into a result nor written, and
+  /// key/value rows after the last sequence must hold finite values.
+  CUdeviceptr cuSeqlensQ = 0, cuSeqlensK = 0;
+  int64_t sequences = 0, maxSeqQ = 0;
+
   /// Sets every stride to that of a dense row-major tensor of its shape.
   void setContiguousStrides();
   /// Shapes, dtype and flags from `metadata`, contiguous strides, null

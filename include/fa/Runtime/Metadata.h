@@ -128,6 +128,13 @@ struct KernelMetadata {
   /// every batch and pair of sequence lengths. batch, seqQ, seqKV and grid
   /// are then the call's, 0 here until instantiate() fills them in.
   bool runtimeShapes = false;
+  /// Packed sequences (`varlen = 1`, with runtime_shapes): the kernel takes
+  /// cu_seqlens_q / cu_seqlens_k (int32, sequences + 1 running offsets into
+  /// rows of batch-1 tensors of seq_q / seq_kv rows); the grid is
+  /// (ceil(maxSeqQ / block_q), heads_q, sequences). `sequences` and
+  /// `maxSeqQ` are the call's, 0 until instantiate() fills them in.
+  bool varlen = false;
+  int64_t sequences = 0, maxSeqQ = 0;
   /// A deterministic backward (`deterministic = 1`): its main kernel adds
   /// dQ in KV-block order, taking turns on `dq_turns` (i32, one per batch,
   /// query head and Q block of block_q rows; zero before the launch).
@@ -169,9 +176,12 @@ struct KernelMetadata {
   /// A runtime-shapes kernel's has batch and lengths set, the grid
   /// (ceil(seqQ / block_q), heads_q, batch) and runtimeShapes off, so that
   /// the parameters `batch`, `seq_q` and `seq_kv` have values; errors for
-  /// lengths below 1 or a grid past the hardware's limits.
+  /// lengths below 1 or a grid past the hardware's limits. A varlen
+  /// kernel's call is (1, total query rows, total key rows) and its
+  /// `sequences` and longest query sequence `maxSeqQ` size the grid.
   StatusOr<KernelMetadata> instantiate(int64_t batch, int64_t seqQ,
-                                       int64_t seqKV) const;
+                                       int64_t seqKV, int64_t sequences = 0,
+                                       int64_t maxSeqQ = 0) const;
 
   /// The compute capability named by `chip` as major*10+minor ("sm_90a" ->
   /// 90), or -1 if `chip` is malformed.
@@ -188,7 +198,8 @@ struct KernelMetadata {
 };
 
 /// Whether `name` is a size parameter of a kernel with runtime shapes
-/// ("batch", "seq_q", "seq_kv"): a 64-bit integer passed by value.
+/// ("batch", "seq_q", "seq_kv"; varlen: "seq_offsets", the sequences + 1
+/// entries of cu_seqlens): a 64-bit integer passed by value.
 bool isSizeParameter(std::string_view name);
 
 /// Parses .meta text. On error, `out` is unspecified and the message locates

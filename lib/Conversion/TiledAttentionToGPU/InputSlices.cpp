@@ -2,12 +2,58 @@
 
 #include "InputSlices.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
+
 #include "fa/Dialect/FA/IR/FAOps.h"
 
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::fa;
+
+/// The function arguments that rows of the slices of input `role` are
+/// loaded from (tensor.extract), in a stable order.
+static SetVector<BlockArgument> rowSources(func::FuncOp func,
+                                          const InputSlices &inputs,
+                                          unsigned role) {
+  SetVector<Operation *> slice;
+  for (auto [op, r] : inputs.roles) {
+    if (r != role)
+      continue;
+    BackwardSliceOptions options;
+    options.inclusive = false;
+    // Loop and block indices are not where a sequence starts.
+    options.omitBlockArguments = true;
+    for (Value offset : cast<tensor::ExtractSliceOp>(op).getOffsets())
+      (void)getBackwardSlice(offset, &slice, options);
+  }
+  SetVector<BlockArgument> sources;
+  for (Operation *op : slice)
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+      if (auto arg = dyn_cast<BlockArgument>(extract.getTensor());
+          arg && arg.getOwner() == &func.front())
+        sources.insert(arg);
+  return sources;
+}
+
+/// Packed sequences: the q and k slices' rows start at offsets loaded from
+/// one function argument each (cu_seqlens_q, cu_seqlens_k).
+static FailureOr<InputSlices> traceSequenceStarts(func::FuncOp func,
+                                                  InputSlices inputs) {
+  SetVector<BlockArgument> query = rowSources(func, inputs, 0);
+  SetVector<BlockArgument> key = rowSources(func, inputs, 1);
+  if (query.empty() && key.empty())
+    return inputs;
+  if (query.size() != 1 || key.size() != 1)
+    return func.emitError()
+           << "fa-convert-tiled-attention-to-fagpu: the rows of q and k must "
+              "each start at offsets read from one argument (cu_seqlens); "
+              "found "
+           << query.size() << " and " << key.size();
+  inputs.sequenceStarts = {query.front(), key.front()};
+  return inputs;
+}
 
 FailureOr<InputSlices> mlir::fa::traceInputSlices(func::FuncOp func) {
   InputSlices inputs;
@@ -36,5 +82,5 @@ FailureOr<InputSlices> mlir::fa::traceInputSlices(func::FuncOp func) {
   });
   if (walk.wasInterrupted())
     return failure();
-  return inputs;
+  return traceSequenceStarts(func, inputs);
 }

@@ -20,13 +20,17 @@ namespace fa {
 constexpr unsigned kNumInputs = 3;
 
 /// Which input each slice of a function argument is, and the inputs' types.
+/// Packed sequences (varlen) add the function arguments that the q and k
+/// slices' rows are read from (cu_seqlens_q, cu_seqlens_k).
 struct InputSlices {
   DenseMap<Operation *, unsigned> roles;
   SmallVector<Type, kNumInputs> types;
+  SmallVector<BlockArgument, 2> sequenceStarts;
 };
 
 /// Traces the q / k / v operands of every tile op (through its padding) to
-/// the slice of a function argument each reads.
+/// the slice of a function argument each reads, and the rows of the q and k
+/// slices to the 1-D function arguments they are loaded from (varlen).
 FailureOr<InputSlices> traceInputSlices(func::FuncOp func);
 
 } // namespace fa

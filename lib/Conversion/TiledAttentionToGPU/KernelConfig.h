@@ -32,6 +32,8 @@ struct AttentionKernelConfig {
   bool causal;
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<double> softcap;
+  /// Packed sequences (varlen): the grid's z is the call's sequence count.
+  bool varlen = false;
 
   int64_t mTiles() const { return rowsPerWarp / 16; }
   int64_t warps() const { return blockQ / rowsPerWarp; }
@@ -44,10 +46,11 @@ struct AttentionKernelConfig {
            ShapedType::isDynamic(seqKV);
   }
   /// The launch grid: (Q blocks, query heads, batch), kDynamic where the
-  /// lengths are known at run time only.
+  /// lengths are known at run time only (packed sequences: (Q blocks of the
+  /// longest, query heads, sequences)).
   SmallVector<int64_t, 3> grid() const {
     return {ShapedType::isDynamic(seqQ) ? ShapedType::kDynamic : numQBlocks(),
-            headsQ, batch};
+            headsQ, varlen ? ShapedType::kDynamic : batch};
   }
   /// Shared tiles pad each row by 8 elements (16 bytes) so that the eight
   /// row addresses of one ldmatrix fall in different banks.

@@ -150,6 +150,19 @@ LogicalResult TileKernelBuilder::convertOp(Operation &op) {
                                   map.lookupOrDefault(dim.getIndex())));
     return success();
   }
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    // Packed sequences: an offset read from cu_seqlens.
+    Value memref = inputArguments.lookup(extract.getTensor());
+    if (!memref)
+      return extract.emitError() << "the GPU tile level reads elements of "
+                                    "the attention's inputs only";
+    SmallVector<Value> indices;
+    for (Value index : extract.getIndices())
+      indices.push_back(map.lookupOrDefault(index));
+    map.map(extract.getResult(),
+            memref::LoadOp::create(b, loc, memref, indices));
+    return success();
+  }
   if (auto fill = dyn_cast<linalg::FillOp>(op)) {
     splats[fill.getResult(0)] = map.lookupOrDefault(fill.getInputs()[0]);
     return success();
@@ -405,6 +418,11 @@ void TileKernelBuilder::storeRows(tensor::ParallelInsertSliceOp insert) {
   Location loc = insert.getLoc();
   Value memref = arguments.lookup(insert.getDest());
   RowSource dest = rowsOf(memref, mapFolds(map, insert.getMixedOffsets()), loc);
+  // The insert's rows, not the tensor's: a packed sequence's last block
+  // must not store into the next sequence's rows.
+  SmallVector<OpFoldResult> sizes = mapFolds(map, insert.getMixedSizes());
+  Value limit = arith::AddIOp::create(
+      b, loc, dest.row, getValueOrCreateConstantIndexOp(b, loc, sizes[2]));
   fagpu::StoreTileOp::create(b, loc, map.lookup(insert.getSource()), dest.view,
-                             dest.row, dest.limit);
+                             dest.row, limit);
 }

@@ -111,6 +111,7 @@ struct ConvertTiledAttentionToFAGPUPass
     FailureOr<InputSlices> inputs = traceInputSlices(func);
     if (failed(inputs))
       return failure();
+    config->varlen = !inputs->sequenceStarts.empty();
     // The decomposition below erases the tile op: its location is kept.
     Location opLoc = tileOp.getLoc();
     if (failed(decomposeAttentionTiles(func)))
@@ -128,6 +129,9 @@ struct ConvertTiledAttentionToFAGPUPass
       arguments.push_back(memrefOf(t));
     for (Type t : forall.getResultTypes())
       arguments.push_back(memrefOf(t));
+    // Packed sequences: their offsets (cu_seqlens_q, cu_seqlens_k) follow.
+    for (BlockArgument starts : inputs->sequenceStarts)
+      arguments.push_back(memrefOf(starts.getType()));
     int64_t warps = config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
@@ -146,6 +150,9 @@ struct ConvertTiledAttentionToFAGPUPass
          llvm::zip(forall.getRegionIterArgs(),
                    entry.getArguments().drop_front(kNumInputs)))
       builder.arguments[out] = memref;
+    for (auto [i, starts] : llvm::enumerate(inputs->sequenceStarts))
+      builder.inputArguments[starts] = entry.getArgument(
+          kNumInputs + forall.getNumResults() + i);
     // The forall is the grid: (batch, head, Q block) = block (z, y, x), the
     // Q blocks last-first: blocks start in the order of their ids, and under
     // a causal mask the last Q blocks are the longest, so the short ones
@@ -169,6 +176,15 @@ struct ConvertTiledAttentionToFAGPUPass
     for (Operation &op : func.getBody().front()) {
       if (&op == forall.getOperation())
         break;
+      // The grid's sizes are the launch's (block ids stand for the forall's
+      // indices): what only bounds the forall stays on the host.
+      if (op.getNumResults() > 0 &&
+          llvm::all_of(op.getUsers(),
+                       [&](Operation *user) { return user == forall; }) &&
+          llvm::none_of(forall.getOutputs(), [&](Value out) {
+            return out.getDefiningOp() == &op;
+          }))
+        continue;
       if (failed(builder.convertOp(op)))
         return failure();
     }

@@ -380,3 +380,36 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Packed sequences: the grid's z is the sequence, whose first rows and
+// lengths are read from cu_seqlens before the split (both sides read the
+// same offsets); the producer loads Q, K and V at the sequence's rows and
+// the consumers store the sequence's rows only (limit = row + its rows,
+// not the tensor's end, which is the next sequence's).
+// CHECK-LABEL: gpu.func @varlen
+// CHECK-SAME: %[[O:arg3]]: memref<1x4x?x64xbf16>
+// CHECK-SAME: %[[CQ:arg5]]: memref<?xi32>, %[[CK:arg6]]: memref<?xi32>
+// CHECK-SAME: fa.grid = array<i64: -9223372036854775808, 4, -9223372036854775808>
+// CHECK: %[[SEQ:.*]] = gpu.block_id z
+// CHECK: %[[QOFF32:.*]] = memref.load %[[CQ]][%[[SEQ]]]
+// CHECK: %[[QOFF:.*]] = arith.index_cast %[[QOFF32]]
+// CHECK: memref.load %[[CQ]]
+// CHECK: memref.load %[[CK]][%[[SEQ]]]
+// CHECK: memref.load %[[CK]]
+// CHECK: %[[ROWS:.*]] = arith.maxsi %{{.*}}, %c0
+// CHECK: %[[QROW:.*]] = arith.addi %[[QOFF]], %{{.*}}
+// CHECK: fagpu.warp_specialize producer
+// CHECK:   fagpu.tma_load %{{.*}}[%c0, %{{.*}}, %[[QROW]]]
+// CHECK: consumers
+// CHECK:   %[[END:.*]] = arith.addi %[[QROW]], %[[ROWS]]
+// CHECK:   fagpu.store_tile %{{.*}}, %{{.*}}[%[[QROW]]] limit %[[END]]
+func.func @varlen(%q: tensor<1x4x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>,
+                  %cq: tensor<?xi32>, %ck: tensor<?xi32>, %mq: index, %mk: index)
+    -> (tensor<1x4x?x64xbf16>, tensor<1x4x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v seqlens(%cq, %ck max %mq, %mk : tensor<?xi32>, tensor<?xi32>) causal
+      : tensor<1x4x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>
+      -> tensor<1x4x?x64xbf16>, tensor<1x4x?xf32>
+  return %o, %lse : tensor<1x4x?x64xbf16>, tensor<1x4x?xf32>
+}
