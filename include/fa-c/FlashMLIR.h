@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 3
+#define FA_CAPI_VERSION 4
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -94,6 +94,11 @@ typedef struct faConfig {
    *  fixed order of KV blocks; the WGMMA backward, sm_90). The forward is
    *  deterministic either way: a forward kernel ignores it. */
   int32_t deterministic;
+  /** 1: packed sequences (FlashAttention's varlen): one forward kernel for
+   *  every batch of sequences packed along N (batch, seq_q and seq_kv above
+   *  are then ignored; launch with faAttentionForwardVarlen). The WGMMA
+   *  forward (sm_90) only. */
+  int32_t varlen;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
@@ -193,6 +198,20 @@ FA_CAPI_EXPORT faStatus faAttentionForward(faKernel kernel, uint64_t q,
 FA_CAPI_EXPORT faStatus faAttentionForwardShape(
     faKernel kernel, int64_t batch, int64_t seq_q, int64_t seq_kv, uint64_t q,
     uint64_t k, uint64_t v, uint64_t o, uint64_t lse,
+    const faForwardStrides *strides, uint64_t stream);
+
+/** The forward of a varlen kernel on `sequences` sequences packed along N:
+ *  q, k, v, o [1,H,total,D] and lse [1,Hq,total_q] (strides as
+ *  faAttentionForward's; the BNHD view of a (total, H, D) tensor is
+ *  strides {0, D, H*D, 1}), sequence b owning query rows [cu_seqlens_q[b],
+ *  cu_seqlens_q[b+1]) and key rows [cu_seqlens_k[b], cu_seqlens_k[b+1])
+ *  (int32 device arrays of sequences + 1 offsets, trusted: the kernel does
+ *  not read them on the host); max_seqlen_q the longest query sequence.
+ *  Rows outside every sequence are not written. */
+FA_CAPI_EXPORT faStatus faAttentionForwardVarlen(
+    faKernel kernel, int64_t total_q, int64_t total_kv, int64_t sequences,
+    int64_t max_seqlen_q, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
+    uint64_t lse, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     const faForwardStrides *strides, uint64_t stream);
 
 /** Validates, then launches the backward's three kernels on `stream`.

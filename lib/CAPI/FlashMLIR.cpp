@@ -164,6 +164,11 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
                     std::to_string(c->deterministic));
   // The backward's option: every forward is deterministic.
   out.deterministic = c->deterministic == 1 && direction == FA_BACKWARD;
+  if (c->varlen != 0 && c->varlen != 1)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "varlen must be 0 or 1, got " + std::to_string(c->varlen));
+  out.varlen = c->varlen == 1;
+  out.runtimeShapes |= out.varlen;
   // Runtime shapes ignore batch and lengths (each call's).
   const bool callSized = out.runtimeShapes;
   const std::pair<const char *, int64_t> sizes[] = {
@@ -501,26 +506,40 @@ faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k, uint64_t v,
                                  stream);
 }
 
-faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
-                                 int64_t seq_kv, uint64_t q, uint64_t k,
-                                 uint64_t v, uint64_t o, uint64_t lse,
-                                 const faForwardStrides *strides,
-                                 uint64_t stream) {
+namespace {
+
+/// One forward call: the kernel checked, the arguments of its shape (and,
+/// for packed sequences, their offsets), `strides` (NULL: dense) and the
+/// launch.
+struct ForwardCall {
+  const char *what;
+  int64_t batch, seqQ, seqKV;
+  uint64_t q, k, v, o, lse;
+  uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
+  int64_t sequences = 0, maxSeqQ = 0;
+};
+
+faStatus launchForward(faKernel kernel, const ForwardCall &call,
+                       const faForwardStrides *strides, uint64_t stream) {
   faStatus status = FA_SUCCESS;
-  faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Forward,
-                               "faAttentionForward", status);
+  faKernel_ *kh =
+      kernelOfKind(kernel, rt::KernelKind::Forward, call.what, status);
   if (!kh)
     return status;
   auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
-  args.batch = batch;
-  args.seqQ = seq_q;
-  args.seqKV = seq_kv;
+  args.batch = call.batch;
+  args.seqQ = call.seqQ;
+  args.seqKV = call.seqKV;
   args.setContiguousStrides();
-  args.q = q;
-  args.k = k;
-  args.v = v;
-  args.o = o;
-  args.lse = lse;
+  args.q = call.q;
+  args.k = call.k;
+  args.v = call.v;
+  args.o = call.o;
+  args.lse = call.lse;
+  args.cuSeqlensQ = call.cuSeqlensQ;
+  args.cuSeqlensK = call.cuSeqlensK;
+  args.sequences = call.sequences;
+  args.maxSeqQ = call.maxSeqQ;
   if (strides) {
     for (int i = 0; i < 4; ++i) {
       args.strideQ[i] = strides->q[i];
@@ -536,6 +555,32 @@ faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
   if (!s.ok())
     return fail(kh, FA_ERROR_LAUNCH, s.message());
   return ok();
+}
+
+} // namespace
+
+faStatus faAttentionForwardVarlen(faKernel kernel, int64_t total_q,
+                                  int64_t total_kv, int64_t sequences,
+                                  int64_t max_seqlen_q, uint64_t q, uint64_t k,
+                                  uint64_t v, uint64_t o, uint64_t lse,
+                                  uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
+                                  const faForwardStrides *strides,
+                                  uint64_t stream) {
+  return launchForward(kernel,
+                       {"faAttentionForwardVarlen", 1, total_q, total_kv, q, k,
+                        v, o, lse, cu_seqlens_q, cu_seqlens_k, sequences,
+                        max_seqlen_q},
+                       strides, stream);
+}
+
+faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
+                                 int64_t seq_kv, uint64_t q, uint64_t k,
+                                 uint64_t v, uint64_t o, uint64_t lse,
+                                 const faForwardStrides *strides,
+                                 uint64_t stream) {
+  return launchForward(
+      kernel, {"faAttentionForward", batch, seq_q, seq_kv, q, k, v, o, lse},
+      strides, stream);
 }
 
 faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,

@@ -114,6 +114,10 @@ class Config:
     # The backward's gradients bitwise equal run to run (dQ added in a fixed
     # order; sm_90's WGMMA backward). The forward is deterministic anyway.
     deterministic: bool = False
+    # Packed sequences (FlashAttention's varlen; sm_90's forward): one kernel
+    # for every batch of sequences (Kernel.forward_varlen); batch, seq_q and
+    # seq_kv are ignored.
+    varlen: bool = False
 
     def __post_init__(self):
         # ctypes would wrap an out-of-range int, truncate a float and take
@@ -144,7 +148,7 @@ class Config:
             for side, value in zip(("left", "right"), self.window):
                 if value is not None:
                     _check_int("window " + side, value)
-        for name in ("runtime_shapes", "deterministic"):
+        for name in ("runtime_shapes", "deterministic", "varlen"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError("Config.%s must be True or False, got %r"
                                 % (name, getattr(self, name)))
@@ -182,12 +186,13 @@ class Config:
         c.chip = self.chip.encode() if self.chip else None
         c.runtime_shapes = 1 if self.runtime_shapes else 0
         c.deterministic = 1 if self.deterministic else 0
+        c.varlen = 1 if self.varlen else 0
         return c
 
     def without_lengths(self):
         """The config a runtime-shapes kernel is cached under: batch and
         lengths dropped (they are each launch's)."""
-        if not self.runtime_shapes:
+        if not (self.runtime_shapes or self.varlen):
             return self
         return dataclasses.replace(self, batch=1, seq_q=1, seq_kv=None)
 
@@ -270,6 +275,19 @@ class Kernel:
         batch, seq_q, seq_kv = (int(x) for x in shape)
         _check(_library().faAttentionForwardShape(
             self._handle, batch, seq_q, seq_kv, q, k, v, o, lse, s, stream))
+
+    def forward_varlen(self, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                       sequences, max_seqlen_q, total_q, total_kv,
+                       strides=None, stream=0):
+        """Launches a varlen forward on device pointers (ints): `sequences`
+        packed sequences in [1, H, total, D] tensors, their int32 offsets at
+        cu_seqlens_q / cu_seqlens_k, the longest query sequence
+        max_seqlen_q."""
+        s = ctypes.byref(strides) if strides is not None else None
+        _check(_library().faAttentionForwardVarlen(
+            self._handle, int(total_q), int(total_kv), int(sequences),
+            int(max_seqlen_q), q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, s,
+            stream))
 
     def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
                         strides=None, stream=0):
@@ -381,4 +399,5 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 if _torch is not None:
     from .torch_ops import attention, FlashAttentionFunction  # noqa: F401
-    __all__ += ["attention", "FlashAttentionFunction"]
+    from .varlen import varlen_attention  # noqa: F401
+    __all__ += ["attention", "FlashAttentionFunction", "varlen_attention"]

@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 3
+API_VERSION = 4
 
 # faStatus
 SUCCESS = 0
@@ -41,6 +41,7 @@ class faConfig(ctypes.Structure):
         ("chip", ctypes.c_char_p),
         ("runtime_shapes", ctypes.c_int32),
         ("deterministic", ctypes.c_int32),
+        ("varlen", ctypes.c_int32),
     ]
 
 
@@ -103,6 +104,9 @@ def _declare(lib):
                                           u64, u64,
                                           ctypes.POINTER(faForwardStrides),
                                           u64]),
+        "faAttentionForwardVarlen": (i32, [P, i64, i64, i64, i64] + [u64] * 7
+                                     + [ctypes.POINTER(faForwardStrides),
+                                        u64]),
         "faAttentionBackward": (i32, [P] + [u64] * 10 +
                                 [ctypes.POINTER(faBackwardStrides), u64]),
     }

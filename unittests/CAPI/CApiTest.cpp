@@ -208,6 +208,42 @@ TEST_F(CApiTest, RuntimeShapesKernelsTakeEachLaunchsShape) {
   EXPECT_TRUE(lastErrorContains("need the WGMMA forward"));
 }
 
+TEST_F(CApiTest, VarlenKernelsTakePackedSequences) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.varlen = 1;
+  c.batch = c.seq_q = c.seq_kv = 0; // ignored for packed sequences
+  faKernel forward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_NE(std::string(faKernelMetadata(forward)).find("varlen = 1"),
+            std::string::npos);
+  const uint64_t gib = uint64_t(1) << 30;
+  // Three sequences in 300 query and 500 key rows, the longest 200: valid,
+  // then only the missing code stops the launch.
+  EXPECT_EQ(faAttentionForwardVarlen(forward, 300, 500, 3, 200, 1 * gib,
+                                     2 * gib, 3 * gib, 4 * gib, 5 * gib,
+                                     6 * gib, 6 * gib + 64, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  EXPECT_EQ(faAttentionForwardVarlen(forward, 300, 500, 3, 200, 1 * gib,
+                                     2 * gib, 3 * gib, 4 * gib, 5 * gib, 0,
+                                     6 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("cu_seqlens_q is null")) << faGetLastError();
+  // A dense launch of it has no sequences.
+  EXPECT_EQ(faAttentionForwardShape(forward, 1, 300, 500, 1 * gib, 2 * gib,
+                                    3 * gib, 4 * gib, 5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("need at least one sequence"))
+      << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+  c.varlen = 2;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("varlen must be 0 or 1"));
+}
+
 TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
   faConfig c = defaultConfig();
   c.chip = "sm_90";

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""flashmlir.varlen_attention on the GPU against float64, per sequence.
+
+Batches of packed sequences (lengths 0, 1, 17, 1000, 4097, Nq != Nk,
+key-less sequences, GQA, masks, softcap, a packed-QKV view) with a few
+padding rows after the last sequence; outputs poisoned with NaN (empty()
+patched as in python-check.py): every row of a sequence must be written,
+and the padding rows must stay NaN. Then the errors a user gets: inputs that
+require grad, bad offsets' dtype.
+
+    python3 scripts/gpu/python-varlen-check.py   # carry .gpu-carry
+"""
+
+import importlib.util
+import math
+import os
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "python_check", os.path.join(HERE, "python-check.py"))
+python_check = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(python_check)
+
+PADDING = 3
+CASES = [
+    # dtype, Hq, Hkv, D, Dv, causal, window, softcap, lengths q, lengths k,
+    # packed qkv
+    ("bf16", 8, 2, 128, 128, True, None, None, [0, 1, 17, 1000, 4097],
+     None, False),
+    ("f16", 4, 4, 64, 64, False, None, None, [70, 5, 33, 129, 1],
+     [20, 90, 0, 1, 130], False),
+    ("bf16", 4, 2, 128, 128, False, (64, 64), None, [300, 2000, 1], None,
+     False),
+    ("bf16", 2, 2, 256, 256, True, None, 30.0, [513, 7, 1024], None, False),
+    ("bf16", 4, 4, 128, 128, True, None, None, [256, 1000, 3], None, True),
+]
+
+
+def run_case(flashmlir, torch, case, seed):
+    (dtype_name, hq, hkv, d, dv, causal, window, softcap, lengths_q,
+     lengths_k, packed) = case
+    lengths_k = lengths_k or lengths_q
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda").to(dtype)
+
+    def offsets(lengths):
+        out = [0]
+        for n in lengths:
+            out.append(out[-1] + n)
+        return out
+
+    cu_q, cu_k = offsets(lengths_q), offsets(lengths_k)
+    total_q, total_k = cu_q[-1] + PADDING, cu_k[-1] + PADDING
+    if packed:  # slices of one (total, 3, H, D) tensor: strided rows
+        qkv = rand(total_q, 3, hq, d)
+        q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    else:
+        q, k, v = rand(total_q, hq, d), rand(total_k, hkv, d), \
+            rand(total_k, hkv, dv)
+    o, lse = flashmlir.varlen_attention(
+        q, k, v, torch.tensor(cu_q, dtype=torch.int32, device="cuda"),
+        torch.tensor(cu_k, dtype=torch.int32, device="cuda"),
+        max(lengths_q), max(lengths_k), causal=causal, window=window,
+        softcap=softcap, return_lse=True)
+    torch.cuda.synchronize()
+    scale = 1.0 / math.sqrt(d)
+    errors = {"o": 0.0, "lse": 0.0}
+    ok = True
+    got_o, got_lse, want_o, want_lse = [], [], [], []
+    for b, (nq, nk) in enumerate(zip(lengths_q, lengths_k)):
+        if nq == 0:
+            continue
+        rows_q = slice(cu_q[b], cu_q[b] + nq)
+        rows_k = slice(cu_k[b], cu_k[b] + nk)
+        if nk == 0:
+            ref_o = torch.zeros(1, hq, nq, dv, dtype=torch.float64,
+                                device="cuda")
+            ref_lse = torch.full((1, hq, nq), float("-inf"),
+                                 dtype=torch.float64, device="cuda")
+        else:
+            ref_o, ref_lse = python_check.reference(
+                q[rows_q].transpose(0, 1).unsqueeze(0),
+                k[rows_k].transpose(0, 1).unsqueeze(0),
+                v[rows_k].transpose(0, 1).unsqueeze(0), causal, scale, window,
+                softcap)
+        got_o.append(o[rows_q].transpose(0, 1).double().flatten())
+        want_o.append(ref_o[0].flatten())
+        got_lse.append(lse[:, rows_q].double().flatten())
+        want_lse.append(ref_lse[0].flatten())
+    got_o, want_o = torch.cat(got_o), torch.cat(want_o)
+    got_lse, want_lse = torch.cat(got_lse), torch.cat(want_lse)
+    written = bool(torch.isfinite(got_o).all())
+    errors["o"] = python_check.rel_l2(got_o, want_o) if written else \
+        float("inf")
+    finite = torch.isfinite(want_lse)
+    lse_written = bool(torch.isfinite(got_lse[finite]).all()) and \
+        bool((got_lse[~finite] == want_lse[~finite]).all())
+    errors["lse"] = (got_lse - want_lse)[finite].abs().max().item() \
+        if lse_written and finite.any() else (0.0 if lse_written
+                                              else float("inf"))
+    ok = errors["o"] <= python_check.TOLERANCE[dtype_name] and \
+        errors["lse"] <= python_check.LSE_TOLERANCE
+    # Padding rows belong to no sequence: still poisoned.
+    padding_untouched = bool(torch.isnan(o[cu_q[-1]:]).all()) and \
+        bool(torch.isnan(lse[:, cu_q[-1]:]).all())
+    return ok and padding_untouched, errors, padding_untouched
+
+
+def main():
+    package = os.environ.get("FA_PYTHON_PACKAGE",
+                             ".gpu-carry/python/flashmlir-python.tar.xz")
+    if package:
+        work = tempfile.mkdtemp(prefix="flashmlir-py.")
+        with tarfile.open(package) as tar:
+            tar.extractall(work)
+        sys.path.insert(0, work)
+        os.environ.pop("FLASHMLIR_LIBRARY", None)
+        os.environ.setdefault("FLASHMLIR_CACHE_DIR",
+                              os.path.join(work, "cache"))
+    import torch
+    import flashmlir
+    import flashmlir.varlen
+    flashmlir.varlen.torch = python_check.PoisonedTorch(torch)
+    print("flashmlir:", flashmlir.__file__, "compiler:",
+          flashmlir.compiler_version())
+    failures = 0
+    for n, case in enumerate(CASES):
+        try:
+            ok, errors, padding = run_case(flashmlir, torch, case, seed=n)
+        except Exception as e:  # report and go on
+            ok, errors, padding = False, {}, False
+            print("ERROR", case, "%s: %s" % (type(e).__name__, e))
+        failures += not ok
+        print("%s varlen %s: %s; padding rows %s" % (
+            "PASS" if ok else "FAIL", case,
+            " ".join("%s=%.1e" % kv for kv in errors.items()),
+            "untouched" if padding else "WRITTEN"))
+    # What a user gets wrong is refused with a clear error.
+    q = torch.randn(10, 2, 64, device="cuda", dtype=torch.bfloat16)
+    cu = torch.tensor([0, 10], dtype=torch.int32, device="cuda")
+    for label, call, expected in (
+            ("requires grad", lambda: flashmlir.varlen_attention(
+                q.clone().requires_grad_(), q, q, cu, cu, 10, 10),
+             NotImplementedError),
+            ("int64 offsets", lambda: flashmlir.varlen_attention(
+                q, q, q, cu.long(), cu, 10, 10), ValueError),
+            ("max_seqlen_q past the rows", lambda: flashmlir.varlen_attention(
+                q, q, q, cu, cu, 11, 10), ValueError)):
+        try:
+            call()
+            ok, what = False, "accepted"
+        except expected as e:
+            ok, what = True, str(e)
+        except Exception as e:  # the wrong kind of error
+            ok, what = False, "%s: %s" % (type(e).__name__, e)
+        failures += not ok
+        print("%s refuses %s: %s" % ("PASS" if ok else "FAIL", label, what))
+    total = len(CASES) + 3
+    print("summary: %d/%d passed" % (total - failures, total))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
