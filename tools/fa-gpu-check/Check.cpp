@@ -478,16 +478,7 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
   std::printf("%s %s err_dq=%.3e err_dk=%.3e err_dv=%.3e",
               problems.empty() ? "PASS" : "FAIL", name.c_str(), worst.errDQ,
               worst.errDK, worst.errDV);
-  if (medianMs >= 0) {
-    double tflops = attentionBackwardFlops(m) / (medianMs * 1e-3) / 1e12;
-    std::printf(" ms=%.4f tflops=%.1f", medianMs, tflops);
-  }
-  if (!opt.extra.empty())
-    std::printf(" %s", opt.extra.c_str());
-  if (!problems.empty())
-    std::printf(" reason=%s", quoted(problems).c_str());
-  std::printf("\n");
-  return problems.empty() ? 0 : 1;
+  return finishVerdict(problems, medianMs, attentionBackwardFlops(m), opt);
 }
 
 } // namespace
@@ -501,6 +492,19 @@ std::string quoted(std::string s) {
     if (c == '"' || c == '\n')
       c = c == '"' ? '\'' : ' ';
   return "\"" + s + "\"";
+}
+
+int finishVerdict(const std::string &problems, double medianMs, double flops,
+                  const CheckOptions &opt) {
+  if (medianMs >= 0)
+    std::printf(" ms=%.4f tflops=%.1f", medianMs,
+                flops / (medianMs * 1e-3) / 1e12);
+  if (!opt.extra.empty())
+    std::printf(" %s", opt.extra.c_str());
+  if (!problems.empty())
+    std::printf(" reason=%s", quoted(problems).c_str());
+  std::printf("\n");
+  return problems.empty() ? 0 : 1;
 }
 
 /// Median milliseconds of `launch` between device events: opt.warmup
@@ -741,16 +745,7 @@ int checkKernel(const Kernel &kernel, const std::string &name,
   std::printf("%s %s err_o=%.3e err_lse=%.3e",
               problems.empty() ? "PASS" : "FAIL", name.c_str(), worst.errO,
               worst.errLSE);
-  if (medianMs >= 0) {
-    double tflops = attentionForwardFlops(m) / (medianMs * 1e-3) / 1e12;
-    std::printf(" ms=%.4f tflops=%.1f", medianMs, tflops);
-  }
-  if (!opt.extra.empty())
-    std::printf(" %s", opt.extra.c_str());
-  if (!problems.empty())
-    std::printf(" reason=%s", quoted(problems).c_str());
-  std::printf("\n");
-  return problems.empty() ? 0 : 1;
+  return finishVerdict(problems, medianMs, attentionForwardFlops(m), opt);
 }
 
 } // namespace fa::check

@@ -29,6 +29,12 @@ double outputTolerance(rt::DType dtype);
 /// `s` in double quotes, quotes and newlines in it replaced.
 std::string quoted(std::string s);
 
+/// Ends a verdict line after its errors: the timing when medianMs >= 0
+/// (TFLOP/s of `flops`), the extra text and the reason; returns the exit
+/// status (0 pass, 1 fail).
+int finishVerdict(const std::string &problems, double medianMs, double flops,
+                  const CheckOptions &opt);
+
 /// Median milliseconds of `launch` between device events: opt.warmup
 /// untimed runs, then opt.iters timed ones, each after `prepare` (which
 /// re-poisons the outputs) outside the timed region.

@@ -15,7 +15,6 @@
 #include "fa/Reference/Reference.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -262,18 +261,10 @@ int checkVarlenKernel(const Kernel &kernel, const std::string &name,
     if (Status c = check(problems); !c.ok())
       return fail(c.message());
   }
-  std::printf("%s %s err_o=%.3e err_lse=%.3e sequences=%" PRId64,
+  std::printf("%s %s err_o=%.3e err_lse=%.3e sequences=%lld",
               problems.empty() ? "PASS" : "FAIL", name.c_str(), errO, errLSE,
-              sequences);
-  if (medianMs >= 0)
-    std::printf(" ms=%.4f tflops=%.1f", medianMs,
-                flops / (medianMs * 1e-3) / 1e12);
-  if (!opt.extra.empty())
-    std::printf(" %s", opt.extra.c_str());
-  if (!problems.empty())
-    std::printf(" reason=%s", quoted(problems).c_str());
-  std::printf("\n");
-  return problems.empty() ? 0 : 1;
+              static_cast<long long>(sequences));
+  return finishVerdict(problems, medianMs, flops, opt);
 }
 
 } // namespace fa::check

@@ -328,14 +328,11 @@ std::string buildModule(const Case &c, Direction dir,
               o = type(sh.o, e), lse = type(sh.lse, "f32");
   std::ostringstream m;
   auto toTensor = [&](const char *name, const std::string &t) {
-    m << "  %" << name << "t = bufferization.to_tensor %" << name
-      << " restrict : memref<" << t << "> to tensor<" << t << ">\n";
+    m << toTensorLine(name, t);
   };
   auto materialize = [&](const char *value, const char *dest,
                          const std::string &t) {
-    m << "  bufferization.materialize_in_destination %" << value
-      << " in restrict writable %" << dest << " : (tensor<" << t << ">, memref<"
-      << t << ">) -> ()\n";
+    m << materializeLine(value, dest, t);
   };
   if (dir == Direction::Forward) {
     m << "func.func @forward(%q: memref<" << q << ">, %k: memref<" << k

@@ -199,6 +199,21 @@ inline std::vector<double> randomNormal(std::mt19937_64 &rng, int64_t n) {
   return v;
 }
 
+/// `  %<name>t = bufferization.to_tensor %<name> ...` for memref argument
+/// %<name> of type `type` ("BxHxNxDxelt").
+inline std::string toTensorLine(const char *name, const std::string &type) {
+  return std::string("  %") + name + "t = bufferization.to_tensor %" + name +
+         " restrict : memref<" + type + "> to tensor<" + type + ">\n";
+}
+
+/// Stores tensor %<value> into memref argument %<dest>.
+inline std::string materializeLine(const char *value, const char *dest,
+                                   const std::string &type) {
+  return std::string("  bufferization.materialize_in_destination %") + value +
+         " in restrict writable %" + dest + " : (tensor<" + type +
+         ">, memref<" + type + ">) -> ()\n";
+}
+
 } // namespace fa::exectest
 
 #endif // FA_UNITTESTS_EXECUTION_EXECUTIONSUPPORT_H

@@ -64,14 +64,11 @@ std::string buildVarlenModule(const Masks &masks, Direction dir) {
   std::string lse = "1x" + std::to_string(kHeadsQ) + "x?xf32";
   std::ostringstream m;
   auto toTensor = [&](const char *name, const std::string &t) {
-    m << "  %" << name << "t = bufferization.to_tensor %" << name
-      << " restrict : memref<" << t << "> to tensor<" << t << ">\n";
+    m << toTensorLine(name, t);
   };
   auto materialize = [&](const char *value, const char *dest,
                          const std::string &t) {
-    m << "  bufferization.materialize_in_destination %" << value
-      << " in restrict writable %" << dest << " : (tensor<" << t << ">, memref<"
-      << t << ">) -> ()\n";
+    m << materializeLine(value, dest, t);
   };
   const char *seqlens = " seqlens(%cqt, %ckt max %mq, %mk : tensor<?xi32>, "
                         "tensor<?xi32>)";
