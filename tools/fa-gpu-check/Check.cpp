@@ -48,17 +48,6 @@ template <typename Body> void parallelFor(int64_t tasks, const Body &body) {
     t.join();
 }
 
-fa::ref::AttentionParams referenceParams(const KernelMetadata &m) {
-  fa::ref::AttentionParams params;
-  params.scale = m.scale;
-  params.causal = m.causal;
-  if (m.hasWindow())
-    params.window = std::make_pair(m.windowLeft, m.windowRight);
-  if (m.hasSoftcap())
-    params.softcap = m.softcap;
-  return params;
-}
-
 /// The fp64 reference, in parallel over query heads: each query head is an
 /// independent problem with batch = heads = 1 against its KV head.
 void runReference(const KernelMetadata &m, const std::vector<double> &q,
@@ -492,6 +481,17 @@ std::string quoted(std::string s) {
     if (c == '"' || c == '\n')
       c = c == '"' ? '\'' : ' ';
   return "\"" + s + "\"";
+}
+
+fa::ref::AttentionParams referenceParams(const KernelMetadata &m) {
+  fa::ref::AttentionParams params;
+  params.scale = m.scale;
+  params.causal = m.causal;
+  if (m.hasWindow())
+    params.window = std::make_pair(m.windowLeft, m.windowRight);
+  if (m.hasSoftcap())
+    params.softcap = m.softcap;
+  return params;
 }
 
 int finishVerdict(const std::string &problems, double medianMs, double flops,

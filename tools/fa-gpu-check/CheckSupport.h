@@ -11,6 +11,7 @@
 
 #include "Check.h"
 
+#include "fa/Reference/Reference.h"
 #include "fa/Runtime/Runtime.h"
 
 #include <functional>
@@ -28,6 +29,9 @@ double outputTolerance(rt::DType dtype);
 
 /// `s` in double quotes, quotes and newlines in it replaced.
 std::string quoted(std::string s);
+
+/// The reference's scale and masks of kernel `m`.
+fa::ref::AttentionParams referenceParams(const rt::KernelMetadata &m);
 
 /// Ends a verdict line after its errors: the timing when medianMs >= 0
 /// (TFLOP/s of `flops`), the extra text and the reason; returns the exit

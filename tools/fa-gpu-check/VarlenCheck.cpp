@@ -94,13 +94,7 @@ int checkVarlenKernel(const Kernel &kernel, const std::string &name,
   // The reference, sequence by sequence; NaN marks the padding rows.
   std::vector<double> refO(size_t(nO), std::nan("")),
       refLSE(size_t(nLSE), std::nan(""));
-  fa::ref::AttentionParams params;
-  params.scale = m.scale;
-  params.causal = m.causal;
-  if (m.hasWindow())
-    params.window = std::make_pair(m.windowLeft, m.windowRight);
-  if (m.hasSoftcap())
-    params.softcap = m.softcap;
+  const fa::ref::AttentionParams params = referenceParams(m);
   for (int64_t b = 0; b < sequences; ++b) {
     auto [nq, nk] = opt.seqlens[size_t(b)];
     std::vector<double> seqO(size_t(hq * nq * dv), 0.0),
