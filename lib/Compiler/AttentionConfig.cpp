@@ -166,8 +166,12 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
     return "not a backward";
   if (c.chip != "sm_90a" && c.chip != "sm_90")
     return c.chip + " has no WGMMA";
-  if (c.runtimeShapes)
-    return "runtime shapes";
+  // Of the call's shapes it takes packed sequences (a grid of the longest
+  // sequence's KV blocks), not a runtime batch or length.
+  if (c.runtimeShapes && !c.varlen)
+    return "runtime shapes (the WGMMA backward takes packed sequences)";
+  if (c.varlen && c.deterministic)
+    return "deterministic with packed sequences";
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   for (int64_t d : {c.headDim, c.headDimV})

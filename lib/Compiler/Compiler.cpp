@@ -219,22 +219,22 @@ SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
 /// static and bounded here, before the scale, tiles, grids and shared memory
 /// read them (a dynamic head dim gave a NaN scale: MlirInputFuzzer).
 LogicalResult checkRuntimeLimits(Operation *op) {
-  if (auto grad = dyn_cast<AttentionGradOp>(op); grad && grad.isVarlen())
-    return op->emitError()
-           << "the varlen backward is lowered for the CPU (fa-tile-and-"
-              "decompose) only; no GPU kernel takes it yet";
+  auto grad = dyn_cast<AttentionGradOp>(op);
   for (auto [value, name] : problemTensors(op)) {
     auto type = cast<RankedTensorType>(value.getType()); // FA_Tensor
     int64_t elements = 1;
     for (auto [d, dim] : llvm::enumerate(type.getShape())) {
       // Runtime shapes: the forward's batch and sequence lengths may be the
-      // call's (the runtime bounds them per call); nothing else is.
+      // call's (the runtime bounds them per call), and the rows of the
+      // backward's packed sequences; nothing else is.
       if (ShapedType::isDynamic(dim)) {
-        if (isa<AttentionOp>(op) && (d == 0 || d == 2))
+        if (!grad && (d == 0 || d == 2))
+          continue;
+        if (grad && grad.isVarlen() && d == 2)
           continue;
         return op->emitError()
-               << "only the forward's batch and sequence lengths may be "
-                  "runtime sizes (dimensions 0 and 2); "
+               << "only the forward's batch and sequence lengths, and the "
+                  "rows of packed sequences, may be runtime sizes; "
                << name << " has type " << type;
       }
       if (dim <= 0)
@@ -449,6 +449,9 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // for what the op does not say is an error, not ignored.
     auto grad = dyn_cast<AttentionGradOp>(problem);
     effective.deterministic = grad && grad.getDeterministic();
+    // Packed sequences: the backward's rows are the call's.
+    if (grad && grad.isVarlen())
+      effective.varlen = effective.runtimeShapes = true;
     if (options.deterministic && !effective.deterministic) {
       problem->emitError()
           << (grad ? "deterministic was asked for, but this fa.attention_grad "
@@ -456,13 +459,21 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                    : "deterministic is the backward's; this is a forward");
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
-    if (effective.runtimeShapes && !effective.usesWgmmaForward()) {
+    if (effective.runtimeShapes && !effective.backward &&
+        !effective.usesWgmmaForward()) {
       problem->emitError()
           << "runtime batch and sequence lengths need the WGMMA forward "
              "(sm_90 or sm_90a); this problem compiles for "
           << effective.forwardVariantReason();
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
+  }
+  if (problem && effective.backward && effective.varlen &&
+      !effective.usesWgmmaBackward()) {
+    problem->emitError() << "packed sequences in the backward need the WGMMA "
+                            "backward (sm_90 or sm_90a); this problem gets "
+                         << effective.backwardVariantReason();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
   }
   if (problem && effective.backward && effective.backwardVariant == "wgmma" &&
       !effective.usesWgmmaBackward()) {

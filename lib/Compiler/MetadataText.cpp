@@ -43,41 +43,53 @@ void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
      << prefix << "args = " << args << "\n";
 }
 
-/// Whether forward `kernel` takes packed sequences: cu_seqlens_q and
-/// cu_seqlens_k (1-D i32) after q, k, v, o and lse.
-bool isVarlenKernel(gpu::GPUFuncOp kernel) {
+/// Whether `kernel` takes packed sequences: cu_seqlens_q and cu_seqlens_k
+/// (1-D i32) at arguments `first` and `first + 1`, after the tensors.
+bool takesSequenceOffsets(gpu::GPUFuncOp kernel, unsigned first) {
   TypeRange types = kernel.getArgumentTypes();
   auto offsets = [&](unsigned i) {
     auto type = i < types.size() ? dyn_cast<MemRefType>(types[i]) : nullptr;
     return type && type.getRank() == 1 && type.getElementType().isInteger(32);
   };
-  return offsets(5) && offsets(6);
+  return offsets(first) && offsets(first + 1);
 }
 
-/// The forward's size parameters, named for the runtime: the runtime sizes
+/// A kernel's size parameters, named for the runtime: the runtime sizes
 /// fa-pass-runtime-sizes will append, each the batch (dim 0) or a sequence
-/// length (dim 2: seq_q of q, o and lse; seq_kv of k and v). Empty for a
+/// length (dim 2 of a [B, H, N, D] tensor or a [B, H, N] row statistic:
+/// seq_kv of k, v, dk and dv, seq_q of the rest), or the sequences + 1
+/// offsets of cu_seqlens. `names` are the kernel's arguments. Empty for a
 /// static kernel; an error for a dynamic head count or head dim, which no
 /// call supplies.
 FailureOr<SmallVector<std::string>>
-forwardSizeParameters(gpu::GPUFuncOp kernel) {
-  SmallVector<std::string> names;
+sizeParameters(gpu::GPUFuncOp kernel, ArrayRef<std::string> names) {
+  SmallVector<std::string> sizes;
   for (auto [arg, dim] : runtimeSizeOperands(kernel.getArgumentTypes())) {
-    // Packed sequences: cu_seqlens_q and cu_seqlens_k hold B + 1 offsets.
-    if ((arg == 5 || arg == 6) && dim == 0 && isVarlenKernel(kernel)) {
-      names.push_back("seq_offsets");
+    StringRef name = arg < names.size() ? StringRef(names[arg]) : "";
+    if (name.starts_with("cu_seqlens_") && dim == 0) {
+      sizes.push_back("seq_offsets");
       continue;
     }
-    if (arg > 4 || (dim != 0 && dim != 2))
+    if (name.empty() || name.starts_with("cu_seqlens_") ||
+        (dim != 0 && dim != 2))
       return kernel.emitError()
              << "argument #" << arg << " has a runtime size in dimension "
              << dim << "; only the batch (0) and the sequence length (2) of "
-             << "q, k, v, o and lse are the call's";
-    names.push_back(dim == 0                 ? "batch"
-                    : (arg == 1 || arg == 2) ? "seq_kv"
-                                             : "seq_q");
+             << "the attention's tensors are the call's";
+    bool keys = llvm::is_contained({"k", "v", "dk", "dv"}, name);
+    sizes.push_back(dim == 0 ? "batch" : keys ? "seq_kv" : "seq_q");
   }
-  return names;
+  return sizes;
+}
+
+/// `names` and, after them, `kernel`'s size parameters, comma-separated.
+FailureOr<std::string> launchArguments(gpu::GPUFuncOp kernel,
+                                       SmallVector<std::string> names) {
+  FailureOr<SmallVector<std::string>> sizes = sizeParameters(kernel, names);
+  if (failed(sizes))
+    return failure();
+  names.append(sizes->begin(), sizes->end());
+  return llvm::join(names, ",");
 }
 
 } // namespace
@@ -103,8 +115,25 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   os << "kind = " << (backward ? "backward" : "forward")
      << "\nchip = " << options.chip
      << "\ndtype = " << (elt.isF16() ? "f16" : "bf16") << "\n";
+  // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
+  // runtime learns their boxes from `tensor_maps`.
+  SmallVector<std::string> args =
+      backward ? SmallVector<std::string>{"q",     "k",      "v",  "do", "lse",
+                                          "delta", "dq_acc", "dk", "dv"}
+               : SmallVector<std::string>{"q", "k", "v", "o", "lse"};
+  // A deterministic backward's dQ turn counters (i32 [B, Hq, Q blocks])
+  // come right after them.
+  bool deterministic = false;
+  if (backward && kernel.getNumArguments() > args.size())
+    if (auto turns =
+            dyn_cast<MemRefType>(kernel.getArgumentTypes()[args.size()]);
+        turns && turns.getRank() == 3) {
+      args.push_back("dq_turns");
+      deterministic = true;
+    }
   // Packed sequences: the batch is the call's sequence count.
-  if (!isVarlenKernel(kernel))
+  bool varlen = takesSequenceOffsets(kernel, args.size());
+  if (!varlen)
     problemSize("batch", shape(0)[0]);
   os << "heads_q = " << shape(0)[1] << "\nheads_kv = " << shape(1)[1] << "\n";
   problemSize("seq_q", shape(0)[2]);
@@ -124,22 +153,12 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
      << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
      << "\nrows_per_warp = "
      << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
-  // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
-  // runtime learns their boxes from `tensor_maps`.
-  SmallVector<std::string> args =
-      backward ? SmallVector<std::string>{"q",     "k",      "v",  "do", "lse",
-                                          "delta", "dq_acc", "dk", "dv"}
-               : SmallVector<std::string>{"q", "k", "v", "o", "lse"};
-  if (!backward && isVarlenKernel(kernel)) {
+  if (varlen) {
     args.append({"cu_seqlens_q", "cu_seqlens_k"});
     os << "varlen = 1\n";
   }
-  // A deterministic backward's dQ turn counters come right after them.
-  if (backward && kernel.getNumArguments() > args.size() &&
-      isa<MemRefType>(kernel.getArgumentTypes()[args.size()])) {
-    args.push_back("dq_turns");
+  if (deterministic)
     os << "deterministic = 1\n";
-  }
   SmallVector<std::string> maps;
   int64_t tensors = args.size();
   for (unsigned i = tensors; i < kernel.getNumArguments(); ++i) {
@@ -152,21 +171,27 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
     maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
                                  map.getBoxCols()));
   }
-  if (!backward) {
-    // The runtime sizes come last (fa-pass-runtime-sizes appends them).
-    FailureOr<SmallVector<std::string>> sizes = forwardSizeParameters(kernel);
-    if (failed(sizes))
-      return failure();
-    if (!sizes->empty())
-      os << "runtime_shapes = 1\n";
-    args.append(sizes->begin(), sizes->end());
-  }
+  // The runtime sizes come last (fa-pass-runtime-sizes appends them).
+  FailureOr<std::string> mainArgs = launchArguments(kernel, args);
+  if (failed(mainArgs))
+    return failure();
+  if (!runtimeSizeOperands(kernel.getArgumentTypes()).empty())
+    os << "runtime_shapes = 1\n";
   if (!maps.empty())
     os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
-  launchKeys(os, kernel, "", llvm::join(args, ","));
+  launchKeys(os, kernel, "", *mainArgs);
   if (backward) {
-    launchKeys(os, kernels.lookup("backward_pre"), "pre_", "o,do,delta,dq_acc");
-    launchKeys(os, kernels.lookup("backward_post"), "post_", "dq_acc,dq");
+    for (auto [kind, prefix, names] :
+         {std::tuple{"backward_pre", "pre_",
+                     SmallVector<std::string>{"o", "do", "delta", "dq_acc"}},
+          std::tuple{"backward_post", "post_",
+                     SmallVector<std::string>{"dq_acc", "dq"}}}) {
+      gpu::GPUFuncOp rowKernel = kernels.lookup(kind);
+      FailureOr<std::string> rowArgs = launchArguments(rowKernel, names);
+      if (failed(rowArgs))
+        return failure();
+      launchKeys(os, rowKernel, prefix, *rowArgs);
+    }
   }
   os << "compiler = " << compilerVersion() << "\n";
   return text;

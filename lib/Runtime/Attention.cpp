@@ -15,17 +15,22 @@ namespace fa::rt {
 
 namespace {
 
+/// The longest key sequence of a call (a varlen backward's grid).
+int64_t longestKeys(const AttentionArgs &) { return 0; }
+int64_t longestKeys(const AttentionBackwardArgs &a) { return a.maxSeqKV; }
+
 /// The metadata a call of `a` runs with, in `out`: `m` itself for a kernel
 /// built for one shape (no copy on the launch path), else `m` instantiated
 /// for the call's shape into `shaped`.
-Status metadataForCall(const KernelMetadata &m, const AttentionArgs &a,
+template <typename Args>
+Status metadataForCall(const KernelMetadata &m, const Args &a,
                        std::optional<KernelMetadata> &shaped,
                        const KernelMetadata *&out) {
   out = &m;
   if (!m.runtimeShapes)
     return Status::success();
-  StatusOr<KernelMetadata> instance =
-      m.instantiate(a.batch, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ);
+  StatusOr<KernelMetadata> instance = m.instantiate(
+      a.batch, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ, longestKeys(a));
   if (!instance.ok())
     return instance.status();
   shaped = std::move(*instance);
@@ -168,7 +173,8 @@ size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 /// A varlen kernel's offsets: given, 4-byte aligned; other kernels take
 /// none (a call that packs sequences must not run a kernel that ignores
 /// them).
-Status checkSequenceOffsets(const KernelMetadata &m, const AttentionArgs &a) {
+template <typename Args>
+Status checkSequenceOffsets(const KernelMetadata &m, const Args &a) {
   if (!m.varlen) {
     if (a.cuSeqlensQ || a.cuSeqlensK)
       return Status::error("cu_seqlens given, but kernel '" + m.entry +
@@ -282,6 +288,15 @@ size_t attentionBackwardWorkspaceBytes(const KernelMetadata &m) {
   return backwardWorkspaceLayout(m).totalBytes;
 }
 
+size_t attentionBackwardWorkspaceBytes(const KernelMetadata &m,
+                                       const AttentionBackwardArgs &a) {
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  if (!metadataForCall(m, a, shaped, call).ok())
+    return 0;
+  return attentionBackwardWorkspaceBytes(*call);
+}
+
 namespace {
 
 std::vector<TensorView> backwardTensors(const KernelMetadata &m,
@@ -309,8 +324,13 @@ std::vector<TensorView> backwardTensors(const KernelMetadata &m,
 
 } // namespace
 
-Status validateAttentionBackward(const KernelMetadata &m,
+Status validateAttentionBackward(const KernelMetadata &kernelMetadata,
                                  const AttentionBackwardArgs &a) {
+  // A varlen kernel is checked as built for the call's shape.
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  FA_RT_RETURN_IF_ERROR(metadataForCall(kernelMetadata, a, shaped, call));
+  const KernelMetadata &m = *call;
   if (m.kind != KernelKind::Backward)
     return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
                          " kernel; attentionBackward needs a backward kernel");
@@ -320,13 +340,19 @@ Status validateAttentionBackward(const KernelMetadata &m,
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
   FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
   FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
+  FA_RT_RETURN_IF_ERROR(checkSequenceOffsets(m, a));
   return checkOverlaps(tensors, {6, 7, 8});
 }
 
-Status validateAttentionBackward(const KernelMetadata &m,
+Status validateAttentionBackward(const KernelMetadata &kernelMetadata,
                                  const AttentionBackwardArgs &a,
                                  CUdeviceptr workspace) {
-  FA_RT_RETURN_IF_ERROR(validateAttentionBackward(m, a));
+  FA_RT_RETURN_IF_ERROR(validateAttentionBackward(kernelMetadata, a));
+  // The workspace of the call's shape.
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  FA_RT_RETURN_IF_ERROR(metadataForCall(kernelMetadata, a, shaped, call));
+  const KernelMetadata &m = *call;
   if (workspace == 0)
     return Status::error("workspace pointer is null (allocate "
                          "attentionBackwardWorkspaceBytes() = " +
@@ -377,7 +403,9 @@ std::vector<NamedPointer> backwardPointers(const KernelMetadata &m,
           {"dq_turns", workspace + ws.dqTurnsOffset},
           {"dq", a.dq},
           {"dk", a.dk},
-          {"dv", a.dv}};
+          {"dv", a.dv},
+          {"cu_seqlens_q", a.cuSeqlensQ},
+          {"cu_seqlens_k", a.cuSeqlensK}};
 }
 
 /// The driver's tensor map encoder if the kernel takes tensor maps, else
@@ -452,8 +480,14 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
 Status attentionBackward(const Kernel &kernel,
                          const AttentionBackwardArgs &args,
                          CUdeviceptr workspace, CUstream stream) {
-  const KernelMetadata &m = kernel.metadata();
-  const std::string context = "attentionBackward(" + m.entry + ")";
+  const std::string context =
+      "attentionBackward(" + kernel.metadata().entry + ")";
+  // Packed sequences: the grids and the size parameters are the call's.
+  std::optional<KernelMetadata> shaped;
+  const KernelMetadata *call = nullptr;
+  FA_RT_RETURN_IF_ERROR(metadataForCall(kernel.metadata(), args, shaped, call)
+                            .withContext(context));
+  const KernelMetadata &m = *call;
   FA_RT_RETURN_IF_ERROR(
       validateAttentionBackward(m, args, workspace).withContext(context));
   if (!kernel.loaded())

@@ -165,7 +165,8 @@ LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
 
 /// The keys a kernel with runtime shapes takes from the call.
 bool isCallShapeKey(std::string_view key) {
-  return key == "batch" || key == "seq_q" || key == "seq_kv" || key == "grid";
+  return key == "batch" || key == "seq_q" || key == "seq_kv" || key == "grid" ||
+         key == "pre_grid" || key == "post_grid";
 }
 
 bool isBackwardParameter(std::string_view name) {
@@ -438,9 +439,10 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     return " (line " + std::to_string(seenOnLine[key]) + ")";
   };
   if (m.runtimeShapes) {
-    if (m.kind != KernelKind::Forward)
+    if (m.kind != KernelKind::Forward && !m.varlen)
       return Status::error("runtime_shapes" + at("runtime_shapes") +
-                           ": only forward kernels take runtime shapes");
+                           ": of backward kernels only varlen ones take "
+                           "runtime shapes");
     for (const auto &[key, line] : seenOnLine)
       if (isCallShapeKey(key))
         return Status::error("line " + std::to_string(line) + ": key '" + key +
@@ -451,6 +453,10 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
       return Status::error("runtime_shapes" + at("runtime_shapes") +
                            ": a kernel with runtime shapes needs block_q "
                            "(its grid is ceil(seq_q / block_q))");
+    if (m.kind == KernelKind::Backward && m.blockKV < 1)
+      return Status::error("runtime_shapes" + at("runtime_shapes") +
+                           ": a varlen backward needs block_kv (its grid is "
+                           "ceil(max_seqlen_k / block_kv))");
   }
   if (m.varlen && !m.runtimeShapes)
     return Status::error("varlen" + at("varlen") +
@@ -492,7 +498,8 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   } else {
     std::string missingLaunch;
     for (const KeySpec &spec : kKeys)
-      if (isLaunchPrefixed(spec.name) && !seenOnLine.count(spec.name))
+      if (isLaunchPrefixed(spec.name) && !seenOnLine.count(spec.name) &&
+          !(m.runtimeShapes && isCallShapeKey(spec.name)))
         missingLaunch +=
             (missingLaunch.empty() ? "" : ", ") + std::string(spec.name);
     if (!missingLaunch.empty())
@@ -516,14 +523,20 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
         {"post_args", &m.post.args, {"dq"}}};
     for (const Check &c : checks) {
       for (const std::string &arg : *c.args)
-        if (!isBackwardParameter(arg) && !m.findTensorMap(arg))
-          return Status::error(std::string(c.key) + at(c.key) +
-                               ": unknown backward kernel parameter '" + arg +
-                               "' (known: " +
-                               knownParameters(m, "q, k, v, o, do, lse, "
-                                                  "delta, dq_acc, dq, dk, dv, "
-                                                  "dq_turns") +
-                               ")");
+        if (!isBackwardParameter(arg) && !m.findTensorMap(arg) &&
+            !(m.varlen && (isSizeParameter(arg) || arg == "cu_seqlens_q" ||
+                           arg == "cu_seqlens_k")))
+          return Status::error(
+              std::string(c.key) + at(c.key) +
+              ": unknown backward kernel parameter '" + arg + "' (known: " +
+              knownParameters(m, m.varlen ? "q, k, v, o, do, lse, delta, "
+                                            "dq_acc, dq, dk, dv, "
+                                            "cu_seqlens_q, cu_seqlens_k, "
+                                            "batch, seq_q, seq_kv, "
+                                            "seq_offsets"
+                                          : "q, k, v, o, do, lse, delta, "
+                                            "dq_acc, dq, dk, dv, dq_turns") +
+              ")");
       for (const char *needed : c.needed)
         if (!contains(*c.args, needed))
           return Status::error(std::string(c.key) + at(c.key) +

@@ -8,13 +8,37 @@
 #include "fa/Runtime/Limits.h"
 #include "fa/Runtime/Metadata.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace fa::rt {
 
+namespace {
+
+Status gridError(const Dim3 &grid) {
+  return Status::error("grid (" + std::to_string(grid.x) + ", " +
+                       std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                       ") exceeds the launch limits (x at most " +
+                       std::to_string(kMaxGridX) + ", y and z at most " +
+                       std::to_string(kMaxGridYZ) + ")");
+}
+
+/// (ceil(rows / per), y, z), or an error past the launch limits.
+StatusOr<Dim3> gridOf(int64_t rows, int64_t per, int64_t y, int64_t z) {
+  const int64_t x = rows / per + (rows % per != 0);
+  if (x > kMaxGridX || y > kMaxGridYZ || z > kMaxGridYZ)
+    return gridError({uint32_t(std::min<int64_t>(x, UINT32_MAX)), uint32_t(y),
+                      uint32_t(std::min<int64_t>(z, UINT32_MAX))});
+  return Dim3{uint32_t(x), uint32_t(y), uint32_t(z)};
+}
+
+} // namespace
+
 StatusOr<KernelMetadata>
 KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
-                            int64_t numSequences, int64_t longest) const {
+                            int64_t numSequences, int64_t longest,
+                            int64_t longestKeys) const {
   if (!runtimeShapes)
     return *this;
   if (batchSize < 1 || queries < 1 || keys < 1)
@@ -32,15 +56,12 @@ KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
         "query sequence in [1, seq_q = " +
         std::to_string(queries) + "], got " + std::to_string(numSequences) +
         " sequences, max_seqlen_q " + std::to_string(longest));
-  const int64_t rows = varlen ? longest : queries;
-  const int64_t gridZ = varlen ? numSequences : batchSize;
-  const int64_t qBlocks = rows / blockQ + (rows % blockQ != 0);
-  if (qBlocks > kMaxGridX || headsQ > kMaxGridYZ || gridZ > kMaxGridYZ)
-    return Status::error("grid (" + std::to_string(qBlocks) + ", " +
-                         std::to_string(headsQ) + ", " + std::to_string(gridZ) +
-                         ") exceeds the launch limits (x at most " +
-                         std::to_string(kMaxGridX) + ", y and z at most " +
-                         std::to_string(kMaxGridYZ) + ")");
+  const bool backward = kind == KernelKind::Backward;
+  if (varlen && backward && (longestKeys < 1 || longestKeys > keys))
+    return Status::error("a varlen backward needs the longest key sequence "
+                         "in [1, seq_kv = " +
+                         std::to_string(keys) + "], got max_seqlen_k " +
+                         std::to_string(longestKeys));
   KernelMetadata m = *this;
   m.runtimeShapes = false;
   m.batch = batchSize;
@@ -49,8 +70,26 @@ KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
   if (varlen) {
     m.sequences = numSequences;
     m.maxSeqQ = longest;
+    m.maxSeqKV = longestKeys;
   }
-  m.grid = {uint32_t(qBlocks), uint32_t(headsQ), uint32_t(gridZ)};
+  const int64_t gridZ = varlen ? numSequences : batchSize;
+  // The forward: a block per Q block of the longest sequence. The
+  // backward: a block per KV block of the longest sequence, and row
+  // kernels of a warp per query row over every row.
+  StatusOr<Dim3> grid =
+      backward ? gridOf(longestKeys, blockKV, headsKV, gridZ)
+               : gridOf(varlen ? longest : queries, blockQ, headsQ, gridZ);
+  if (!grid.ok())
+    return grid.status();
+  m.grid = *grid;
+  if (backward)
+    for (LaunchSpec *rows : {&m.pre, &m.post}) {
+      StatusOr<Dim3> rowGrid = gridOf(
+          queries, std::max<int64_t>(rows->block.x / 32, 1), headsQ, batchSize);
+      if (!rowGrid.ok())
+        return rowGrid.status();
+      rows->grid = *rowGrid;
+    }
   return m;
 }
 

@@ -234,9 +234,7 @@ void ForwardTiler::rewrite() {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value hasRows = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::sgt, rows, zero);
-    for (Value *bound : {&split.fullLo, &split.fullHi, &split.hi})
-      *bound = arith::SelectOp::create(rewriter, loc, hasRows, *bound,
-                                       split.lo);
+    split = emptyUnless(rewriter, loc, hasRows, split);
   }
   state = emitKVLoop(loc, split.lo, split.fullLo, /*masked=*/true, state,
                      kvHead, qTile, qStart);

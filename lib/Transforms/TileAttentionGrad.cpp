@@ -32,6 +32,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <limits>
+
 namespace mlir {
 namespace fa {
 #define GEN_PASS_DEF_TILEATTENTIONGRAD
@@ -192,9 +194,10 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
         // The inputs' rows of the sequence's; the dQ slab is the sequence's.
         Value qRow = varlen ? arith::AddIOp::create(nb, nl, qOffset, qStart)
                             : qStart;
-        auto tileOf = [&](Value full, Value bIdx, Value hIdx, Value start) {
+        auto tileOf = [&](Value full, Value bIdx, Value hIdx, Value start,
+                          double padding = 0.0) {
           return extractPaddedTile(nb, nl, full, bIdx, hIdx, start, rows,
-                                   blockQ);
+                                   blockQ, padding);
         };
         Value zero = c(nb, nl, 0);
         Value dqTile = tileOf(iter[0], zero, g, qStart);
@@ -202,7 +205,11 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
         // the IR (its op order) must not depend on the host compiler.
         Value qTile = tileOf(op.getQuery(), b, head, qRow);
         Value doTile = tileOf(op.getGradOutput(), b, head, qRow);
-        Value lseTile = tileOf(op.getLse(), b, head, qRow);
+        // Rows past the sequence's end have P = exp(S - inf) = 0 whatever
+        // their queries hold: a GPU kernel reads a packed sequence's last
+        // Q block from the next sequence's rows.
+        Value lseTile = tileOf(op.getLse(), b, head, qRow,
+                               std::numeric_limits<double>::infinity());
         Value deltaTile = tileOf(delta, b, head, qRow);
         Value qLen = varlen ? seqQValue : c(nb, nl, seqQ);
         Value kvLen = varlen ? seqKVValue : c(nb, nl, seqKV);
@@ -312,9 +319,15 @@ void BackwardTiler::rewrite() {
         Value cols =
             varlen ? validRows(rewriter, nl, kStart, seqKVValue, blockKV)
                    : validRows(rewriter, nl, kStart, seqKV, blockKV);
-        Value kRow =
-            varlen ? arith::AddIOp::create(rewriter, nl, kvOffset, kStart)
-                   : kStart;
+        // The block's first row in the dK/dV slab and in the inputs. A GPU
+        // grid spans the longest sequence's KV blocks: a shorter one's
+        // blocks past its keys are empty slices at its end.
+        Value slabRow = kStart, kRow = kStart;
+        if (varlen) {
+          cols = arith::MaxSIOp::create(rewriter, nl, cols, c(rewriter, nl, 0));
+          slabRow = arith::MinSIOp::create(rewriter, nl, kStart, seqKVValue);
+          kRow = arith::AddIOp::create(rewriter, nl, kvOffset, slabRow);
+        }
         Value kTile = extractPaddedTile(rewriter, nl, op.getKey(), b, kvHead,
                                         kRow, cols, blockKV);
         Value vTile = extractPaddedTile(rewriter, nl, op.getValue(), b, kvHead,
@@ -330,6 +343,14 @@ void BackwardTiler::rewrite() {
                                   inBounds, seqQValue, blockQ)
                    : splitQBlocks(rewriter, nl, band, kStart, lastKey,
                                   inBounds, seqQ, blockQ);
+        // A KV block past its sequence's keys visits no Q block: a GPU
+        // grid spans the longest sequence's KV blocks.
+        if (varlen)
+          split = emptyUnless(rewriter, nl,
+                              arith::CmpIOp::create(rewriter, nl,
+                                                    arith::CmpIPredicate::sgt,
+                                                    cols, c(rewriter, nl, 0)),
+                              split);
         SmallVector<Value> accs{
             createFilledTensor(rewriter, nl, {blockKV, headDim}, f32, 0.0),
             createFilledTensor(rewriter, nl, {blockKV, headDimV}, f32, 0.0)};
@@ -362,7 +383,7 @@ void BackwardTiler::rewrite() {
               rewriter, nl, castElements(rewriter, nl, acc, elt, scale), cols);
           SmallVector<OpFoldResult> offsets, sizes, strides;
           getRowSlice(rewriter, nl, cast<RankedTensorType>(slab.getType()),
-                      c(rewriter, nl, 0), c(rewriter, nl, 0), kStart, cols,
+                      c(rewriter, nl, 0), c(rewriter, nl, 0), slabRow, cols,
                       offsets, sizes, strides);
           results.push_back(tensor::InsertSliceOp::create(
               rewriter, nl, rows, slab, offsets, sizes, strides));

@@ -85,6 +85,15 @@ BlockSplit toBlocks(IndexMath &m, Value anyBegin, Value anyEnd, Value fullBegin,
 
 } // namespace
 
+BlockSplit mlir::fa::emptyUnless(OpBuilder &b, Location loc, Value condition,
+                                 const BlockSplit &split) {
+  IndexMath m{b, loc};
+  BlockSplit result = split;
+  for (Value *bound : {&result.fullLo, &result.fullHi, &result.hi})
+    *bound = m.select(condition, *bound, split.lo);
+  return result;
+}
+
 MaskBandValues MaskBandValues::get(OpBuilder &b, Location loc, bool causal,
                                    std::optional<ArrayRef<int64_t>> window,
                                    Value seqQ, Value seqKV) {
@@ -194,7 +203,8 @@ void mlir::fa::getRowSlice(OpBuilder &b, Location loc, RankedTensorType full,
 
 Value mlir::fa::extractPaddedTile(OpBuilder &b, Location loc, Value source,
                                   Value batch, Value head, Value start,
-                                  Value rows, int64_t tileRows) {
+                                  Value rows, int64_t tileRows,
+                                  double padding) {
   auto full = cast<RankedTensorType>(source.getType());
   SmallVector<OpFoldResult> offsets, sizes, strides;
   getRowSlice(b, loc, full, batch, head, start, rows, offsets, sizes, strides);
@@ -213,10 +223,11 @@ Value mlir::fa::extractPaddedTile(OpBuilder &b, Location loc, Value source,
   SmallVector<OpFoldResult> low(tileShape.size(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> high(tileShape.size(), b.getIndexAttr(0));
   high[0] = padRows;
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
+  Value fill =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, padding));
   return tensor::PadOp::create(b, loc,
                                RankedTensorType::get(tileShape, elementType),
-                               slice, low, high, zero);
+                               slice, low, high, fill);
 }
 
 Value mlir::fa::extractValidRows(OpBuilder &b, Location loc, Value tile,

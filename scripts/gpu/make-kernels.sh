@@ -177,6 +177,14 @@ bwdw_d128_n4096_causal_gqa_bf16 --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 
 bwdw_d256_n1000_bf16            --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
 bwdw_d256_n1000_causal_f16      --dtype=f16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --causal
 bwdw_d256_nq77_nk500_causal_gqa --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=77 --seq-kv=500 --head-dim=256 --causal
+bwdw_vl_d64_causal_gqa_bf16     --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=64 --causal
+bwdw_vl_d64_f16                 --varlen --dtype=f16 --heads-q=2 --head-dim=64
+bwdw_vl_d128_bf16               --varlen --dtype=bf16 --heads-q=2 --head-dim=128
+bwdw_vl_d128_causal_gqa_f16     --varlen --dtype=f16 --heads-q=4 --heads-kv=2 --head-dim=128 --causal
+bwdw_vl_d128_window_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --window=64,64
+bwdw_vl_d128_softcap_causal     --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --softcap=30 --causal
+bwdw_vl_d128_dv64_bf16          --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --head-dim-v=64
+bwdw_vl_d256_causal_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
 MATRIX
 }
 

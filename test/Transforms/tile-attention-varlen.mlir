@@ -46,11 +46,15 @@ func.func @varlen_forward(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, 
 // -----
 
 // The backward: a forall iteration owns a sequence's dQ rows of its group's
-// heads and its dK/dV rows; its KV blocks cover its own keys.
+// heads and its dK/dV rows; its KV blocks cover its own keys. A KV block
+// without keys (a GPU grid spans the longest sequence's) visits no Q block,
+// and LSE is padded with +inf: rows past the sequence's end get P = 0
+// whatever a kernel reads there.
 
 // CHECK-LABEL: func @varlen_backward
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x8x?x64xbf16>, %[[K:[^:]*]]: tensor<1x2x?x64xbf16>
 // CHECK-SAME: %[[CQ:[^:]*]]: tensor<?xi32>, %[[CK:[^:]*]]: tensor<?xi32>
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
 // CHECK: %[[DQACC:.*]] = linalg.fill {{.*}} -> tensor<1x8x?x64xf32>
 // CHECK: scf.forall (%[[B:.*]], %[[KVH:.*]]) in (%{{.*}}, 2) shared_outs(%[[DQ:.*]] = %[[DQACC]], %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
 // CHECK:   %[[QOFF:.*]] = arith.index_cast
@@ -62,6 +66,12 @@ func.func @varlen_forward(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, 
 // CHECK:   tensor.extract_slice %[[DK]][0, %[[KVH]], %[[KOFF]], 0] [1, 1, %[[NK]], 64]
 // CHECK:   %[[KVBLOCKS:.*]] = arith.ceildivsi %[[NK]], %c64
 // CHECK:   scf.for %{{.*}} = %c0 to %[[KVBLOCKS]]
+// CHECK:     %[[HASKEYS:.*]] = arith.cmpi sgt, %{{.*}}, %c0 : index
+// CHECK:     %[[HI:.*]] = arith.select %[[HASKEYS]], %{{.*}}, %[[LO:.*]] : index
+// CHECK:     scf.for %{{.*}} = %[[LO]] to %[[HI]]
+// CHECK:       tensor.pad %{{.*}} low[0] high[%{{.*}}] {
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:    tensor.yield %[[INF]] : f32
 // CHECK:     fa.attention_grad_tile {{.*}} tile(%{{.*}}, %{{.*}}, %[[NQ]], %[[NK]]) scale = 1.250000e-01 causal{{$}}
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DQ]][0, %[[HEAD0]], %[[QOFF]], 0] [1, 4, %[[NQ]], 64]

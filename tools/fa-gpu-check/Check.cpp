@@ -28,26 +28,6 @@ namespace fa::check {
 
 namespace {
 
-
-
-
-/// Runs body(t) for t in [0, tasks) on all hardware threads.
-template <typename Body> void parallelFor(int64_t tasks, const Body &body) {
-  std::atomic<int64_t> next{0};
-  auto worker = [&] {
-    for (int64_t t; (t = next.fetch_add(1)) < tasks;)
-      body(t);
-  };
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, tasks)));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread &t : pool)
-    t.join();
-}
-
 /// The fp64 reference, in parallel over query heads: each query head is an
 /// independent problem with batch = heads = 1 against its KV head.
 void runReference(const KernelMetadata &m, const std::vector<double> &q,
@@ -193,30 +173,6 @@ Status poison(Buffers &buf) {
 //===----------------------------------------------------------------------===//
 // Backward
 //===----------------------------------------------------------------------===//
-
-constexpr double kGradientFloorScale = 0.1;
-
-double gradientTolerance(DType dtype) {
-  return dtype == DType::BF16 ? 2e-2 : 5e-3;
-}
-
-/// ||out - ref|| / max(||ref||, 0.1 sqrt(n)): a relative L2 error whose
-/// denominator is floored at the O(1) scale of the inputs, so an exactly
-/// zero gradient (e.g. N = 1) is judged in absolute terms. +inf if `out`
-/// has a non-finite element.
-double gradientError(const std::vector<double> &out,
-                     const std::vector<double> &ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!std::isfinite(out[i]))
-      return std::numeric_limits<double>::infinity();
-    double d = out[i] - ref[i];
-    num += d * d;
-    den += ref[i] * ref[i];
-  }
-  double floor = kGradientFloorScale * std::sqrt(double(out.size()));
-  return std::sqrt(num) / std::max(std::sqrt(den), floor);
-}
 
 /// A device tensor of 16-bit elements (or raw bytes) with a poisoned guard
 /// region after it (outputs only).
@@ -472,6 +428,56 @@ int checkBackwardKernel(const Kernel &kernel, const std::string &name,
 
 } // namespace
 
+constexpr double kGradientFloorScale = 0.1;
+
+double gradientTolerance(DType dtype) {
+  return dtype == DType::BF16 ? 2e-2 : 5e-3;
+}
+
+/// ||out - ref|| / max(||ref||, 0.1 sqrt(n)): a relative L2 error whose
+/// denominator is floored at the O(1) scale of the inputs, so an exactly
+/// zero gradient (e.g. N = 1) is judged in absolute terms. +inf if `out`
+/// has a non-finite element.
+double gradientError(const std::vector<double> &out,
+                     const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return std::numeric_limits<double>::infinity();
+    double d = out[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  double floor = kGradientFloorScale * std::sqrt(double(out.size()));
+  return std::sqrt(num) / std::max(std::sqrt(den), floor);
+}
+
+StatusOr<double> checkAndTime(const CheckOptions &opt, const char *what,
+                              const std::function<Status()> &poison,
+                              const std::function<Status()> &launch,
+                              const std::function<Status(std::string &)> &check,
+                              std::string &problems) {
+  const int checkRuns = opt.bench ? 1 : std::max(1, opt.iters);
+  for (int run = 0; run < checkRuns && problems.empty(); ++run) {
+    Status s = poison();
+    if (s.ok())
+      s = launch();
+    if (s.ok())
+      s = synchronize();
+    if (s.ok())
+      s = check(problems);
+    if (!s.ok())
+      return s;
+  }
+  if (!opt.bench || !problems.empty())
+    return -1.0;
+  StatusOr<double> ms = timeLaunches(opt, what, poison, launch);
+  if (!ms.ok())
+    return ms.status();
+  FA_RT_RETURN_IF_ERROR(check(problems));
+  return *ms;
+}
+
 double outputTolerance(DType dtype) {
   return dtype == DType::BF16 ? 1e-2 : 3e-3;
 }
@@ -597,7 +603,9 @@ std::string uncheckable(const KernelMetadata &m) {
 int checkKernel(const Kernel &kernel, const std::string &name,
                 const CheckOptions &opt) {
   if (kernel.metadata().varlen)
-    return checkVarlenKernel(kernel, name, opt);
+    return kernel.metadata().kind == KernelKind::Backward
+               ? checkVarlenBackwardKernel(kernel, name, opt)
+               : checkVarlenKernel(kernel, name, opt);
   // A kernel with runtime shapes is checked at the shape asked for.
   StatusOr<KernelMetadata> shaped =
       kernel.metadata().instantiate(opt.batch, opt.seqQ, opt.seqKV);

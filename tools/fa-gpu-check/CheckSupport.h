@@ -14,9 +14,12 @@
 #include "fa/Reference/Reference.h"
 #include "fa/Runtime/Runtime.h"
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fa::check {
@@ -26,6 +29,71 @@ constexpr double kLSETolerance = 1e-4;
 
 /// The relative L2 bound of O (rounded to `dtype`).
 double outputTolerance(rt::DType dtype);
+/// The bound of gradientError() for dQ, dK and dV of `dtype`.
+double gradientTolerance(rt::DType dtype);
+/// ||out - ref|| / max(||ref||, 0.1 sqrt(n)): a relative L2 error whose
+/// denominator is floored at the O(1) scale of the inputs, so an exactly
+/// zero gradient (e.g. N = 1) is judged in absolute terms. +inf if `out`
+/// has a non-finite element.
+double gradientError(const std::vector<double> &out,
+                     const std::vector<double> &ref);
+
+/// Copies rows [start, start + n) of each head of a packed [H, T, X] buffer
+/// into a dense [H, n, X] one, or back (`scatter`): one packed sequence.
+template <typename T>
+void copyRows(std::vector<T> &packed, std::vector<T> &dense, int64_t heads,
+              int64_t total, int64_t start, int64_t n, int64_t width,
+              bool scatter) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t x = 0; x < width; ++x) {
+        T &p = packed[size_t((h * total + start + r) * width + x)];
+        T &d = dense[size_t((h * n + r) * width + x)];
+        if (scatter)
+          p = d;
+        else
+          d = p;
+      }
+}
+
+/// Runs body(t) for t in [0, tasks) on all hardware threads.
+template <typename Body> void parallelFor(int64_t tasks, const Body &body) {
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t t; (t = next.fetch_add(1)) < tasks;)
+      body(t);
+  };
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, tasks)));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+/// Rows after the last packed sequence: never a sequence's.
+constexpr int64_t kPaddingRows = 5;
+
+/// Packed sequences of (query, key) lengths: their running offsets, the
+/// longest of each, and the rows with kPaddingRows after the last.
+struct PackedSequences {
+  std::vector<int32_t> cuQ{0}, cuK{0};
+  int64_t maxQ = 0, maxK = 0, totalQ = 0, totalK = 0;
+  explicit PackedSequences(
+      const std::vector<std::pair<int64_t, int64_t>> &lengths) {
+    for (auto [nq, nk] : lengths) {
+      cuQ.push_back(cuQ.back() + int32_t(nq));
+      cuK.push_back(cuK.back() + int32_t(nk));
+      maxQ = std::max(maxQ, nq);
+      maxK = std::max(maxK, nk);
+    }
+    totalQ = cuQ.back() + kPaddingRows;
+    totalK = cuK.back() + kPaddingRows;
+  }
+  int64_t count() const { return int64_t(cuQ.size()) - 1; }
+};
 
 /// `s` in double quotes, quotes and newlines in it replaced.
 std::string quoted(std::string s);
@@ -45,6 +113,18 @@ int finishVerdict(const std::string &problems, double medianMs, double flops,
 rt::StatusOr<double> timeLaunches(const CheckOptions &opt, const char *what,
                                   const std::function<rt::Status()> &prepare,
                                   const std::function<rt::Status()> &launch);
+
+/// The check loop of the packed-sequence checks: `launch` after `poison`,
+/// then `check` (which appends to `problems`), opt.iters times while no
+/// problem shows (once with --bench); with --bench and no problem, then
+/// timeLaunches() of `what` and `check` again. Returns the median
+/// milliseconds (-1 without --bench), or the error that stopped it.
+rt::StatusOr<double>
+checkAndTime(const CheckOptions &opt, const char *what,
+             const std::function<rt::Status()> &poison,
+             const std::function<rt::Status()> &launch,
+             const std::function<rt::Status(std::string &)> &check,
+             std::string &problems);
 
 /// Prints which kernel is checked, the seed, and the driver's JIT log.
 void printKernelHeader(const rt::Kernel &kernel, const CheckOptions &opt);
@@ -74,6 +154,9 @@ private:
 /// `options.seqlens`; the verdict line as checkKernel's.
 int checkVarlenKernel(const rt::Kernel &kernel, const std::string &name,
                       const CheckOptions &options);
+/// The same for a varlen backward kernel set (VarlenBackwardCheck.cpp).
+int checkVarlenBackwardKernel(const rt::Kernel &kernel, const std::string &name,
+                              const CheckOptions &options);
 
 } // namespace fa::check
 

@@ -24,31 +24,6 @@ using namespace fa::rt;
 
 namespace fa::check {
 
-namespace {
-
-/// Rows after the last sequence: never written.
-constexpr int64_t kPaddingRows = 5;
-
-/// Copies rows [start, start + n) of each head of a packed [H, T, X] buffer
-/// into a dense [H, n, X] one, or back (`scatter`).
-template <typename T>
-void copyRows(std::vector<T> &packed, std::vector<T> &dense, int64_t heads,
-              int64_t total, int64_t start, int64_t n, int64_t width,
-              bool scatter) {
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t x = 0; x < width; ++x) {
-        T &p = packed[size_t((h * total + start + r) * width + x)];
-        T &d = dense[size_t((h * n + r) * width + x)];
-        if (scatter)
-          p = d;
-        else
-          d = p;
-      }
-}
-
-} // namespace
-
 int checkVarlenKernel(const Kernel &kernel, const std::string &name,
                       const CheckOptions &opt) {
   const KernelMetadata &kernelMeta = kernel.metadata();
@@ -57,21 +32,16 @@ int checkVarlenKernel(const Kernel &kernel, const std::string &name,
   };
   if (opt.seqlens.empty())
     return fail("a varlen kernel is checked on --seqlens Q:K,...");
-  std::vector<int32_t> cuQ{0}, cuK{0};
-  int64_t maxQ = 0;
+  const PackedSequences packed(opt.seqlens);
+  const std::vector<int32_t> &cuQ = packed.cuQ, &cuK = packed.cuK;
+  const int64_t maxQ = packed.maxQ, sequences = packed.count(),
+                totalQ = packed.totalQ, totalK = packed.totalK;
   double flops = 0;
-  for (auto [nq, nk] : opt.seqlens) {
-    cuQ.push_back(cuQ.back() + int32_t(nq));
-    cuK.push_back(cuK.back() + int32_t(nk));
-    maxQ = std::max(maxQ, nq);
+  for (auto [nq, nk] : opt.seqlens)
     // Real tokens only: each sequence's own products.
-    flops += attentionForwardFlops(1, kernelMeta.headsQ, nq, nk,
-                                   kernelMeta.headDim, kernelMeta.headDimV,
-                                   kernelMeta.causal);
-  }
-  const int64_t sequences = int64_t(opt.seqlens.size());
-  const int64_t totalQ = cuQ.back() + kPaddingRows;
-  const int64_t totalK = cuK.back() + kPaddingRows;
+    flops +=
+        attentionForwardFlops(1, kernelMeta.headsQ, nq, nk, kernelMeta.headDim,
+                              kernelMeta.headDimV, kernelMeta.causal);
   StatusOr<KernelMetadata> shaped =
       kernelMeta.instantiate(1, totalQ, totalK, sequences, maxQ);
   if (!shaped.ok())
@@ -233,32 +203,15 @@ int checkVarlenKernel(const Kernel &kernel, const std::string &name,
   };
 
   std::string problems;
-  const int checkRuns = opt.bench ? 1 : std::max(1, opt.iters);
-  for (int run = 0; run < checkRuns && problems.empty(); ++run) {
-    s = poison();
-    if (s.ok())
-      s = attentionForward(kernel, args);
-    if (s.ok())
-      s = synchronize();
-    if (s.ok())
-      s = check(problems);
-    if (!s.ok())
-      return fail(s.message());
-  }
-  double medianMs = -1;
-  if (opt.bench && problems.empty()) {
-    StatusOr<double> ms = timeLaunches(
-        opt, "kernel", poison, [&] { return attentionForward(kernel, args); });
-    if (!ms.ok())
-      return fail(ms.status().message());
-    medianMs = *ms;
-    if (Status c = check(problems); !c.ok())
-      return fail(c.message());
-  }
+  StatusOr<double> medianMs = checkAndTime(
+      opt, "kernel", poison, [&] { return attentionForward(kernel, args); },
+      check, problems);
+  if (!medianMs.ok())
+    return fail(medianMs.status().message());
   std::printf("%s %s err_o=%.3e err_lse=%.3e sequences=%lld",
               problems.empty() ? "PASS" : "FAIL", name.c_str(), errO, errLSE,
               static_cast<long long>(sequences));
-  return finishVerdict(problems, medianMs, flops, opt);
+  return finishVerdict(problems, *medianMs, flops, opt);
 }
 
 } // namespace fa::check

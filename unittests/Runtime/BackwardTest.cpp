@@ -304,6 +304,89 @@ TEST(RuntimeBackward, RejectsOverlappingOutputs) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
+/// goodBackwardMetaText() as a varlen kernel set (fa-compile --varlen
+/// --backward): no batch, lengths or grids; the offsets and the size
+/// parameters in the arguments.
+KernelMetadata varlenBackwardMeta() {
+  std::string text = goodBackwardMetaText();
+  for (const char *key :
+       {"batch", "seq_q", "seq_kv", "grid", "pre_grid", "post_grid"})
+    text = withLine(text, key, "");
+  text = withLine(text, "args",
+                  "args = q,k,v,do,lse,delta,dq_acc,dk,dv,cu_seqlens_q,"
+                  "cu_seqlens_k,seq_q,seq_kv,seq_kv,seq_q,seq_q,seq_q,seq_q,"
+                  "seq_kv,seq_kv,seq_offsets,seq_offsets");
+  text = withLine(text, "pre_args",
+                  "pre_args = o,do,delta,dq_acc,seq_q,seq_q,seq_q,seq_q");
+  text = withLine(text, "post_args", "post_args = dq_acc,dq,seq_q,seq_q");
+  return parseOrDie(text + "runtime_shapes = 1\nvarlen = 1\n");
+}
+
+/// Valid packed-sequence arguments: 3 sequences, 900 query rows (the
+/// longest 500), 700 key rows (the longest 400).
+AttentionBackwardArgs varlenArgs(const KernelMetadata &m) {
+  AttentionBackwardArgs a = goodArgs(m);
+  a.batch = 1;
+  a.seqQ = 900;
+  a.seqKV = 700;
+  a.setContiguousStrides();
+  a.cuSeqlensQ = 11 * kGiB;
+  a.cuSeqlensK = 12 * kGiB;
+  a.sequences = 3;
+  a.maxSeqQ = 500;
+  a.maxSeqKV = 400;
+  return a;
+}
+
+TEST(RuntimeBackward, VarlenGridsAndWorkspaceAreTheCalls) {
+  KernelMetadata m = varlenBackwardMeta();
+  EXPECT_TRUE(m.varlen && m.runtimeShapes);
+  AttentionBackwardArgs a = varlenArgs(m);
+  StatusOr<KernelMetadata> shaped =
+      m.instantiate(1, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ, a.maxSeqKV);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  // The main kernel: a block per KV block of the longest key sequence.
+  EXPECT_EQ(shaped->grid.x, 7u); // ceil(400 / 64)
+  EXPECT_EQ(shaped->grid.y, 2u);
+  EXPECT_EQ(shaped->grid.z, 3u);
+  // The row kernels: a warp per query row of every sequence.
+  for (const LaunchSpec *rows : {&shaped->pre, &shaped->post}) {
+    EXPECT_EQ(rows->grid.x, 225u); // 900 / 4
+    EXPECT_EQ(rows->grid.y, 8u);
+    EXPECT_EQ(rows->grid.z, 1u);
+  }
+  // delta [1, 8, 900] (28,800 bytes, to 256: 28,928) and dq_acc [1, 8,
+  // 900, 64], f32; the kernel's own metadata has no rows to size.
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(m, a),
+            size_t(28928) + size_t(900) * 8 * 64 * 4);
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(m), 0u);
+  EXPECT_TRUE(validateAttentionBackward(m, a, kWorkspace).ok());
+
+  auto refused = [&](AttentionBackwardArgs bad, const std::string &expected) {
+    Status s = validateAttentionBackward(m, bad, kWorkspace);
+    ASSERT_FALSE(s.ok()) << expected;
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+  };
+  AttentionBackwardArgs bad = a;
+  bad.maxSeqKV = 0;
+  refused(bad, "longest key sequence in [1, seq_kv = 700]");
+  bad = a;
+  bad.maxSeqKV = 701;
+  refused(bad, "got max_seqlen_k 701");
+  bad = a;
+  bad.cuSeqlensK = 0;
+  refused(bad, "cu_seqlens_k is null");
+  bad = a;
+  bad.cuSeqlensQ = 11 * kGiB + 2;
+  refused(bad, "cu_seqlens_q must be 4-byte aligned");
+  // A kernel built for one shape takes no offsets.
+  AttentionBackwardArgs dense = goodArgs(backwardMeta());
+  dense.cuSeqlensQ = 11 * kGiB;
+  Status s = validateAttentionBackward(backwardMeta(), dense, kWorkspace);
+  EXPECT_NE(s.message().find("takes no packed sequences"), std::string::npos)
+      << s.message();
+}
+
 TEST(RuntimeBackward, FlopCountIsTwoAndAHalfForwards) {
   KernelMetadata m = backwardMeta();
   EXPECT_DOUBLE_EQ(attentionBackwardFlops(m), 2.5 * attentionForwardFlops(m));

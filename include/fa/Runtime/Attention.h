@@ -118,6 +118,12 @@ struct AttentionBackwardArgs {
   int64_t windowLeft = -1, windowRight = -1; ///< Negative: unbounded.
   double softcap = 0.0;                      ///< 0: none.
 
+  /// Packed sequences (a varlen backward), as AttentionArgs has them, and
+  /// maxSeqKV the longest key sequence (the main kernel's grid). The dQ,
+  /// dK and dV rows outside every sequence are left as they are.
+  CUdeviceptr cuSeqlensQ = 0, cuSeqlensK = 0;
+  int64_t sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
+
   /// Sets every stride to that of a dense row-major tensor of its shape.
   void setContiguousStrides();
   /// Shapes, dtype and flags from `metadata`, contiguous strides, null
@@ -146,6 +152,10 @@ BackwardWorkspaceLayout backwardWorkspaceLayout(const KernelMetadata &metadata);
 /// (256-byte aligned, as cuMemAlloc returns) and may reuse it between calls
 /// on one stream. Its contents need not be initialised.
 size_t attentionBackwardWorkspaceBytes(const KernelMetadata &metadata);
+/// The same for call `args` (a varlen kernel's workspace has the call's
+/// rows); 0 when the call's shape is invalid (validation says why).
+size_t attentionBackwardWorkspaceBytes(const KernelMetadata &metadata,
+                                       const AttentionBackwardArgs &args);
 
 /// Checks `args` against a backward kernel's metadata without touching the
 /// driver, with the rigor of validateAttentionForward(): kernel kind, dtype,

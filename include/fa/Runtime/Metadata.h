@@ -124,7 +124,8 @@ struct KernelMetadata {
   int64_t windowRight = -1; ///< -1: unbounded.
   double softcap = 0.0;     ///< 0: none.
 
-  /// Runtime shapes (`runtime_shapes = 1`, forward only): one kernel for
+  /// Runtime shapes (`runtime_shapes = 1`, forward, or a varlen
+  /// backward): one kernel for
   /// every batch and pair of sequence lengths. batch, seqQ, seqKV and grid
   /// are then the call's, 0 here until instantiate() fills them in.
   bool runtimeShapes = false;
@@ -134,7 +135,9 @@ struct KernelMetadata {
   /// (ceil(maxSeqQ / block_q), heads_q, sequences). `sequences` and
   /// `maxSeqQ` are the call's, 0 until instantiate() fills them in.
   bool varlen = false;
-  int64_t sequences = 0, maxSeqQ = 0;
+  /// maxSeqKV: the longest key sequence, which sizes a varlen backward's
+  /// grid (ceil(maxSeqKV / block_kv), heads_kv, sequences).
+  int64_t sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
   /// A deterministic backward (`deterministic = 1`): its main kernel adds
   /// dQ in KV-block order, taking turns on `dq_turns` (i32, one per batch,
   /// query head and Q block of block_q rows; zero before the launch).
@@ -178,10 +181,13 @@ struct KernelMetadata {
   /// the parameters `batch`, `seq_q` and `seq_kv` have values; errors for
   /// lengths below 1 or a grid past the hardware's limits. A varlen
   /// kernel's call is (1, total query rows, total key rows) and its
-  /// `sequences` and longest query sequence `maxSeqQ` size the grid.
+  /// `sequences` and longest query sequence `maxSeqQ` size the grid (a
+  /// varlen backward's: the longest key sequence `maxSeqKV`; its row
+  /// kernels' grids are (ceil(seqQ / warps a block), heads_q, 1)).
   StatusOr<KernelMetadata> instantiate(int64_t batch, int64_t seqQ,
                                        int64_t seqKV, int64_t sequences = 0,
-                                       int64_t maxSeqQ = 0) const;
+                                       int64_t maxSeqQ = 0,
+                                       int64_t maxSeqKV = 0) const;
 
   /// The compute capability named by `chip` as major*10+minor ("sm_90a" ->
   /// 90), or -1 if `chip` is malformed.

@@ -58,6 +58,10 @@ struct BlockSplit {
   Value lo, fullLo, fullHi, hi;
 };
 
+/// `split` where `condition` holds, else no block at all.
+BlockSplit emptyUnless(OpBuilder &b, Location loc, Value condition,
+                       const BlockSplit &split);
+
 /// KV blocks of size `blockKV` for the query rows [firstRow, lastRow].
 BlockSplit splitKVBlocks(OpBuilder &b, Location loc, const MaskBandValues &band,
                          Value firstRow, Value lastRow, Value seqKV,
@@ -78,9 +82,12 @@ BlockSplit splitQBlocks(OpBuilder &b, Location loc, const MaskBandValues &band,
 
 /// Extracts rows [start, start + min(tileRows, seqLen - start)) of the
 /// (batch, head) slice of a rank-4 [B, H, N, X] or rank-3 [B, H, N] tensor as
-/// a rank-2 [tileRows, X] / rank-1 [tileRows] tensor, zero-padded at the end.
+/// a rank-2 [tileRows, X] / rank-1 [tileRows] tensor, padded at the end
+/// with `padding` (zeros; the backward's LSE takes +inf, so that padded
+/// rows have P = 0 whatever their queries hold).
 Value extractPaddedTile(OpBuilder &b, Location loc, Value source, Value batch,
-                        Value head, Value start, Value rows, int64_t tileRows);
+                        Value head, Value start, Value rows, int64_t tileRows,
+                        double padding = 0.0);
 
 /// `rows` of `tile` (leading dim), ready to insert into a rank-4/3 tensor.
 Value extractValidRows(OpBuilder &b, Location loc, Value tile, Value rows);

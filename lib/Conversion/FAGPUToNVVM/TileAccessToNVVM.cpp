@@ -1,10 +1,10 @@
 //===- TileAccessToNVVM.cpp - Register tiles from and to memory -----------===//
 //
 // fagpu.load_tile: each thread loads, from global rows, the elements its
-// registers hold (rows past the limit read as 0). fagpu.store_to_shared:
-// each thread writes its registers into the shared tile, two columns a
-// store where the layout keeps them side by side (or, with the pass's
-// matrix-stores, four column pairs a stmatrix.x4), then the tile is
+// registers hold (rows past the limit read as its padding, 0 by default).
+// fagpu.store_to_shared: each thread writes its registers into the shared tile,
+// two columns a store where the layout keeps them side by side (or, with the
+// pass's matrix-stores, four column pairs a stmatrix.x4), then the tile is
 // published to the block (or the writing warpgroup) and the async proxy.
 // fagpu.reduce_to_global: bulk reductions of shared rows into global ones,
 // a row band a thread.
@@ -38,8 +38,12 @@ struct LowerLoadTile : OpConversionPattern<LoadTileOp> {
         ThreadTileOrigin::get(rewriter, loc, layout, adaptor.getRow());
     Value rowBase = origin.row, threadCol = origin.col;
     Type element = type.getElementType();
-    Value zero = arith::ConstantOp::create(rewriter, loc, element,
-                                           rewriter.getZeroAttr(element));
+    FloatAttr padding = op.getPaddingAttr();
+    Value pad = arith::ConstantOp::create(
+        rewriter, loc, element,
+        padding ? TypedAttr(rewriter.getFloatAttr(element,
+                                                  padding.getValueAsDouble()))
+                : rewriter.getZeroAttr(element));
     SmallVector<Value> regs;
     for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
       TileCoord c = layout.ofRegister(reg);
@@ -61,7 +65,7 @@ struct LowerLoadTile : OpConversionPattern<LoadTileOp> {
           memref::LoadOp::create(rewriter, loc, adaptor.getSource(), indices);
       scf::YieldOp::create(rewriter, loc, loaded);
       rewriter.setInsertionPointToStart(ifInside.elseBlock());
-      scf::YieldOp::create(rewriter, loc, zero);
+      scf::YieldOp::create(rewriter, loc, pad);
       regs.push_back(ifInside.getResult(0));
     }
     auto vectorType =

@@ -329,15 +329,16 @@ LogicalResult emitRowKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                   "the [batch, query heads, query rows] rows";
     }
   SmallVector<Type> types;
-  for (Value v : arguments) {
-    auto type = cast<RankedTensorType>(v.getType());
-    types.push_back(MemRefType::get(type.getShape(), type.getElementType()));
-  }
+  for (Value v : arguments)
+    types.push_back(memrefTypeOf(v.getType()));
   Location loc = ops.empty() ? module.getLoc() : ops.front()->getLoc();
+  // Rows known at run time (packed sequences): so is the grid's x.
+  int64_t rowBlocks = ShapedType::isDynamic(c.seqQ)
+                          ? ShapedType::kDynamic
+                          : (c.seqQ + kRowsPerBlock - 1) / kRowsPerBlock;
   gpu::GPUFuncOp func = createKernelFunc(
       b, loc, module, (c.name + suffix).str(), types, kind,
-      {(c.seqQ + kRowsPerBlock - 1) / kRowsPerBlock, c.headsQ, c.batch},
-      32 * kRowsPerBlock, /*sharedBytes=*/0, c);
+      {rowBlocks, c.headsQ, c.batch}, 32 * kRowsPerBlock, /*sharedBytes=*/0, c);
   OpBuilder::InsertionGuard guard(b);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -350,11 +351,13 @@ LogicalResult emitRowKernel(OpBuilder &b, gpu::GPUModuleOp module,
       coords.warp);
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  auto inRows =
-      scf::IfOp::create(b, loc,
-                        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row,
-                               fb.index(c.seqQ)),
-                        false);
+  Value rows =
+      ShapedType::isDynamic(c.seqQ)
+          ? memref::DimOp::create(b, loc, entry.getArgument(0), 2).getResult()
+          : fb.index(c.seqQ);
+  auto inRows = scf::IfOp::create(
+      b, loc, fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row, rows),
+      false);
   b.setInsertionPoint(inRows.thenBlock()->getTerminator());
   RowLowering lowering(fb, batch, head, row, coords.lane);
   for (auto [tensor, memref] : llvm::zip(arguments, entry.getArguments()))
@@ -393,6 +396,14 @@ SmallVector<Value> writtenTensors(ArrayRef<Operation *> ops,
   return writes;
 }
 
+/// The ops of `ops` that compute tensors: the sizes of dynamic ones (and
+/// the grid's bounds) are the launch's, each row's indices its block's.
+SmallVector<Operation *> tensorOps(ArrayRef<Operation *> ops) {
+  return llvm::to_vector(llvm::make_filter_range(ops, [](Operation *op) {
+    return llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
+  }));
+}
+
 /// Checks that `ops` read `reads` tensors and write `writes` (the
 /// runtime's arguments `roles`) and emits their row kernel.
 LogicalResult emitRowKernelFor(OpBuilder &b, gpu::GPUModuleOp module,
@@ -425,6 +436,7 @@ LogicalResult mlir::fa::emitBackwardPreKernel(OpBuilder &b,
       break;
     ops.push_back(&op);
   }
+  ops = tensorOps(ops);
   // What the forall reads: delta and dQ's zeroed accumulator.
   auto inForall = [&](Operation *user) { return forall->isAncestor(user); };
   return emitRowKernelFor(b, module, func, c, "_pre", "backward_pre", ops,
@@ -441,6 +453,7 @@ LogicalResult mlir::fa::emitBackwardPostKernel(OpBuilder &b,
   for (Operation *op = forall->getNextNode(); op; op = op->getNextNode())
     if (!op->hasTrait<OpTrait::IsTerminator>())
       ops.push_back(op);
+  ops = tensorOps(ops);
   // What the function returns: dQ in the element type.
   auto returns = [](Operation *user) {
     return user->hasTrait<OpTrait::IsTerminator>();

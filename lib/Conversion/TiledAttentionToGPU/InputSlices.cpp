@@ -2,6 +2,8 @@
 
 #include "InputSlices.h"
 
+#include "KernelConfig.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
@@ -14,11 +16,11 @@ using namespace mlir::fa;
 
 /// The function arguments that rows of the slices of input `role` are
 /// loaded from (tensor.extract), in a stable order.
-static SetVector<BlockArgument> rowSources(func::FuncOp func,
-                                          const InputSlices &inputs,
-                                          unsigned role) {
+static SetVector<BlockArgument>
+rowSources(func::FuncOp func, const DenseMap<Operation *, unsigned> &roles,
+           unsigned role) {
   SetVector<Operation *> slice;
-  for (auto [op, r] : inputs.roles) {
+  for (auto [op, r] : roles) {
     if (r != role)
       continue;
     BackwardSliceOptions options;
@@ -37,22 +39,21 @@ static SetVector<BlockArgument> rowSources(func::FuncOp func,
   return sources;
 }
 
-/// Packed sequences: the q and k slices' rows start at offsets loaded from
-/// one function argument each (cu_seqlens_q, cu_seqlens_k).
-static FailureOr<InputSlices> traceSequenceStarts(func::FuncOp func,
-                                                  InputSlices inputs) {
-  SetVector<BlockArgument> query = rowSources(func, inputs, 0);
-  SetVector<BlockArgument> key = rowSources(func, inputs, 1);
+FailureOr<SmallVector<BlockArgument, 2>>
+mlir::fa::traceSequenceStarts(func::FuncOp func,
+                              const DenseMap<Operation *, unsigned> &roles,
+                              StringRef pass) {
+  SetVector<BlockArgument> query = rowSources(func, roles, 0);
+  SetVector<BlockArgument> key = rowSources(func, roles, 1);
   if (query.empty() && key.empty())
-    return inputs;
+    return SmallVector<BlockArgument, 2>();
   if (query.size() != 1 || key.size() != 1)
     return func.emitError()
-           << "fa-convert-tiled-attention-to-fagpu: the rows of q and k must "
-              "each start at offsets read from one argument (cu_seqlens); "
-              "found "
+           << pass
+           << ": the rows of q and k must each start at offsets read from one "
+              "argument (cu_seqlens); found "
            << query.size() << " and " << key.size();
-  inputs.sequenceStarts = {query.front(), key.front()};
-  return inputs;
+  return SmallVector<BlockArgument, 2>{query.front(), key.front()};
 }
 
 FailureOr<InputSlices> mlir::fa::traceInputSlices(func::FuncOp func) {
@@ -64,10 +65,7 @@ FailureOr<InputSlices> mlir::fa::traceInputSlices(func::FuncOp func) {
     Value operands[kNumInputs] = {tile.getQuery(), tile.getKey(),
                                   tile.getValue()};
     for (auto [role, operand] : llvm::enumerate(operands)) {
-      Value v = operand;
-      if (auto pad = v.getDefiningOp<tensor::PadOp>())
-        v = pad.getSource();
-      auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+      tensor::ExtractSliceOp slice = sliceOfTile(operand);
       auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
       if (!arg || arg.getOwner() != &func.front()) {
         tile.emitError() << "fa-convert-tiled-attention-to-fagpu: operand #"
@@ -82,5 +80,10 @@ FailureOr<InputSlices> mlir::fa::traceInputSlices(func::FuncOp func) {
   });
   if (walk.wasInterrupted())
     return failure();
-  return traceSequenceStarts(func, inputs);
+  FailureOr<SmallVector<BlockArgument, 2>> starts = traceSequenceStarts(
+      func, inputs.roles, "fa-convert-tiled-attention-to-fagpu");
+  if (failed(starts))
+    return failure();
+  inputs.sequenceStarts = std::move(*starts);
+  return inputs;
 }

@@ -33,6 +33,15 @@ struct InputSlices {
 /// slices to the 1-D function arguments they are loaded from (varlen).
 FailureOr<InputSlices> traceInputSlices(func::FuncOp func);
 
+/// Packed sequences: the function arguments (cu_seqlens_q, cu_seqlens_k)
+/// that the rows of the slices of role 0 (queries) and role 1 (keys) in
+/// `roles` are loaded from; empty when no row is loaded, an error (named
+/// for `pass`) when they are not one argument each.
+FailureOr<SmallVector<BlockArgument, 2>>
+traceSequenceStarts(func::FuncOp func,
+                    const DenseMap<Operation *, unsigned> &roles,
+                    StringRef pass);
+
 } // namespace fa
 } // namespace mlir
 

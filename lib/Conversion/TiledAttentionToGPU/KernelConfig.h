@@ -59,14 +59,26 @@ struct AttentionKernelConfig {
   int64_t sharedBytes() const;
 };
 
+/// The tensor.extract_slice a tile was cut by (through tensor.pad), or
+/// null.
+inline tensor::ExtractSliceOp sliceOfTile(Value tile) {
+  if (auto pad = tile.getDefiningOp<tensor::PadOp>())
+    tile = pad.getSource();
+  return tile.getDefiningOp<tensor::ExtractSliceOp>();
+}
+
 /// The whole tensor a tile was cut from (through tensor.pad and
 /// tensor.extract_slice), or null.
 inline Value sourceOfTile(Value tile) {
-  if (auto pad = tile.getDefiningOp<tensor::PadOp>())
-    tile = pad.getSource();
-  if (auto slice = tile.getDefiningOp<tensor::ExtractSliceOp>())
+  if (tensor::ExtractSliceOp slice = sliceOfTile(tile))
     return slice.getSource();
   return nullptr;
+}
+
+/// The kernel argument type of a tensor: a memref of its shape.
+inline MemRefType memrefTypeOf(Type tensorType) {
+  auto tensor = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
 /// Reads the kernel configuration off a tile op (fa.online_attention tile

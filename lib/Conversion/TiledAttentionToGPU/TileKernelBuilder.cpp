@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::fa;
@@ -341,11 +342,25 @@ LogicalResult TileKernelBuilder::convertPad(tensor::PadOp pad) {
   const RowSource &rows = it->second;
   // Rows past the sequence end read as zeros: the pad.
   if (type.getRank() == 1) {
-    // Per-row statistics (LSE, delta) go to the registers of their rows.
+    // Per-row statistics (LSE, delta) go to the registers of their rows,
+    // rows past the limit the pad's value (the backward's LSE: +inf).
+    // The slice's rows end the loads (a packed sequence's last Q block
+    // must not read the next sequence's LSE), not the tensor's.
+    Value limit = rows.limit;
+    if (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      OpFoldResult sliceRows = mapFolds(map, slice.getMixedSizes()).back();
+      limit = arith::AddIOp::create(
+          b, loc, rows.row, getValueOrCreateConstantIndexOp(b, loc, sliceRows));
+    }
+    FloatAttr padding, value;
+    if (Value fill = pad.getConstantPaddingValue();
+        fill && matchPattern(fill, m_Constant(&value)) &&
+        !value.getValue().isZero())
+      padding = b.getF64FloatAttr(value.getValueAsDouble());
     map.map(pad.getResult(),
             fagpu::LoadTileOp::create(
                 b, loc, tileType(type.getShape(), type.getElementType()),
-                rows.view, rows.row, rows.limit));
+                rows.view, rows.row, limit, padding));
     return success();
   }
   auto tileType =

@@ -24,6 +24,7 @@
 #include "fa/Conversion/Passes.h"
 
 #include "BackwardRowKernels.h"
+#include "InputSlices.h"
 #include "KernelConfig.h"
 #include "TileKernelBuilder.h"
 
@@ -33,8 +34,10 @@
 #include "fa/Transforms/Passes.h"
 #include "fa/Transforms/TilingUtils.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir {
 namespace fa {
@@ -62,7 +65,8 @@ int64_t backwardWarps(const AttentionKernelConfig &c) {
 }
 
 /// Why the WGMMA backward cannot take `c` (empty when it can).
-std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
+std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
+                                     bool deterministic) {
   auto fail = [](const Twine &why) { return why.str(); };
   if (!c.elementType.isF16() && !c.elementType.isBF16())
     return fail("operands must be f16 or bf16");
@@ -78,6 +82,14 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c) {
       return fail("head dims must be 64, 128 or 256, got " + Twine(d));
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
     return fail("head dim 256 takes block-kv 64, got " + Twine(c.blockKV));
+  // Packed sequences are the one shape that is the call's: their grid is
+  // the longest sequence's KV blocks, heads and sequences.
+  if (c.varlen) {
+    if (deterministic)
+      return fail("a deterministic backward takes one shape, not packed "
+                  "sequences (its turn counters are sized at compile time)");
+    return checkGridLimits(c);
+  }
   std::string problem = checkStaticShapes(c);
   if (!problem.empty())
     return problem;
@@ -158,6 +170,27 @@ static void scaleRowsWithScores(gpu::GPUFuncOp kernel) {
   });
 }
 
+/// The ops of `func`'s body before `forall` that compute what its body
+/// reads from above, and what they read in turn, up to the ops `isInput`
+/// (values the kernel gets as arguments).
+static SetVector<Operation *>
+opsReadInside(func::FuncOp func, scf::ForallOp forall,
+              function_ref<bool(Operation *)> isInput) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(forall.getRegion(), above);
+  BackwardSliceOptions options;
+  options.filter = [&](Operation *op) {
+    return op->getBlock() == &func.getBody().front() && !isInput(op);
+  };
+  SetVector<Operation *> ops;
+  for (Value v : above)
+    if (Operation *def = v.getDefiningOp(); def && options.filter(def)) {
+      (void)getBackwardSlice(def, &ops, options);
+      ops.insert(def);
+    }
+  return ops;
+}
+
 struct ConvertTiledAttentionGradToFAGPUPass
     : fa::impl::ConvertTiledAttentionGradToFAGPUBase<
           ConvertTiledAttentionGradToFAGPUPass> {
@@ -200,7 +233,23 @@ struct ConvertTiledAttentionGradToFAGPUPass
         readKernelConfig(tileOp, func.getSymName());
     if (failed(config))
       return failure();
-    std::string problem = checkWgmmaBackwardConfig(*config);
+    // Packed sequences: the q and k tiles' rows start at offsets read from
+    // cu_seqlens_q and cu_seqlens_k.
+    DenseMap<Operation *, unsigned> slices;
+    func.walk([&](AttentionGradTileOp tile) {
+      for (auto [role, operand] :
+           llvm::enumerate(ValueRange{tile.getQuery(), tile.getKey()}))
+        if (tensor::ExtractSliceOp slice = sliceOfTile(operand))
+          slices[slice] = role;
+    });
+    FailureOr<SmallVector<BlockArgument, 2>> sequenceStarts =
+        traceSequenceStarts(func, slices,
+                            "fa-convert-tiled-attention-grad-to-fagpu");
+    if (failed(sequenceStarts))
+      return failure();
+    config->varlen = !sequenceStarts->empty();
+    std::string problem =
+        checkWgmmaBackwardConfig(*config, tileOp.getDeterministic());
     if (!problem.empty())
       return tileOp.emitError()
              << "cannot lower to the WGMMA backward: " << problem;
@@ -272,12 +321,20 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (deterministic)
       arguments.push_back(
           MemRefType::get({c.batch, c.headsQ, c.numQBlocks()}, b.getI32Type()));
-    int64_t kvBlocks = (c.seqKV + c.blockKV - 1) / c.blockKV;
+    // Packed sequences: their offsets (cu_seqlens_q, cu_seqlens_k) follow.
+    size_t firstStart = arguments.size();
+    for (BlockArgument starts : *sequenceStarts)
+      arguments.push_back(memrefTypeOf(starts.getType()));
+    // The grid: (KV blocks, KV heads, batch); packed sequences: the longest
+    // sequence's KV blocks and the call's sequences.
+    int64_t kvBlocks =
+        c.varlen ? ShapedType::kDynamic : (c.seqKV + c.blockKV - 1) / c.blockKV;
+    int64_t gridZ = c.varlen ? ShapedType::kDynamic : c.batch;
     if (failed(emitBackwardPreKernel(b, gpuModule, func, forall, c)))
       return failure();
     gpu::GPUFuncOp kernel =
         createKernelFunc(b, loc, gpuModule, c.name, arguments, "backward",
-                         {kvBlocks, c.headsKV, c.batch}, 32 * backwardWarps(c),
+                         {kvBlocks, c.headsKV, gridZ}, 32 * backwardWarps(c),
                          /*sharedBytes=*/0, c);
     if (failed(emitBackwardPostKernel(b, gpuModule, func, forall, c)))
       return failure();
@@ -298,6 +355,8 @@ struct ConvertTiledAttentionGradToFAGPUPass
     builder.transposeScores = transposeScores;
     for (auto [source, role] : inputs)
       builder.arguments[source] = entry.getArgument(role);
+    for (auto [i, starts] : llvm::enumerate(*sequenceStarts))
+      builder.inputArguments[starts] = entry.getArgument(firstStart + i);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     for (auto [i, out] : llvm::enumerate(forall.getRegionIterArgs())) {
       OutputView view;
@@ -314,13 +373,19 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (ivs.size() == 2)
       builder.map.map(ivs.front(),
                       gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+    // What the forall's body reads from before it (constants, fills; the
+    // sizes of packed sequences), not what only the row kernels or the
+    // grid need: delta is the pre kernel's, the forall's bounds the
+    // launch's.
+    SetVector<Operation *> read =
+        opsReadInside(func, forall, [&](Operation *op) {
+          return op->getNumResults() == 1 &&
+                 op->getResult(0) == inputs.back().first;
+        });
     for (Operation &op : func.getBody().front()) {
       if (&op == forall.getOperation())
         break;
-      // delta is the pre kernel's; the rest are constants and fills.
-      if (op.getNumResults() == 1 && op.getResult(0) == inputs.back().first)
-        continue;
-      if (failed(builder.convertOp(op)))
+      if (read.contains(&op) && failed(builder.convertOp(op)))
         return failure();
     }
     for (Operation &op : forall.getBody()->without_terminator()) {

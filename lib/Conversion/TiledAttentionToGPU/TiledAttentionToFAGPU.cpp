@@ -121,17 +121,13 @@ struct ConvertTiledAttentionToFAGPUPass
     OpBuilder b(func.getContext());
     getOrCreateKernelModule(getOperation(), gpuModule);
     SmallVector<Type> arguments;
-    auto memrefOf = [](Type t) {
-      auto tensor = cast<RankedTensorType>(t);
-      return MemRefType::get(tensor.getShape(), tensor.getElementType());
-    };
     for (Type t : inputs->types)
-      arguments.push_back(memrefOf(t));
+      arguments.push_back(memrefTypeOf(t));
     for (Type t : forall.getResultTypes())
-      arguments.push_back(memrefOf(t));
+      arguments.push_back(memrefTypeOf(t));
     // Packed sequences: their offsets (cu_seqlens_q, cu_seqlens_k) follow.
     for (BlockArgument starts : inputs->sequenceStarts)
-      arguments.push_back(memrefOf(starts.getType()));
+      arguments.push_back(memrefTypeOf(starts.getType()));
     int64_t warps = config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",

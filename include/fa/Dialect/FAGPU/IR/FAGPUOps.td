@@ -308,11 +308,14 @@ def FAGPU_LoadTileOp : FAGPU_Op<"load_tile"> {
   let summary = "Load rows of a global matrix into a register tile";
   let description = [{
     `result[i, j] = source[row + i, j]` (or `result[i] = source[row + i]`
-    for a 1-D tile) for `row + i < limit`, 0 past it: every thread loads the
-    elements its registers hold (per-row statistics such as the backward's
-    LSE and delta).
+    for a 1-D tile) for `row + i < limit`, `padding` past it (0 when
+    absent): every thread loads the elements its registers hold (per-row
+    statistics such as the backward's LSE and delta; the backward pads LSE
+    with +inf, so that rows past a packed sequence's end, which read the
+    next sequence's queries, get P = 0).
   }];
-  let arguments = (ins AnyMemRef:$source, Index:$row, Index:$limit);
+  let arguments = (ins AnyMemRef:$source, Index:$row, Index:$limit,
+      OptionalAttr<F64Attr>:$padding);
   let results = (outs FAGPU_RegisterTile:$result);
   let assemblyFormat = [{
     $source `[` $row `]` `limit` $limit attr-dict `:` type($source) `->`
