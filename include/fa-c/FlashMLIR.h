@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 4
+#define FA_CAPI_VERSION 5
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -94,10 +94,11 @@ typedef struct faConfig {
    *  fixed order of KV blocks; the WGMMA backward, sm_90). The forward is
    *  deterministic either way: a forward kernel ignores it. */
   int32_t deterministic;
-  /** 1: packed sequences (FlashAttention's varlen): one forward kernel for
-   *  every batch of sequences packed along N (batch, seq_q and seq_kv above
-   *  are then ignored; launch with faAttentionForwardVarlen). The WGMMA
-   *  forward (sm_90) only. */
+  /** 1: packed sequences (FlashAttention's varlen): one kernel for every
+   *  batch of sequences packed along N (batch, seq_q and seq_kv above are
+   *  then ignored; launch with faAttentionForwardVarlen or, FA_BACKWARD,
+   *  faAttentionBackwardVarlen). The WGMMA kernels (sm_90) only; a varlen
+   *  backward is not deterministic. */
   int32_t varlen;
 } faConfig;
 
@@ -178,10 +179,17 @@ FA_CAPI_EXPORT int faKernelCacheHit(faKernel kernel);
 FA_CAPI_EXPORT const char *faKernelGetLastError(faKernel kernel);
 
 /** Bytes of device workspace faAttentionBackward() needs (256-byte aligned
- *  allocation). Fails for a forward kernel, and for sizes the runtime does
- *  not support (never a success with 0 bytes). */
+ *  allocation). Fails for a forward kernel, for a varlen kernel (whose
+ *  workspace is the call's: faBackwardWorkspaceBytesVarlen), and for sizes
+ *  the runtime does not support (never a success with 0 bytes). */
 FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytes(faKernel kernel,
                                                  uint64_t *bytes);
+/** The same for a varlen backward kernel's call on `total_q` packed query
+ *  rows (the workspace holds f32 delta and dQ rows of every packed row).
+ *  API version 5. */
+FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytesVarlen(faKernel kernel,
+                                                       int64_t total_q,
+                                                       uint64_t *bytes);
 
 /** Validates the call against the kernel's metadata, then launches the
  *  forward on `stream` (asynchronous). lse (f32 [B,Hq,Nq]) may be 0 only if
@@ -219,6 +227,19 @@ FA_CAPI_EXPORT faStatus faAttentionForwardVarlen(
 FA_CAPI_EXPORT faStatus faAttentionBackward(
     faKernel kernel, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
     uint64_t dout, uint64_t lse, uint64_t dq, uint64_t dk, uint64_t dv,
+    uint64_t workspace, const faBackwardStrides *strides, uint64_t stream);
+
+/** The backward of a varlen kernel (faConfig.varlen with FA_BACKWARD) on
+ *  `sequences` sequences packed along N, as faAttentionForwardVarlen's
+ *  (o and lse that forward's outputs); max_seqlen_k the longest key
+ *  sequence (the main kernel's grid). dk and dv rows outside every
+ *  sequence are not written; dq's are written with zeros. `workspace`:
+ *  faBackwardWorkspaceBytesVarlen() bytes. API version 5. */
+FA_CAPI_EXPORT faStatus faAttentionBackwardVarlen(
+    faKernel kernel, int64_t total_q, int64_t total_kv, int64_t sequences,
+    int64_t max_seqlen_q, int64_t max_seqlen_k, uint64_t q, uint64_t k,
+    uint64_t v, uint64_t o, uint64_t dout, uint64_t lse, uint64_t dq,
+    uint64_t dk, uint64_t dv, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     uint64_t workspace, const faBackwardStrides *strides, uint64_t stream);
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fa-c/FlashMLIR.h"
+#include "Handles.h"
 
 #include "fa/Compiler/Compiler.h"
 #include "fa/Jit/Jit.h"
@@ -20,96 +20,9 @@
 #include <utility>
 
 using namespace fa;
-
-struct faContext_ {
-  std::unique_ptr<rt::KernelCache> cache;
-  std::mutex mutex;
-  std::string lastError;
-  std::string lastWarning; ///< Of the last faCompile / faPrecompile.
-};
-
-struct faKernel_ {
-  rt::Kernel kernel;
-  std::string metadataText;
-  faDirection direction = FA_FORWARD;
-  bool cacheHit = false;
-  std::mutex mutex;
-  std::string lastError;
-  faKernel_(rt::Kernel k) : kernel(std::move(k)) {}
-};
+using namespace fa::capi;
 
 namespace {
-
-thread_local std::string tlsLastError;
-
-/// What a registered handle points at. A handle of one kind passed where
-/// the other is expected is as invalid as a destroyed one: the two structs
-/// have nothing in common to read.
-enum class HandleKind { Context, Kernel };
-
-const char *toString(HandleKind kind) {
-  return kind == HandleKind::Context ? "context" : "kernel";
-}
-
-std::mutex &registryMutex() {
-  static std::mutex m;
-  return m;
-}
-/// Every live handle, with its kind.
-std::unordered_map<const void *, HandleKind> &registry() {
-  static auto *r = new std::unordered_map<const void *, HandleKind>();
-  return *r;
-}
-/// Whether `handle` is a live handle of `kind`.
-bool isLive(const void *handle, HandleKind kind) {
-  if (!handle)
-    return false;
-  std::lock_guard<std::mutex> lock(registryMutex());
-  auto it = registry().find(handle);
-  return it != registry().end() && it->second == kind;
-}
-void registerHandle(const void *h, HandleKind kind) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  registry()[h] = kind;
-}
-/// Removes `h` if it is a live handle of `kind`; false otherwise.
-bool unregisterHandle(const void *h, HandleKind kind) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  auto it = registry().find(h);
-  if (it == registry().end() || it->second != kind)
-    return false;
-  registry().erase(it);
-  return true;
-}
-/// The message for a handle that is not a live one of `kind`: names a handle
-/// of the other kind as such, since that mistake is easy to make in C.
-std::string invalidHandle(const char *fn, const void *handle, HandleKind kind) {
-  std::string message =
-      std::string(fn) + ": invalid " + toString(kind) + " handle";
-  HandleKind other =
-      kind == HandleKind::Context ? HandleKind::Kernel : HandleKind::Context;
-  if (isLive(handle, other))
-    message += std::string(" (got a ") + toString(other) + " handle)";
-  return message;
-}
-
-faStatus ok() {
-  tlsLastError.clear();
-  return FA_SUCCESS;
-}
-faStatus fail(faStatus status, std::string message) {
-  if (message.empty())
-    message = "unknown error";
-  tlsLastError = std::move(message);
-  return status;
-}
-template <typename H>
-faStatus fail(H *handle, faStatus status, std::string message) {
-  faStatus s = fail(status, std::move(message));
-  std::lock_guard<std::mutex> lock(handle->mutex);
-  handle->lastError = tlsLastError;
-  return s;
-}
 
 /// Records the cache's non-fatal problem of a compile on `context` (""
 /// clears it), where faContextGetLastWarning() reports it.
@@ -223,22 +136,13 @@ faStatus compileToPTX(mlir::fa::AttentionConfig config,
   return FA_SUCCESS;
 }
 
-faKernel_ *liveKernel(faKernel k) {
-  return isLive(k, HandleKind::Kernel) ? static_cast<faKernel_ *>(k) : nullptr;
-}
-
-faContext_ *liveContext(faContext c) {
-  return isLive(c, HandleKind::Context) ? static_cast<faContext_ *>(c)
-                                        : nullptr;
-}
-
 } // namespace
 
 extern "C" {
 
 int faGetApiVersion(void) { return FA_CAPI_VERSION; }
 const char *faCompilerVersion(void) { return mlir::fa::compilerVersion(); }
-const char *faGetLastError(void) { return tlsLastError.c_str(); }
+const char *faGetLastError(void) { return threadLastError().c_str(); }
 
 const char *faStatusString(faStatus status) {
   switch (status) {
@@ -340,7 +244,7 @@ faStatus faCompile(faContext context, const faConfig *config,
   setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
-    return fail(context, s, tlsLastError);
+    return fail(context, s, threadLastError());
   jit::JitOptions options;
   options.chip = c.chip;
   c.backward = false; // getBackwardKernel sets it itself.
@@ -401,7 +305,7 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   setWarning(context, "");
   mlir::fa::AttentionConfig c;
   if (faStatus s = toAttentionConfig(config, direction, c))
-    return fail(context, s, tlsLastError);
+    return fail(context, s, threadLastError());
   // The entry faCompile() looks up on a device of that chip (PTX: no driver
   // or ptxas needed here).
   jit::JitOptions options;
@@ -455,174 +359,6 @@ const char *faKernelGetLastError(faKernel kernel) {
   return k->lastError.c_str();
 }
 
-/// The live kernel behind `kernel` if it is of `kind`; otherwise records
-/// the error (`fn` names the caller) in `status` and returns null.
-static faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
-                               const char *fn, faStatus &status) {
-  faKernel_ *k = liveKernel(kernel);
-  if (!k) {
-    status = fail(FA_ERROR_INVALID_HANDLE,
-                  invalidHandle(fn, kernel, HandleKind::Kernel));
-    return nullptr;
-  }
-  if (k->kernel.metadata().kind != kind) {
-    status =
-        fail(k, FA_ERROR_INVALID_ARGUMENT,
-             std::string(fn) + ": not a " +
-                 (kind == rt::KernelKind::Forward ? "forward" : "backward") +
-                 " kernel");
-    return nullptr;
-  }
-  return k;
-}
 
-faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
-                              "faBackwardWorkspaceBytes", status);
-  if (!k)
-    return status;
-  if (!bytes)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  uint64_t needed = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
-  // 0 is how the runtime says the sizes are beyond what it supports; a
-  // caller must not take it for "no workspace needed".
-  if (needed == 0)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytes: the kernel's sizes are beyond what "
-                "the runtime supports (at most 2^31-1 elements per tensor)");
-  *bytes = needed;
-  return ok();
-}
-
-faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k, uint64_t v,
-                            uint64_t o, uint64_t lse,
-                            const faForwardStrides *strides, uint64_t stream) {
-  faKernel_ *kh = liveKernel(kernel);
-  // A runtime-shapes kernel has no shape of its own (0): the launch says so.
-  const rt::KernelMetadata *m = kh ? &kh->kernel.metadata() : nullptr;
-  return faAttentionForwardShape(kernel, m ? m->batch : 0, m ? m->seqQ : 0,
-                                 m ? m->seqKV : 0, q, k, v, o, lse, strides,
-                                 stream);
-}
-
-namespace {
-
-/// One forward call: the kernel checked, the arguments of its shape (and,
-/// for packed sequences, their offsets), `strides` (NULL: dense) and the
-/// launch.
-struct ForwardCall {
-  const char *what;
-  int64_t batch, seqQ, seqKV;
-  uint64_t q, k, v, o, lse;
-  uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
-  int64_t sequences = 0, maxSeqQ = 0;
-};
-
-faStatus launchForward(faKernel kernel, const ForwardCall &call,
-                       const faForwardStrides *strides, uint64_t stream) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *kh =
-      kernelOfKind(kernel, rt::KernelKind::Forward, call.what, status);
-  if (!kh)
-    return status;
-  auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
-  args.batch = call.batch;
-  args.seqQ = call.seqQ;
-  args.seqKV = call.seqKV;
-  args.setContiguousStrides();
-  args.q = call.q;
-  args.k = call.k;
-  args.v = call.v;
-  args.o = call.o;
-  args.lse = call.lse;
-  args.cuSeqlensQ = call.cuSeqlensQ;
-  args.cuSeqlensK = call.cuSeqlensK;
-  args.sequences = call.sequences;
-  args.maxSeqQ = call.maxSeqQ;
-  if (strides) {
-    for (int i = 0; i < 4; ++i) {
-      args.strideQ[i] = strides->q[i];
-      args.strideK[i] = strides->k[i];
-      args.strideV[i] = strides->v[i];
-      args.strideO[i] = strides->o[i];
-    }
-    for (int i = 0; i < 3; ++i)
-      args.strideLSE[i] = strides->lse[i];
-  }
-  rt::Status s = rt::attentionForward(kh->kernel, args,
-                                      reinterpret_cast<CUstream>(stream));
-  if (!s.ok())
-    return fail(kh, FA_ERROR_LAUNCH, s.message());
-  return ok();
-}
-
-} // namespace
-
-faStatus faAttentionForwardVarlen(faKernel kernel, int64_t total_q,
-                                  int64_t total_kv, int64_t sequences,
-                                  int64_t max_seqlen_q, uint64_t q, uint64_t k,
-                                  uint64_t v, uint64_t o, uint64_t lse,
-                                  uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
-                                  const faForwardStrides *strides,
-                                  uint64_t stream) {
-  return launchForward(kernel,
-                       {"faAttentionForwardVarlen", 1, total_q, total_kv, q, k,
-                        v, o, lse, cu_seqlens_q, cu_seqlens_k, sequences,
-                        max_seqlen_q},
-                       strides, stream);
-}
-
-faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
-                                 int64_t seq_kv, uint64_t q, uint64_t k,
-                                 uint64_t v, uint64_t o, uint64_t lse,
-                                 const faForwardStrides *strides,
-                                 uint64_t stream) {
-  return launchForward(
-      kernel, {"faAttentionForward", batch, seq_q, seq_kv, q, k, v, o, lse},
-      strides, stream);
-}
-
-faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,
-                             uint64_t v, uint64_t o, uint64_t dout,
-                             uint64_t lse, uint64_t dq, uint64_t dk,
-                             uint64_t dv, uint64_t workspace,
-                             const faBackwardStrides *strides,
-                             uint64_t stream) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Backward,
-                               "faAttentionBackward", status);
-  if (!kh)
-    return status;
-  auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
-  args.q = q;
-  args.k = k;
-  args.v = v;
-  args.o = o;
-  args.dO = dout;
-  args.lse = lse;
-  args.dq = dq;
-  args.dk = dk;
-  args.dv = dv;
-  if (strides) {
-    for (int i = 0; i < 4; ++i) {
-      args.strideQ[i] = strides->q[i];
-      args.strideK[i] = strides->k[i];
-      args.strideV[i] = strides->v[i];
-      args.strideO[i] = strides->o[i];
-      args.strideDO[i] = strides->dout[i];
-      args.strideDQ[i] = strides->dq[i];
-      args.strideDK[i] = strides->dk[i];
-      args.strideDV[i] = strides->dv[i];
-    }
-    for (int i = 0; i < 3; ++i)
-      args.strideLSE[i] = strides->lse[i];
-  }
-  rt::Status s = rt::attentionBackward(kh->kernel, args, workspace,
-                                       reinterpret_cast<CUstream>(stream));
-  if (!s.ok())
-    return fail(kh, FA_ERROR_LAUNCH, s.message());
-  return ok();
-}
 
 } // extern "C"

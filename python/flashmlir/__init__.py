@@ -289,6 +289,27 @@ class Kernel:
             int(max_seqlen_q), q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, s,
             stream))
 
+    def workspace_bytes_varlen(self, total_q):
+        """The workspace of a varlen backward call on total_q packed query
+        rows."""
+        n = ctypes.c_uint64(0)
+        _check(_library().faBackwardWorkspaceBytesVarlen(
+            self._handle, int(total_q), ctypes.byref(n)))
+        return n.value
+
+    def backward_varlen(self, q, k, v, o, dout, lse, dq, dk, dv,
+                        cu_seqlens_q, cu_seqlens_k, workspace, sequences,
+                        max_seqlen_q, max_seqlen_k, total_q, total_kv,
+                        strides=None, stream=0):
+        """Launches a varlen backward kernel set on device pointers (ints):
+        dense [1, H, total, D] tensors, the sequences as forward_varlen's,
+        the longest key sequence max_seqlen_k."""
+        s = ctypes.byref(strides) if strides is not None else None
+        _check(_library().faAttentionBackwardVarlen(
+            self._handle, int(total_q), int(total_kv), int(sequences),
+            int(max_seqlen_q), int(max_seqlen_k), q, k, v, o, dout, lse, dq,
+            dk, dv, cu_seqlens_q, cu_seqlens_k, workspace, s, stream))
+
     def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
                         strides=None, stream=0):
         """Launches the backward kernel set on device pointers (ints)."""

@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 4
+API_VERSION = 5
 
 # faStatus
 SUCCESS = 0
@@ -109,6 +109,11 @@ def _declare(lib):
                                         u64]),
         "faAttentionBackward": (i32, [P] + [u64] * 10 +
                                 [ctypes.POINTER(faBackwardStrides), u64]),
+        "faBackwardWorkspaceBytesVarlen": (i32, [P, i64,
+                                                 ctypes.POINTER(u64)]),
+        "faAttentionBackwardVarlen": (i32, [P] + [i64] * 5 + [u64] * 12 +
+                                      [ctypes.POINTER(faBackwardStrides),
+                                       u64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

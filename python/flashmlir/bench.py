@@ -509,6 +509,10 @@ def main(argv=None):
     ap.add_argument("--runtime-shapes", action="store_true",
                     help="our forward on its runtime-shapes kernel (one for "
                          "every length) instead of one built for each shape")
+    ap.add_argument("--varlen", action="store_true",
+                    help="packed sequences (flashmlir.varlen_attention, "
+                         "equal and mixed lengths) against the dense batch "
+                         "of the same tokens")
     ap.add_argument("--precompile", action="store_true",
                     help="only fill the kernel cache (no GPU needed)")
     ap.add_argument("--chip", default="sm_90", help="with --precompile")
@@ -536,6 +540,9 @@ def main(argv=None):
     args.causal = {"both": [False, True], "yes": [True],
                    "no": [False]}[args.causal]
     args.impls = ["flashmlir"] + args.peers
+    if args.varlen:
+        from . import bench_varlen
+        return bench_varlen.run(args)
     todo = shapes(args.hdims, args.seqlens, args.causal)
     if args.precompile:
         return precompile_all(args, todo)

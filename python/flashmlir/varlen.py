@@ -1,6 +1,6 @@
 """flashmlir.varlen_attention: sequences packed along N (FlashAttention's
-varlen), forward on sm_90's WGMMA kernel; one compiled kernel serves every
-batch of lengths."""
+varlen), forward and backward on sm_90's WGMMA kernels; one compiled kernel
+(set) serves every batch of lengths."""
 
 import math
 
@@ -61,6 +61,128 @@ def _check_varlen_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                              "sequence), got %r" % (name, label, rows, value))
 
 
+def _config(q, v, causal, scale, window, softcap):
+    """The varlen Config of a call's dtype, heads, head dims and masks."""
+    _, heads_q, head_dim = q.shape
+    _, heads_kv, head_dim_v = v.shape
+    return Config(
+        dtype=_TORCH_DTYPES[q.dtype], heads_q=heads_q, heads_kv=heads_kv,
+        head_dim=head_dim, head_dim_v=head_dim_v,
+        scale=None if scale is None else float(scale), causal=bool(causal),
+        window=window, softcap=None if not softcap else float(softcap),
+        varlen=True)
+
+
+def _kernel(config, key, backward=False):
+    """The compiled kernel of `config` (one per direction and key)."""
+    key = key + (backward,)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        kernel = _compile(config, backward=backward)
+        _kernels[key] = kernel
+    return kernel
+
+
+def _packed(t):
+    """(total, H, D) as the kernels' [1, H, total, D]: a view."""
+    return t.unsqueeze(0).transpose(1, 2)
+
+
+class _Sequences:
+    """What a call says about its packed sequences."""
+
+    def __init__(self, q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                 max_seqlen_k):
+        self.offsets_q = cu_seqlens_q.contiguous()
+        self.offsets_k = cu_seqlens_k.contiguous()
+        self.count = self.offsets_q.numel() - 1
+        self.max_q, self.max_k = max_seqlen_q, max_seqlen_k
+        self.total_q, self.total_k = q.shape[0], k.shape[0]
+
+
+def _forward(kernel, q, k, v, seqs):
+    """o and lse ([1, Hq, total_q, Dv] and [1, Hq, total_q], dense) of one
+    call."""
+    # (total, H, D) is the kernels' [1, H, total, D] with row stride H*D:
+    # read through TMA descriptors, in place where the strides allow.
+    views = []
+    for t in (q, k, v):
+        view = _packed(t)
+        if view.stride(3) != 1 or any(
+                s * t.element_size() % 16 for s in view.stride()[1:3]):
+            view = view.contiguous()
+        views.append(view)
+    qv, kv, vv = views
+    heads_q, head_dim_v = q.shape[1], v.shape[2]
+    o = torch.empty(1, heads_q, seqs.total_q, head_dim_v, dtype=q.dtype,
+                    device=q.device)
+    lse = torch.empty(1, heads_q, seqs.total_q, dtype=torch.float32,
+                      device=q.device)
+    strides = _capi.faForwardStrides()
+    for name, t in (("q", qv), ("k", kv), ("v", vv), ("o", o)):
+        getattr(strides, name)[:] = t.stride()
+    strides.lse[:] = lse.stride()
+    with torch.cuda.device(q.device):
+        kernel.forward_varlen(
+            qv.data_ptr(), kv.data_ptr(), vv.data_ptr(), o.data_ptr(),
+            lse.data_ptr(), seqs.offsets_q.data_ptr(),
+            seqs.offsets_k.data_ptr(), sequences=seqs.count,
+            max_seqlen_q=seqs.max_q, total_q=seqs.total_q,
+            total_kv=seqs.total_k, strides=strides, stream=_stream(q))
+    return o, lse
+
+
+def _backward(kernel, q, k, v, o, lse, do, seqs):
+    """dq, dk, dv ((total, H, D) views of dense [1, H, total, D] buffers)
+    of <do, o>; rows of no sequence: dq 0, dk and dv 0 too (zeroed here:
+    the kernels leave them)."""
+    # The backward kernels take dense [1, H, total, D] tensors.
+    qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
+    dq = torch.empty_like(qd)
+    dk = torch.zeros_like(kd)
+    dv = torch.zeros_like(vd)
+    workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
+                            dtype=torch.uint8, device=q.device)
+    with torch.cuda.device(q.device):
+        kernel.backward_varlen(
+            qd.data_ptr(), kd.data_ptr(), vd.data_ptr(), o.data_ptr(),
+            dod.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+            dv.data_ptr(), seqs.offsets_q.data_ptr(),
+            seqs.offsets_k.data_ptr(), workspace.data_ptr(),
+            sequences=seqs.count, max_seqlen_q=seqs.max_q,
+            max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
+            total_kv=seqs.total_k, stream=_stream(q))
+    return tuple(t[0].transpose(0, 1) for t in (dq, dk, dv))
+
+
+class _VarlenFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, seqs, config, key):
+        kernel = _kernel(config, key)
+        o, lse = _forward(kernel, q, k, v, seqs)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.seqs, ctx.config, ctx.key = seqs, config, key
+        ctx.set_materialize_grads(False)
+        return o[0].transpose(0, 1), lse[0]
+
+    @staticmethod
+    def backward(ctx, do, dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        if dlse is not None and (torch.cuda.is_current_stream_capturing() or
+                                 bool(torch.any(dlse != 0))):
+            raise NotImplementedError(
+                "flashmlir.varlen_attention: the gradient through lse is not "
+                "supported for packed sequences (the dense attention() has "
+                "it); use o only in the loss")
+        if do is None:
+            return None, None, None, None, None, None
+        if do.dtype != q.dtype:
+            do = do.to(q.dtype)
+        kernel = _kernel(ctx.config, ctx.key, backward=True)
+        dq, dk, dv = _backward(kernel, q, k, v, o, lse, do, ctx.seqs)
+        return dq, dk, dv, None, None, None
+
+
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, causal=False, scale=None, window=None,
                      softcap=None, return_lse=False):
@@ -78,59 +200,20 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     with return_lse the natural-log lse (Hq, total_q), float32. Rows outside
     every sequence are left as they are (uninitialised).
 
-    Forward only: the varlen backward has no GPU kernel yet, so inputs that
-    require grad under autograd are refused (torch.no_grad() or detach())."""
+    Differentiable (sm_90's WGMMA backward, head dims 64, 128 or 256; one
+    compiled kernel set for every batch of lengths): dq, dk and dv of rows
+    outside every sequence are 0. The gradient through lse is refused
+    (NotImplementedError) for packed sequences."""
     _check_varlen_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k)
-    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
-                                    v.requires_grad):
-        raise NotImplementedError(
-            "flashmlir.varlen_attention: the varlen backward has no GPU "
-            "kernel yet (it runs on the CPU path only); call it under "
-            "torch.no_grad() or on tensors that do not require grad")
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise ValueError("flashmlir.varlen_attention: scale must be a "
                          "positive finite number, got %r" % (scale,))
-    total_q, heads_q, head_dim = q.shape
-    total_k, heads_kv, head_dim_v = v.shape
     window = _window(window)
-    key = (q.dtype, heads_q, heads_kv, head_dim, head_dim_v, bool(causal),
-           scale, window, softcap)
-    kernel = _kernels.get(key)
-    if kernel is None:
-        kernel = _compile(Config(
-            dtype=_TORCH_DTYPES[q.dtype], heads_q=heads_q, heads_kv=heads_kv,
-            head_dim=head_dim, head_dim_v=head_dim_v,
-            scale=None if scale is None else float(scale),
-            causal=bool(causal), window=window,
-            softcap=None if not softcap else float(softcap), varlen=True))
-        _kernels[key] = kernel
-    # (total, H, D) is the kernels' [1, H, total, D] with row stride H*D:
-    # read through TMA descriptors, in place where the strides allow.
-    views = []
-    for t in (q, k, v):
-        view = t.unsqueeze(0).transpose(1, 2)
-        if view.stride(3) != 1 or any(
-                s * t.element_size() % 16 for s in view.stride()[1:3]):
-            view = view.contiguous()
-        views.append(view)
-    qv, kv, vv = views
-    o = torch.empty(1, heads_q, total_q, head_dim_v, dtype=q.dtype,
-                    device=q.device)
-    lse = torch.empty(1, heads_q, total_q, dtype=torch.float32,
-                      device=q.device)
-    strides = _capi.faForwardStrides()
-    for name, t in (("q", qv), ("k", kv), ("v", vv), ("o", o)):
-        getattr(strides, name)[:] = t.stride()
-    strides.lse[:] = lse.stride()
-    offsets_q = cu_seqlens_q.contiguous()
-    offsets_k = cu_seqlens_k.contiguous()
-    with torch.cuda.device(q.device):
-        kernel.forward_varlen(
-            qv.data_ptr(), kv.data_ptr(), vv.data_ptr(), o.data_ptr(),
-            lse.data_ptr(), offsets_q.data_ptr(), offsets_k.data_ptr(),
-            sequences=offsets_q.numel() - 1, max_seqlen_q=max_seqlen_q,
-            total_q=total_q, total_kv=total_k, strides=strides,
-            stream=_stream(q))
-    out = o[0].transpose(0, 1)
-    return (out, lse[0]) if return_lse else out
+    key = (q.dtype, q.shape[1], k.shape[1], q.shape[2], v.shape[2],
+           bool(causal), scale, window, softcap)
+    config = _config(q, v, causal, scale, window, softcap)
+    seqs = _Sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                      max_seqlen_k)
+    out, lse = _VarlenFunction.apply(q, k, v, seqs, config, key)
+    return (out, lse) if return_lse else out

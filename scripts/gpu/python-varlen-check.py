@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""flashmlir.varlen_attention on the GPU against float64, per sequence.
+"""flashmlir.varlen_attention on the GPU against float64, per sequence,
+forward and gradients.
 
 Batches of packed sequences (lengths 0, 1, 17, 1000, 4097, Nq != Nk,
 key-less sequences, GQA, masks, softcap, a packed-QKV view) with a few
 padding rows after the last sequence; outputs poisoned with NaN (empty()
 patched as in python-check.py): every row of a sequence must be written,
-and the padding rows must stay NaN. Then the errors a user gets: inputs that
-require grad, bad offsets' dtype.
+and the padding rows of o and lse must stay NaN. Through autograd (the loss
+weighs the sequences' rows of o by dO), dq, dk and dv of every sequence
+against the float64 autograd of that sequence alone; their padding rows
+must be 0. Then the errors a user gets: the gradient through lse, bad
+offsets' dtype.
 
     python3 scripts/gpu/python-varlen-check.py   # carry .gpu-carry
 """
@@ -58,57 +62,84 @@ def run_case(flashmlir, torch, case, seed):
     cu_q, cu_k = offsets(lengths_q), offsets(lengths_k)
     total_q, total_k = cu_q[-1] + PADDING, cu_k[-1] + PADDING
     if packed:  # slices of one (total, 3, H, D) tensor: strided rows
-        qkv = rand(total_q, 3, hq, d)
+        qkv = rand(total_q, 3, hq, d).requires_grad_()
         q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+        leaves = (qkv,)
     else:
-        q, k, v = rand(total_q, hq, d), rand(total_k, hkv, d), \
-            rand(total_k, hkv, dv)
+        q, k, v = (rand(total_q, hq, d).requires_grad_(),
+                   rand(total_k, hkv, d).requires_grad_(),
+                   rand(total_k, hkv, dv).requires_grad_())
+        leaves = (q, k, v)
     o, lse = flashmlir.varlen_attention(
         q, k, v, torch.tensor(cu_q, dtype=torch.int32, device="cuda"),
         torch.tensor(cu_k, dtype=torch.int32, device="cuda"),
         max(lengths_q), max(lengths_k), causal=causal, window=window,
         softcap=softcap, return_lse=True)
+    # The loss weighs the sequences' rows only (the padding rows of o are
+    # not written).
+    do = rand(total_q, hq, dv)
+    end_q = cu_q[-1]
+    (o[:end_q].float() * do[:end_q].float()).sum().backward()
     torch.cuda.synchronize()
+    if packed:
+        grads = (qkv.grad[:, 0], qkv.grad[:, 1], qkv.grad[:, 2])
+    else:
+        grads = tuple(t.grad for t in leaves)
     scale = 1.0 / math.sqrt(d)
-    errors = {"o": 0.0, "lse": 0.0}
-    ok = True
-    got_o, got_lse, want_o, want_lse = [], [], [], []
+    got = {name: [] for name in ("o", "lse", "dq", "dk", "dv")}
+    want = {name: [] for name in got}
     for b, (nq, nk) in enumerate(zip(lengths_q, lengths_k)):
-        if nq == 0:
-            continue
         rows_q = slice(cu_q[b], cu_q[b] + nq)
         rows_k = slice(cu_k[b], cu_k[b] + nk)
-        if nk == 0:
+        q64, k64, v64 = (t[rows].detach().transpose(0, 1).unsqueeze(0)
+                         .double().requires_grad_()
+                         for t, rows in ((q, rows_q), (k, rows_k),
+                                         (v, rows_k)))
+        if nq and nk:
+            ref_o, ref_lse = python_check.reference(q64, k64, v64, causal,
+                                                    scale, window, softcap)
+            (ref_o * do[rows_q].transpose(0, 1).unsqueeze(0).double()
+             ).sum().backward()
+        else:
             ref_o = torch.zeros(1, hq, nq, dv, dtype=torch.float64,
                                 device="cuda")
             ref_lse = torch.full((1, hq, nq), float("-inf"),
                                  dtype=torch.float64, device="cuda")
+        refs = {"o": ref_o, "lse": ref_lse}
+        for name, t64 in (("dq", q64), ("dk", k64), ("dv", v64)):
+            refs[name] = t64.grad if t64.grad is not None else \
+                torch.zeros_like(t64)
+        mine = {"o": o[rows_q].transpose(0, 1), "lse": lse[:, rows_q],
+                "dq": grads[0][rows_q].transpose(0, 1),
+                "dk": grads[1][rows_k].transpose(0, 1),
+                "dv": grads[2][rows_k].transpose(0, 1)}
+        for name in got:
+            got[name].append(mine[name].double().flatten())
+            want[name].append(refs[name][0].flatten())
+    errors = {}
+    ok = True
+    for name in got:
+        g, w = torch.cat(got[name]), torch.cat(want[name])
+        if name == "lse":
+            finite = torch.isfinite(w)
+            written = bool(torch.isfinite(g[finite]).all()) and \
+                bool((g[~finite] == w[~finite]).all())
+            err = (g - w)[finite].abs().max().item() \
+                if written and finite.any() else \
+                (0.0 if written else float("inf"))
+            ok = ok and err <= python_check.LSE_TOLERANCE
         else:
-            ref_o, ref_lse = python_check.reference(
-                q[rows_q].transpose(0, 1).unsqueeze(0),
-                k[rows_k].transpose(0, 1).unsqueeze(0),
-                v[rows_k].transpose(0, 1).unsqueeze(0), causal, scale, window,
-                softcap)
-        got_o.append(o[rows_q].transpose(0, 1).double().flatten())
-        want_o.append(ref_o[0].flatten())
-        got_lse.append(lse[:, rows_q].double().flatten())
-        want_lse.append(ref_lse[0].flatten())
-    got_o, want_o = torch.cat(got_o), torch.cat(want_o)
-    got_lse, want_lse = torch.cat(got_lse), torch.cat(want_lse)
-    written = bool(torch.isfinite(got_o).all())
-    errors["o"] = python_check.rel_l2(got_o, want_o) if written else \
-        float("inf")
-    finite = torch.isfinite(want_lse)
-    lse_written = bool(torch.isfinite(got_lse[finite]).all()) and \
-        bool((got_lse[~finite] == want_lse[~finite]).all())
-    errors["lse"] = (got_lse - want_lse)[finite].abs().max().item() \
-        if lse_written and finite.any() else (0.0 if lse_written
-                                              else float("inf"))
-    ok = errors["o"] <= python_check.TOLERANCE[dtype_name] and \
-        errors["lse"] <= python_check.LSE_TOLERANCE
-    # Padding rows belong to no sequence: still poisoned.
-    padding_untouched = bool(torch.isnan(o[cu_q[-1]:]).all()) and \
-        bool(torch.isnan(lse[:, cu_q[-1]:]).all())
+            written = bool(torch.isfinite(g).all())
+            err = python_check.rel_l2(g, w) if written else float("inf")
+            ok = ok and err <= python_check.TOLERANCE[dtype_name]
+        errors[name] = err
+    # Padding rows belong to no sequence: o and lse still poisoned, their
+    # gradients 0.
+    padding_untouched = bool(torch.isnan(o[end_q:]).all()) and \
+        bool(torch.isnan(lse[:, end_q:]).all()) and \
+        bool((grads[0][end_q:] == 0).all()) and \
+        bool((grads[1][cu_k[-1]:] == 0).all()) and \
+        bool((grads[2][cu_k[-1]:] == 0).all())
     return ok and padding_untouched, errors, padding_untouched
 
 
@@ -140,14 +171,16 @@ def main():
         print("%s varlen %s: %s; padding rows %s" % (
             "PASS" if ok else "FAIL", case,
             " ".join("%s=%.1e" % kv for kv in errors.items()),
-            "untouched" if padding else "WRITTEN"))
+            "untouched (gradients 0)" if padding else "WRITTEN"))
     # What a user gets wrong is refused with a clear error.
     q = torch.randn(10, 2, 64, device="cuda", dtype=torch.bfloat16)
     cu = torch.tensor([0, 10], dtype=torch.int32, device="cuda")
+    def lse_gradient():
+        _, lse = flashmlir.varlen_attention(q.clone().requires_grad_(), q, q,
+                                            cu, cu, 10, 10, return_lse=True)
+        lse.sum().backward()
     for label, call, expected in (
-            ("requires grad", lambda: flashmlir.varlen_attention(
-                q.clone().requires_grad_(), q, q, cu, cu, 10, 10),
-             NotImplementedError),
+            ("the gradient through lse", lse_gradient, NotImplementedError),
             ("int64 offsets", lambda: flashmlir.varlen_attention(
                 q, q, q, cu.long(), cu, 10, 10), ValueError),
             ("max_seqlen_q past the rows", lambda: flashmlir.varlen_attention(

@@ -201,6 +201,33 @@ def test_deterministic_backward_takes_turn_counters():
                                    backward=True)
 
 
+def test_varlen_backward_takes_packed_sequences():
+    cfg = Config(heads_q=4, heads_kv=2, head_dim=128, causal=True,
+                 chip="sm_90", varlen=True)
+    bwd = flashmlir.compile_unloaded(cfg, backward=True)
+    md = bwd.metadata_dict()
+    assert md["kind"] == "backward" and md["varlen"] == "1"
+    assert "cu_seqlens_k" in md["args"].split(",")
+    # The workspace is the call's: f32 delta and dQ of every packed row.
+    with pytest.raises(FlashMLIRError, match="WorkspaceBytesVarlen"):
+        bwd.workspace_bytes()
+    rows = 300 * 4
+    assert bwd.workspace_bytes_varlen(300) == \
+        (rows * 4 + 255) // 256 * 256 + rows * 128 * 4
+    gib = 1 << 30
+    ptrs = [i * gib for i in range(1, 12)]
+    # Valid, then the kernel has no code; a bad longest key sequence first.
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        bwd.backward_varlen(*ptrs, 12 * gib, sequences=3, max_seqlen_q=200,
+                            max_seqlen_k=250, total_q=300, total_kv=500)
+    with pytest.raises(FlashMLIRError, match="max_seqlen_k 501"):
+        bwd.backward_varlen(*ptrs, 12 * gib, sequences=3, max_seqlen_q=200,
+                            max_seqlen_k=501, total_q=300, total_kv=500)
+    with pytest.raises(FlashMLIRError, match="deterministic with packed"):
+        flashmlir.compile_unloaded(
+            dataclasses.replace(cfg, deterministic=True), backward=True)
+
+
 def test_config_is_hashable_for_the_kernel_cache():
     assert hash(Config(causal=True)) == hash(Config(causal=True))
     assert Config(causal=True) != Config()

@@ -244,6 +244,60 @@ TEST_F(CApiTest, VarlenKernelsTakePackedSequences) {
   EXPECT_TRUE(lastErrorContains("varlen must be 0 or 1"));
 }
 
+TEST_F(CApiTest, VarlenBackwardTakesPackedSequences) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.varlen = 1;
+  c.batch = c.seq_q = c.seq_kv = 0; // ignored for packed sequences
+  faKernel backward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
+      << faGetLastError();
+  const std::string meta = faKernelMetadata(backward);
+  EXPECT_NE(meta.find("kind = backward"), std::string::npos);
+  EXPECT_NE(meta.find("varlen = 1"), std::string::npos);
+  // The workspace is the call's: delta and dQ (f32) of every packed row.
+  uint64_t bytes = 0;
+  EXPECT_EQ(faBackwardWorkspaceBytes(backward, &bytes),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("faBackwardWorkspaceBytesVarlen"));
+  ASSERT_EQ(faBackwardWorkspaceBytesVarlen(backward, 300, &bytes), FA_SUCCESS)
+      << faGetLastError();
+  const uint64_t rows = 300 * uint64_t(c.heads_q);
+  EXPECT_EQ(bytes, (rows * 4 + 255) / 256 * 256 + rows * c.head_dim * 4);
+  EXPECT_EQ(faBackwardWorkspaceBytesVarlen(backward, 0, &bytes),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("total_q = 0 must be positive"));
+  const uint64_t gib = uint64_t(1) << 30;
+  // Three sequences in 300 query and 500 key rows, the longest 200 and
+  // 250: valid, then only the missing code stops the launch.
+  auto launch = [&](int64_t maxK, uint64_t cuQ) {
+    return faAttentionBackwardVarlen(
+        backward, 300, 500, 3, 200, maxK, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+        5 * gib, 6 * gib, 7 * gib, 8 * gib, 9 * gib, cuQ, 10 * gib + 64,
+        11 * gib, nullptr, 0);
+  };
+  EXPECT_EQ(launch(250, 10 * gib), FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  EXPECT_EQ(launch(250, 0), FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("cu_seqlens_q is null")) << faGetLastError();
+  EXPECT_EQ(launch(501, 10 * gib), FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("max_seqlen_k 501")) << faGetLastError();
+  // A dense launch of it has no sequences.
+  EXPECT_EQ(faAttentionBackward(backward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                                5 * gib, 6 * gib, 7 * gib, 8 * gib, 9 * gib,
+                                11 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
+  // Not deterministic, and only where the WGMMA backward runs.
+  c.deterministic = 1;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_ERROR_COMPILE);
+  EXPECT_TRUE(lastErrorContains("deterministic with packed sequences"));
+  c.deterministic = 0;
+  c.chip = "sm_80";
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_ERROR_COMPILE);
+  EXPECT_TRUE(lastErrorContains("need the WGMMA backward"));
+}
+
 TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
   faConfig c = defaultConfig();
   c.chip = "sm_90";

@@ -1,0 +1,268 @@
+//===- Launch.cpp - The C API's attention launches ------------------------===//
+//
+// faAttentionForward*, faAttentionBackward* and the backward's workspace
+// size over the runtime's attentionForward / attentionBackward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Handles.h"
+
+#include "fa/Runtime/Attention.h"
+
+#include <string>
+
+using namespace fa;
+using namespace fa::capi;
+
+extern "C" {
+
+faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
+                              "faBackwardWorkspaceBytes", status);
+  if (!k)
+    return status;
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  if (k->kernel.metadata().varlen)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytes: a varlen kernel's workspace is the "
+                "call's (faBackwardWorkspaceBytesVarlen)");
+  uint64_t needed = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
+  // 0 is how the runtime says the sizes are beyond what it supports; a
+  // caller must not take it for "no workspace needed".
+  if (needed == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytes: the kernel's sizes are beyond what "
+                "the runtime supports (at most 2^31-1 elements per tensor)");
+  *bytes = needed;
+  return ok();
+}
+
+faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k, uint64_t v,
+                            uint64_t o, uint64_t lse,
+                            const faForwardStrides *strides, uint64_t stream) {
+  faKernel_ *kh = liveKernel(kernel);
+  // A runtime-shapes kernel has no shape of its own (0): the launch says so.
+  const rt::KernelMetadata *m = kh ? &kh->kernel.metadata() : nullptr;
+  return faAttentionForwardShape(kernel, m ? m->batch : 0, m ? m->seqQ : 0,
+                                 m ? m->seqKV : 0, q, k, v, o, lse, strides,
+                                 stream);
+}
+
+namespace {
+
+/// One forward call: the kernel checked, the arguments of its shape (and,
+/// for packed sequences, their offsets), `strides` (NULL: dense) and the
+/// launch.
+struct ForwardCall {
+  const char *what;
+  int64_t batch, seqQ, seqKV;
+  uint64_t q, k, v, o, lse;
+  uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
+  int64_t sequences = 0, maxSeqQ = 0;
+};
+
+faStatus launchForward(faKernel kernel, const ForwardCall &call,
+                       const faForwardStrides *strides, uint64_t stream) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *kh =
+      kernelOfKind(kernel, rt::KernelKind::Forward, call.what, status);
+  if (!kh)
+    return status;
+  auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
+  args.batch = call.batch;
+  args.seqQ = call.seqQ;
+  args.seqKV = call.seqKV;
+  args.setContiguousStrides();
+  args.q = call.q;
+  args.k = call.k;
+  args.v = call.v;
+  args.o = call.o;
+  args.lse = call.lse;
+  args.cuSeqlensQ = call.cuSeqlensQ;
+  args.cuSeqlensK = call.cuSeqlensK;
+  args.sequences = call.sequences;
+  args.maxSeqQ = call.maxSeqQ;
+  if (strides) {
+    for (int i = 0; i < 4; ++i) {
+      args.strideQ[i] = strides->q[i];
+      args.strideK[i] = strides->k[i];
+      args.strideV[i] = strides->v[i];
+      args.strideO[i] = strides->o[i];
+    }
+    for (int i = 0; i < 3; ++i)
+      args.strideLSE[i] = strides->lse[i];
+  }
+  rt::Status s = rt::attentionForward(kh->kernel, args,
+                                      reinterpret_cast<CUstream>(stream));
+  if (!s.ok())
+    return fail(kh, FA_ERROR_LAUNCH, s.message());
+  return ok();
+}
+
+} // namespace
+
+faStatus faAttentionForwardVarlen(faKernel kernel, int64_t total_q,
+                                  int64_t total_kv, int64_t sequences,
+                                  int64_t max_seqlen_q, uint64_t q, uint64_t k,
+                                  uint64_t v, uint64_t o, uint64_t lse,
+                                  uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
+                                  const faForwardStrides *strides,
+                                  uint64_t stream) {
+  return launchForward(kernel,
+                       {"faAttentionForwardVarlen", 1, total_q, total_kv, q, k,
+                        v, o, lse, cu_seqlens_q, cu_seqlens_k, sequences,
+                        max_seqlen_q},
+                       strides, stream);
+}
+
+faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
+                                 int64_t seq_kv, uint64_t q, uint64_t k,
+                                 uint64_t v, uint64_t o, uint64_t lse,
+                                 const faForwardStrides *strides,
+                                 uint64_t stream) {
+  return launchForward(
+      kernel, {"faAttentionForward", batch, seq_q, seq_kv, q, k, v, o, lse},
+      strides, stream);
+}
+
+faStatus faBackwardWorkspaceBytesVarlen(faKernel kernel, int64_t total_q,
+                                        uint64_t *bytes) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
+                              "faBackwardWorkspaceBytesVarlen", status);
+  if (!k)
+    return status;
+  const rt::KernelMetadata &m = k->kernel.metadata();
+  if (!m.varlen)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytesVarlen: not a varlen kernel "
+                "(faBackwardWorkspaceBytes)");
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  // The workspace has delta and dQ rows of every packed query row.
+  rt::KernelMetadata call = m;
+  call.batch = 1;
+  call.seqQ = total_q;
+  uint64_t needed =
+      total_q > 0 ? rt::attentionBackwardWorkspaceBytes(call) : 0;
+  if (needed == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytesVarlen: total_q = " +
+                    std::to_string(total_q) +
+                    " must be positive, with at most 2^31-1 elements per "
+                    "tensor");
+  *bytes = needed;
+  return ok();
+}
+
+namespace {
+
+/// One backward call: the kernel checked, the call's shape (dense: the
+/// kernel's; packed sequences: their rows, count, longest and offsets),
+/// the tensors, the workspace.
+struct BackwardCall {
+  const char *what;
+  bool packed;
+  int64_t totalQ = 0, totalKV = 0, sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
+  uint64_t q, k, v, o, dout, lse, dq, dk, dv;
+  uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
+  uint64_t workspace;
+};
+
+faStatus launchBackward(faKernel kernel, const BackwardCall &call,
+                        const faBackwardStrides *strides, uint64_t stream) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *kh =
+      kernelOfKind(kernel, rt::KernelKind::Backward, call.what, status);
+  if (!kh)
+    return status;
+  auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
+  if (call.packed) {
+    args.batch = 1;
+    args.seqQ = call.totalQ;
+    args.seqKV = call.totalKV;
+    args.setContiguousStrides();
+    args.cuSeqlensQ = call.cuSeqlensQ;
+    args.cuSeqlensK = call.cuSeqlensK;
+    args.sequences = call.sequences;
+    args.maxSeqQ = call.maxSeqQ;
+    args.maxSeqKV = call.maxSeqKV;
+  }
+  args.q = call.q;
+  args.k = call.k;
+  args.v = call.v;
+  args.o = call.o;
+  args.dO = call.dout;
+  args.lse = call.lse;
+  args.dq = call.dq;
+  args.dk = call.dk;
+  args.dv = call.dv;
+  if (strides) {
+    for (int i = 0; i < 4; ++i) {
+      args.strideQ[i] = strides->q[i];
+      args.strideK[i] = strides->k[i];
+      args.strideV[i] = strides->v[i];
+      args.strideO[i] = strides->o[i];
+      args.strideDO[i] = strides->dout[i];
+      args.strideDQ[i] = strides->dq[i];
+      args.strideDK[i] = strides->dk[i];
+      args.strideDV[i] = strides->dv[i];
+    }
+    for (int i = 0; i < 3; ++i)
+      args.strideLSE[i] = strides->lse[i];
+  }
+  rt::Status s = rt::attentionBackward(kh->kernel, args, call.workspace,
+                                       reinterpret_cast<CUstream>(stream));
+  if (!s.ok())
+    return fail(kh, FA_ERROR_LAUNCH, s.message());
+  return ok();
+}
+
+} // namespace
+
+faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,
+                             uint64_t v, uint64_t o, uint64_t dout,
+                             uint64_t lse, uint64_t dq, uint64_t dk,
+                             uint64_t dv, uint64_t workspace,
+                             const faBackwardStrides *strides,
+                             uint64_t stream) {
+  BackwardCall call{"faAttentionBackward", false};
+  call.q = q;
+  call.k = k;
+  call.v = v;
+  call.o = o;
+  call.dout = dout;
+  call.lse = lse;
+  call.dq = dq;
+  call.dk = dk;
+  call.dv = dv;
+  call.workspace = workspace;
+  return launchBackward(kernel, call, strides, stream);
+}
+
+faStatus faAttentionBackwardVarlen(
+    faKernel kernel, int64_t total_q, int64_t total_kv, int64_t sequences,
+    int64_t max_seqlen_q, int64_t max_seqlen_k, uint64_t q, uint64_t k,
+    uint64_t v, uint64_t o, uint64_t dout, uint64_t lse, uint64_t dq,
+    uint64_t dk, uint64_t dv, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
+    uint64_t workspace, const faBackwardStrides *strides, uint64_t stream) {
+  BackwardCall call{"faAttentionBackwardVarlen", true, total_q, total_kv,
+                    sequences, max_seqlen_q, max_seqlen_k};
+  call.q = q;
+  call.k = k;
+  call.v = v;
+  call.o = o;
+  call.dout = dout;
+  call.lse = lse;
+  call.dq = dq;
+  call.dk = dk;
+  call.dv = dv;
+  call.cuSeqlensQ = cu_seqlens_q;
+  call.cuSeqlensK = cu_seqlens_k;
+  call.workspace = workspace;
+  return launchBackward(kernel, call, strides, stream);
+}
+
+} // extern "C"
