@@ -235,6 +235,72 @@ void callBackward(FuzzedDataProvider &in, const Model &model) {
   checkLaunch(s, model, h, a.valid, FA_BACKWARD, "faAttentionBackward");
 }
 
+/// Packed sequences: 3 sequences in 300 query and 500 key rows, the
+/// longest 200 and 250 (valid for any varlen kernel), or sizes from the
+/// input.
+struct PackedSizes {
+  int64_t totalQ = 300, totalKV = 500, sequences = 3, maxQ = 200, maxK = 250;
+  explicit PackedSizes(FuzzedDataProvider &in, bool valid) {
+    if (valid)
+      return;
+    for (int64_t *size : {&totalQ, &totalKV, &sequences, &maxQ, &maxK})
+      *size = fa::fuzz::pickSize(in, *size);
+  }
+};
+
+/// Checks a packed-sequence launch: valid arguments on a varlen kernel of
+/// `direction` fail only for the missing code.
+void checkPackedLaunch(faStatus s, const Model &model, void *h, bool valid,
+                       faDirection direction, const char *call) {
+  checkStatus(s, call);
+  expect(s != FA_SUCCESS, "a launch succeeded without a GPU", call);
+  if (!model.isLive(h, Kind::Kernel)) {
+    expect(s == FA_ERROR_INVALID_HANDLE, "a bad handle was accepted", call);
+    return;
+  }
+  auto kernel = static_cast<faKernel>(h);
+  if (valid && faKernelDirection(kernel) == direction &&
+      std::strstr(faKernelMetadata(kernel), "varlen = 1"))
+    expect(std::string(faGetLastError()).find("kernel is not loaded") !=
+               std::string::npos,
+           "valid arguments were refused", call);
+}
+
+void callForwardVarlen(FuzzedDataProvider &in, const Model &model) {
+  void *h = pickHandle(in, model);
+  LaunchArguments<7, faForwardStrides> a(in);
+  PackedSizes n(in, a.valid);
+  const uint64_t *p = a.pointers;
+  faStatus s = faAttentionForwardVarlen(
+      static_cast<faKernel>(h), n.totalQ, n.totalKV, n.sequences, n.maxQ,
+      p[0], p[1], p[2], p[3], p[4], p[5], p[6], a.stridesOrNull(),
+      in.ConsumeIntegral<uint64_t>());
+  checkPackedLaunch(s, model, h, a.valid, FA_FORWARD,
+                    "faAttentionForwardVarlen");
+}
+
+void callBackwardVarlen(FuzzedDataProvider &in, const Model &model) {
+  void *h = pickHandle(in, model);
+  LaunchArguments<12, faBackwardStrides> a(in);
+  PackedSizes n(in, a.valid);
+  const uint64_t *p = a.pointers;
+  faStatus s = faAttentionBackwardVarlen(
+      static_cast<faKernel>(h), n.totalQ, n.totalKV, n.sequences, n.maxQ,
+      n.maxK, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+      p[10], p[11], a.stridesOrNull(), in.ConsumeIntegral<uint64_t>());
+  checkPackedLaunch(s, model, h, a.valid, FA_BACKWARD,
+                    "faAttentionBackwardVarlen");
+  // The workspace of a packed call: set exactly on success.
+  uint64_t bytes = 7;
+  int64_t rows = a.valid ? n.totalQ : fa::fuzz::pickSize(in, n.totalQ);
+  s = faBackwardWorkspaceBytesVarlen(static_cast<faKernel>(h), rows,
+                                     in.ConsumeBool() ? nullptr : &bytes);
+  checkHandleStatus(s, model, h, Kind::Kernel,
+                    "faBackwardWorkspaceBytesVarlen");
+  expect(s == FA_SUCCESS ? bytes > 0 && bytes != 7 : bytes == 7,
+         "bytes is set exactly on success", "faBackwardWorkspaceBytesVarlen");
+}
+
 /// A config for a call that compiles: mostly one of a few small ones that
 /// compile once per process (FrontEndOnlyCompile.cpp memoizes), sometimes
 /// any values (each a new compile; ConfigFuzzer covers those in depth).
@@ -246,8 +312,11 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
     return fa::fuzz::pickConfig(in, chip);
   faConfig c;
   faConfigInit(&c);
-  switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 4)) {
   case 0:
+    break;
+  case 4: // packed sequences (one kernel, or set, for every batch of them)
+    c.varlen = 1;
     break;
   case 1: // GQA with every mask
     c.dtype = FA_DTYPE_F16;
@@ -276,7 +345,7 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
 void step(FuzzedDataProvider &in, Model &model) {
   std::string chip;
   bool null = false;
-  switch (in.ConsumeIntegralInRange<int>(0, 17)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 19)) {
   case 0: {
     std::string dir = pickCacheDir(in, null);
     bool nullOut = in.ConsumeIntegralInRange<int>(0, 15) == 0;
@@ -434,6 +503,10 @@ void step(FuzzedDataProvider &in, Model &model) {
     return callForward(in, model);
   case 14:
     return callBackward(in, model);
+  case 17:
+    return callForwardVarlen(in, model);
+  case 18:
+    return callBackwardVarlen(in, model);
   case 15: {
     faConfig c = pickCompileConfig(in, chip, null);
     faStatus s =
