@@ -19,6 +19,7 @@ step() {
 step bash scripts/setup.sh
 step bash scripts/build.sh
 step ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+step bash test/python/wheel-check.sh
 if [ "${FA_TEST_STEPS:-all}" = main ]; then
   exit 0
 fi

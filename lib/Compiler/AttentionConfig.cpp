@@ -77,6 +77,15 @@ static constexpr int64_t kWideBlockMinKeys = 4096;
 static constexpr int64_t kUnmaskedPersistentMaxKeys = 8192;
 static constexpr int64_t kWideHeadsUnmaskedWideBlockMinKeys = 1024;
 static constexpr int64_t kThreeWarpgroupsMinCausalKeys = 8192;
+/// Packed sequences (no persistent grid, the lengths the call's) at head dim
+/// 64 take 192 x 128 with or without a causal mask, and at head dim 256 the
+/// 80-key blocks (H200, twenty-third session, 16k tokens as 8 x 2048 and as
+/// mixed lengths: hd64 +15-18 % without a mask, causal +3-6 % equal and
+/// +13 % mixed; hd256 +1-3 %, causal +0-9 %; docs/perf/README.md).
+static bool varlenWideBlocks(const AttentionConfig &c) {
+  return c.varlen && !c.backward && !c.window && !c.softcap &&
+         c.headDim == c.headDimV;
+}
 
 /// Whether some keys of a row are masked by a band (causal, a window) or
 /// the score is capped: the problems that keep narrower blocks.
@@ -90,6 +99,8 @@ wgmmaDefaultBlocks(const AttentionConfig &c) {
   if (c.headDim == 64 && c.headDimV == 64 && !c.runtimeShapes && !c.window &&
       !c.softcap && (!c.causal || c.seqKV >= kThreeWarpgroupsMinCausalKeys))
     return {192, 128};
+  if (varlenWideBlocks(c) && (c.headDim == 64 || c.headDim == 256))
+    return {c.headDim == 64 ? 192 : 128, c.headDim == 64 ? 128 : 80};
   bool onlyCausal = !c.window && !c.softcap;
   if (!c.runtimeShapes && c.headDim == c.headDimV) {
     if (c.headDim == 128 && !band && c.seqKV > kUnmaskedPersistentMaxKeys)
