@@ -3,11 +3,12 @@ varlen), forward and backward on sm_90's WGMMA kernels; one compiled kernel
 (set) serves every batch of lengths."""
 
 import math
+from typing import List, Optional, Tuple
 
 import torch
 
 from . import Config, _capi, compile as _compile
-from .torch_ops import _TORCH_DTYPES, _stream, _window
+from .torch_ops import _CUSTOM_OPS, _TORCH_DTYPES, _compiling, _stream, _window
 
 _kernels = {}  # (dtype, heads, head dims, masks) -> kernel
 
@@ -183,6 +184,97 @@ class _VarlenFunction(torch.autograd.Function):
         return dq, dk, dv, None, None, None
 
 
+# torch.compile: the varlen forward and backward as torch custom ops
+# (flashmlir::varlen_forward, flashmlir::varlen_backward) whose fakes give
+# the outputs' shapes and strides (o and the gradients are (total, H, D)
+# views of [1, H, total, D] buffers), so that torch.compile traces through
+# varlen_attention() without graph breaks. Eager calls take the direct path
+# above; both run the same code.
+if _CUSTOM_OPS:
+    def _key(q, v, causal, scale, window, softcap):
+        return (q.dtype, q.shape[1], v.shape[1], q.shape[2], v.shape[2],
+                causal, scale, None if window is None else tuple(window),
+                softcap)
+
+    def _head_major(rows, heads, width, like):
+        """An empty (rows, heads, width) view of a [heads, rows, width]
+        buffer, as the kernels write it."""
+        return like.new_empty_strided((rows, heads, width),
+                                      (width, rows * width, 1))
+
+    @torch.library.custom_op("flashmlir::varlen_forward", mutates_args=())
+    def _varlen_forward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                           cu_seqlens_q: torch.Tensor,
+                           cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
+                           max_seqlen_k: int, causal: bool,
+                           scale: Optional[float], window: Optional[List[int]],
+                           softcap: Optional[float]
+                           ) -> Tuple[torch.Tensor, torch.Tensor]:
+        window = None if window is None else tuple(window)
+        config = _config(q, v, causal, scale, window, softcap)
+        seqs = _Sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                          max_seqlen_k)
+        o, lse = _forward(_kernel(config, _key(q, v, causal, scale, window,
+                                               softcap)), q, k, v, seqs)
+        return o[0].transpose(0, 1), lse[0]
+
+    @_varlen_forward_op.register_fake
+    def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+          causal, scale, window, softcap):
+        o = _head_major(q.shape[0], q.shape[1], v.shape[2], q)
+        return o, q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
+
+    @torch.library.custom_op("flashmlir::varlen_backward", mutates_args=())
+    def _varlen_backward_op(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                            v: torch.Tensor, o: torch.Tensor,
+                            lse: torch.Tensor, cu_seqlens_q: torch.Tensor,
+                            cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
+                            max_seqlen_k: int, causal: bool,
+                            scale: Optional[float],
+                            window: Optional[List[int]],
+                            softcap: Optional[float]
+                            ) -> Tuple[torch.Tensor, torch.Tensor,
+                                       torch.Tensor]:
+        window = None if window is None else tuple(window)
+        config = _config(q, v, causal, scale, window, softcap)
+        seqs = _Sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                          max_seqlen_k)
+        kernel = _kernel(config, _key(q, v, causal, scale, window, softcap),
+                         backward=True)
+        # The kernels' [1, H, total, D] layouts of o and lse.
+        o = o.transpose(0, 1).unsqueeze(0).contiguous()
+        lse = lse.unsqueeze(0).contiguous()
+        return _backward(kernel, q, k, v, o, lse, do.to(q.dtype), seqs)
+
+    @_varlen_backward_op.register_fake
+    def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+          max_seqlen_k, causal, scale, window, softcap):
+        return (_head_major(q.shape[0], q.shape[1], q.shape[2], q),
+                _head_major(k.shape[0], k.shape[1], k.shape[2], k),
+                _head_major(v.shape[0], v.shape[1], v.shape[2], v))
+
+    def _varlen_setup_context(ctx, inputs, output):
+        q, k, v, cu_q, cu_k, max_q, max_k = inputs[:7]
+        ctx.save_for_backward(q, k, v, cu_q, cu_k, *output)
+        ctx.options = (max_q, max_k) + tuple(inputs[7:])
+        ctx.set_materialize_grads(False)
+
+    def _backward_of_varlen_forward_op(ctx, do, dlse):
+        if dlse is not None:
+            raise NotImplementedError(
+                "flashmlir.varlen_attention: the gradient through lse is not "
+                "supported for packed sequences")
+        if do is None:
+            return (None,) * 11
+        q, k, v, cu_q, cu_k, o, lse = ctx.saved_tensors
+        dq, dk, dv = _varlen_backward_op(do, q, k, v, o, lse, cu_q, cu_k,
+                                         *ctx.options)
+        return (dq, dk, dv) + (None,) * 8
+
+    _varlen_forward_op.register_autograd(
+        _backward_of_varlen_forward_op, setup_context=_varlen_setup_context)
+
+
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, causal=False, scale=None, window=None,
                      softcap=None, return_lse=False):
@@ -210,6 +302,16 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         raise ValueError("flashmlir.varlen_attention: scale must be a "
                          "positive finite number, got %r" % (scale,))
     window = _window(window)
+    if _CUSTOM_OPS and _compiling():
+        # Traced: the op's fake gives the shapes; the kernels are chosen
+        # when the compiled graph runs.
+        out, lse = _varlen_forward_op(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
+            int(max_seqlen_k), bool(causal),
+            None if scale is None else float(scale),
+            None if window is None else list(window),
+            None if not softcap else float(softcap))
+        return (out, lse) if return_lse else out
     key = (q.dtype, q.shape[1], k.shape[1], q.shape[2], v.shape[2],
            bool(causal), scale, window, softcap)
     config = _config(q, v, causal, scale, window, softcap)
