@@ -184,15 +184,17 @@ def _attention_forward(q, k, v, config, runtime_shapes):
     return q, k, v, o, lse
 
 
-def _backward_gradients(config, q, k, v, o, lse, do, dlse):
-    """dq, dk, dv of <do, o> + <dlse, lse> (None where neither reaches)."""
+def _backward_gradients(config, q, k, v, o, lse, do, dlse, asked=None):
+    """dq, dk, dv of <do, o> + <dlse, lse> (None where neither reaches).
+    `asked`: attention()'s runtime_shapes."""
     # The backward kernels take dense tensors.
     q, k, v = (t.contiguous() for t in (q, k, v))
     dq = dk = dv = None
     if do is not None:
         if do.dtype != q.dtype:
             do = do.to(q.dtype)
-        dq, dk, dv = _launch_backward(config, q, k, v, o, do.contiguous(), lse)
+        dq, dk, dv = _launch_backward(config, q, k, v, o, do.contiguous(), lse,
+                                      asked)
     # An all-zero dlse (an lse nobody used) costs no launches; while a CUDA
     # graph is captured nothing may wait for the device, so it is used as is.
     if dlse is not None and (torch.cuda.is_current_stream_capturing() or
@@ -212,6 +214,7 @@ class FlashAttentionFunction(torch.autograd.Function):
         q, k, v, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.config = config
+        ctx.runtime_shapes = runtime_shapes
         # An unused lse then gets None as its gradient instead of a zero
         # tensor, and backward() need not read one back from the device.
         ctx.set_materialize_grads(False)
@@ -221,12 +224,52 @@ class FlashAttentionFunction(torch.autograd.Function):
     def backward(ctx, do, dlse):
         q, k, v, o, lse = ctx.saved_tensors
         dq, dk, dv = _backward_gradients(ctx.config, q, k, v, o, lse, do,
-                                         dlse)
+                                         dlse, ctx.runtime_shapes)
         return dq, dk, dv, None, None
 
 
-def _launch_backward(config, q, k, v, o, do, lse):
-    """dq, dk, dv of <do, o> from the backward kernel set of `config`."""
+# The backward's runtime shapes, as the forward's: a problem's first shape
+# gets a backward kernel set of its own, later shapes (or every shape with
+# runtime_shapes=True) the varlen backward set, which takes the batch as
+# packed sequences of equal lengths: one set for every batch and length
+# (sm_90's WGMMA backward; 2-11 % slower than a set built for the shape,
+# docs/perf).
+_backward_shapes = {}  # problem -> its first (B, Nq, Nk)
+_backward_choices = {}  # (config, mode) -> varlen set or None
+
+
+def _packed_backward_kernel(config, device, asked):
+    """The varlen backward set that serves this call, or None (the call's
+    shape gets a set of its own)."""
+    mode = _runtime_shapes_mode(asked)
+    # A config's choice never changes once made.
+    key = (config, mode)
+    if key not in _backward_choices:
+        _backward_choices[key] = _choose_packed_backward(config, device, mode)
+    return _backward_choices[key]
+
+
+def _choose_packed_backward(config, device, mode):
+    if mode == "0" or torch.cuda.get_device_capability(device) != (9, 0):
+        return None
+    problem = dataclasses.replace(config, runtime_shapes=True)
+    problem = problem.without_lengths()
+    shape = (config.batch, config.seq_q,
+             config.seq_q if config.seq_kv is None else config.seq_kv)
+    first = _backward_shapes.setdefault(problem, shape)
+    if mode == "auto" and first == shape:
+        return None
+    from .varlen import dense_backward_kernel
+    return dense_backward_kernel(config)
+
+
+def _launch_backward(config, q, k, v, o, do, lse, asked=None):
+    """dq, dk, dv of <do, o> from the backward kernel set of `config`, or
+    from the varlen set that serves every shape of its problem."""
+    packed = _packed_backward_kernel(config, q.device, asked)
+    if packed is not None:
+        from .varlen import dense_backward
+        return dense_backward(packed, q, k, v, o, lse, do)
     kernel = _compile(config, backward=True)
     dq = torch.empty_like(q)
     dk = torch.empty_like(k)

@@ -2,12 +2,13 @@
 varlen), forward and backward on sm_90's WGMMA kernels; one compiled kernel
 (set) serves every batch of lengths."""
 
+import dataclasses
 import math
 from typing import List, Optional, Tuple
 
 import torch
 
-from . import Config, _capi, compile as _compile
+from . import Config, FlashMLIRError, _capi, compile as _compile
 from .torch_ops import _CUSTOM_OPS, _TORCH_DTYPES, _compiling, _stream, _window
 
 _kernels = {}  # (dtype, heads, head dims, masks) -> kernel
@@ -133,27 +134,83 @@ def _forward(kernel, q, k, v, seqs):
     return o, lse
 
 
-def _backward(kernel, q, k, v, o, lse, do, seqs):
-    """dq, dk, dv ((total, H, D) views of dense [1, H, total, D] buffers)
-    of <do, o>; rows of no sequence: dq 0, dk and dv 0 too (zeroed here:
-    the kernels leave them)."""
-    # The backward kernels take dense [1, H, total, D] tensors.
-    qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
-    dq = torch.empty_like(qd)
-    dk = torch.zeros_like(kd)
-    dv = torch.zeros_like(vd)
+def _backward_packed(kernel, q, k, v, o, lse, do, seqs):
+    """dq, dk, dv ([1, H, total, D] buffers) of <do, o> from dense [1, H,
+    total, D] q, k, v, o, do and [1, Hq, total] lse; rows of no sequence:
+    dq 0, dk and dv 0 too (zeroed here: the kernels leave them)."""
+    dq = torch.empty_like(q)
+    dk = torch.zeros_like(k)
+    dv = torch.zeros_like(v)
     workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
                             dtype=torch.uint8, device=q.device)
     with torch.cuda.device(q.device):
         kernel.backward_varlen(
-            qd.data_ptr(), kd.data_ptr(), vd.data_ptr(), o.data_ptr(),
-            dod.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+            do.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
             dv.data_ptr(), seqs.offsets_q.data_ptr(),
             seqs.offsets_k.data_ptr(), workspace.data_ptr(),
             sequences=seqs.count, max_seqlen_q=seqs.max_q,
             max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
             total_kv=seqs.total_k, stream=_stream(q))
-    return tuple(t[0].transpose(0, 1) for t in (dq, dk, dv))
+    return dq, dk, dv
+
+
+def _backward(kernel, q, k, v, o, lse, do, seqs):
+    """dq, dk, dv of (total, H, D) inputs: (total, H, D) views of the
+    kernels' [1, H, total, D] buffers."""
+    # The backward kernels take dense [1, H, total, D] tensors.
+    qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
+    grads = _backward_packed(kernel, qd, kd, vd, o, lse, dod, seqs)
+    return tuple(t[0].transpose(0, 1) for t in grads)
+
+
+class _EqualSequences:
+    """A dense batch of B sequences of nq query and nk key rows as packed
+    sequences."""
+
+    def __init__(self, batch, nq, nk, device):
+        def offsets(n):
+            return torch.arange(0, (batch + 1) * n, n, dtype=torch.int32,
+                                device=device)
+        self.offsets_q, self.offsets_k = offsets(nq), offsets(nk)
+        self.count = batch
+        self.max_q, self.max_k = nq, nk
+        self.total_q, self.total_k = batch * nq, batch * nk
+
+
+def dense_backward_kernel(config):
+    """The varlen backward kernel set that serves every batch and length of
+    `config`'s problem (heads, head dims, dtype, masks), or None where the
+    WGMMA varlen backward cannot take it."""
+    varlen = dataclasses.replace(config, varlen=True, deterministic=False,
+                                 runtime_shapes=False).without_lengths()
+    if config.deterministic:
+        return None
+    key = ("dense", varlen)
+    if key not in _kernels:
+        try:
+            _kernels[key] = _compile(varlen, backward=True)
+        except FlashMLIRError:  # e.g. a head dim the WGMMA backward lacks
+            _kernels[key] = None
+    return _kernels[key]
+
+
+def dense_backward(kernel, q, k, v, o, lse, do):
+    """dq, dk, dv of dense (B, H, N, D) q, k, v, o, do and (B, Hq, N) lse
+    on the varlen backward `kernel`: the batch as B packed sequences, so
+    that one compiled kernel set serves every batch and length. Returns
+    (B, H, N, D) views."""
+    batch, heads_q, nq = q.shape[:3]
+    nk = k.shape[2]
+
+    def packed(t):  # [B, H, N, X] -> dense [1, H, B * N, X]
+        return t.transpose(0, 1).reshape(1, t.shape[1], -1, t.shape[3])
+    seqs = _EqualSequences(batch, nq, nk, q.device)
+    grads = _backward_packed(
+        kernel, packed(q), packed(k), packed(v), packed(o),
+        lse.transpose(0, 1).reshape(1, heads_q, -1), packed(do), seqs)
+    return tuple(g[0].view(g.shape[1], batch, -1, g.shape[3]).transpose(0, 1)
+                 for g in grads)
 
 
 class _VarlenFunction(torch.autograd.Function):
