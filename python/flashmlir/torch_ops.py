@@ -228,13 +228,13 @@ class FlashAttentionFunction(torch.autograd.Function):
         return dq, dk, dv, None, None
 
 
-# The backward's runtime shapes, as the forward's: a problem's first shape
-# gets a backward kernel set of its own, later shapes (or every shape with
-# runtime_shapes=True) the varlen backward set, which takes the batch as
-# packed sequences of equal lengths: one set for every batch and length
-# (sm_90's WGMMA backward; 2-11 % slower than a set built for the shape,
-# docs/perf).
-_backward_shapes = {}  # problem -> its first (B, Nq, Nk)
+# The backward's runtime shapes: with runtime_shapes=True (or
+# FLASHMLIR_RUNTIME_SHAPES=1) the backward runs the varlen backward set, the
+# batch passed as packed sequences of equal lengths: one set for every batch
+# and length (sm_90's WGMMA backward). It costs 11-38 % against a set built
+# for the shape (H200, docs/perf: the packed copies of q, k, v, o, dO and
+# lse, and the varlen kernel itself), so by default ("auto") each shape
+# still gets a backward set of its own.
 _backward_choices = {}  # (config, mode) -> varlen set or None
 
 
@@ -245,22 +245,13 @@ def _packed_backward_kernel(config, device, asked):
     # A config's choice never changes once made.
     key = (config, mode)
     if key not in _backward_choices:
-        _backward_choices[key] = _choose_packed_backward(config, device, mode)
+        packed = None
+        if mode == "1" and \
+                torch.cuda.get_device_capability(device) == (9, 0):
+            from .varlen import dense_backward_kernel
+            packed = dense_backward_kernel(config)
+        _backward_choices[key] = packed
     return _backward_choices[key]
-
-
-def _choose_packed_backward(config, device, mode):
-    if mode == "0" or torch.cuda.get_device_capability(device) != (9, 0):
-        return None
-    problem = dataclasses.replace(config, runtime_shapes=True)
-    problem = problem.without_lengths()
-    shape = (config.batch, config.seq_q,
-             config.seq_q if config.seq_kv is None else config.seq_kv)
-    first = _backward_shapes.setdefault(problem, shape)
-    if mode == "auto" and first == shape:
-        return None
-    from .varlen import dense_backward_kernel
-    return dense_backward_kernel(config)
 
 
 def _launch_backward(config, q, k, v, o, do, lse, asked=None):

@@ -100,6 +100,8 @@ class _Sequences:
         self.count = self.offsets_q.numel() - 1
         self.max_q, self.max_k = max_seqlen_q, max_seqlen_k
         self.total_q, self.total_k = q.shape[0], k.shape[0]
+        # Unknown without reading the offsets on the host.
+        self.cover_all_rows = False
 
 
 def _forward(kernel, q, k, v, seqs):
@@ -137,10 +139,12 @@ def _forward(kernel, q, k, v, seqs):
 def _backward_packed(kernel, q, k, v, o, lse, do, seqs):
     """dq, dk, dv ([1, H, total, D] buffers) of <do, o> from dense [1, H,
     total, D] q, k, v, o, do and [1, Hq, total] lse; rows of no sequence:
-    dq 0, dk and dv 0 too (zeroed here: the kernels leave them)."""
+    dq 0, dk and dv 0 too (zeroed here: the kernels leave them), unless
+    the sequences cover every row."""
     dq = torch.empty_like(q)
-    dk = torch.zeros_like(k)
-    dv = torch.zeros_like(v)
+    fill = torch.empty_like if seqs.cover_all_rows else torch.zeros_like
+    dk = fill(k)
+    dv = fill(v)
     workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
                             dtype=torch.uint8, device=q.device)
     with torch.cuda.device(q.device):
@@ -176,6 +180,7 @@ class _EqualSequences:
         self.count = batch
         self.max_q, self.max_k = nq, nk
         self.total_q, self.total_k = batch * nq, batch * nk
+        self.cover_all_rows = True
 
 
 def dense_backward_kernel(config):
