@@ -14,6 +14,24 @@
 using namespace fa;
 using namespace fa::capi;
 
+namespace {
+
+/// The strides q, k, v, o and lse of either direction's C struct into
+/// either direction's runtime arguments.
+template <typename Args, typename Strides>
+void copyCommonStrides(const Strides &strides, Args &args) {
+  for (int i = 0; i < 4; ++i) {
+    args.strideQ[i] = strides.q[i];
+    args.strideK[i] = strides.k[i];
+    args.strideV[i] = strides.v[i];
+    args.strideO[i] = strides.o[i];
+  }
+  for (int i = 0; i < 3; ++i)
+    args.strideLSE[i] = strides.lse[i];
+}
+
+} // namespace
+
 extern "C" {
 
 faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
@@ -84,16 +102,8 @@ faStatus launchForward(faKernel kernel, const ForwardCall &call,
   args.cuSeqlensK = call.cuSeqlensK;
   args.sequences = call.sequences;
   args.maxSeqQ = call.maxSeqQ;
-  if (strides) {
-    for (int i = 0; i < 4; ++i) {
-      args.strideQ[i] = strides->q[i];
-      args.strideK[i] = strides->k[i];
-      args.strideV[i] = strides->v[i];
-      args.strideO[i] = strides->o[i];
-    }
-    for (int i = 0; i < 3; ++i)
-      args.strideLSE[i] = strides->lse[i];
-  }
+  if (strides)
+    copyCommonStrides(*strides, args);
   rt::Status s = rt::attentionForward(kh->kernel, args,
                                       reinterpret_cast<CUstream>(stream));
   if (!s.ok())
@@ -200,18 +210,13 @@ faStatus launchBackward(faKernel kernel, const BackwardCall &call,
   args.dk = call.dk;
   args.dv = call.dv;
   if (strides) {
+    copyCommonStrides(*strides, args);
     for (int i = 0; i < 4; ++i) {
-      args.strideQ[i] = strides->q[i];
-      args.strideK[i] = strides->k[i];
-      args.strideV[i] = strides->v[i];
-      args.strideO[i] = strides->o[i];
       args.strideDO[i] = strides->dout[i];
       args.strideDQ[i] = strides->dq[i];
       args.strideDK[i] = strides->dk[i];
       args.strideDV[i] = strides->dv[i];
     }
-    for (int i = 0; i < 3; ++i)
-      args.strideLSE[i] = strides->lse[i];
   }
   rt::Status s = rt::attentionBackward(kh->kernel, args, call.workspace,
                                        reinterpret_cast<CUstream>(stream));

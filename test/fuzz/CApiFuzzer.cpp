@@ -192,17 +192,24 @@ template <size_t N, typename Strides> struct LaunchArguments {
   }
 };
 
+/// Checks what every launch on `h` returns without a GPU: never a success,
+/// an invalid handle exactly for a bad one. Whether `h` is a live kernel.
+bool checkLaunchStatus(faStatus s, const Model &model, void *h,
+                       const char *call) {
+  checkStatus(s, call);
+  expect(s != FA_SUCCESS, "a launch succeeded without a GPU", call);
+  if (model.isLive(h, Kind::Kernel))
+    return true;
+  expect(s == FA_ERROR_INVALID_HANDLE, "a bad handle was accepted", call);
+  return false;
+}
+
 /// Checks a launch on `h` for a kernel of `direction`: it never succeeds
 /// without a GPU, and valid arguments fail only for the missing code.
 void checkLaunch(faStatus s, const Model &model, void *h, bool valid,
                  faDirection direction, const char *call) {
-  checkStatus(s, call);
-  expect(s != FA_SUCCESS, "a launch succeeded without a GPU", call);
-  if (!model.isLive(h, Kind::Kernel)) {
-    expect(s == FA_ERROR_INVALID_HANDLE, "a bad handle was accepted", call);
-    return;
-  }
-  if (!valid || faKernelDirection(static_cast<faKernel>(h)) != direction)
+  if (!checkLaunchStatus(s, model, h, call) || !valid ||
+      faKernelDirection(static_cast<faKernel>(h)) != direction)
     return;
   // A runtime-shapes kernel has no shape of its own to launch at.
   const std::string error = faGetLastError();
@@ -252,12 +259,8 @@ struct PackedSizes {
 /// `direction` fail only for the missing code.
 void checkPackedLaunch(faStatus s, const Model &model, void *h, bool valid,
                        faDirection direction, const char *call) {
-  checkStatus(s, call);
-  expect(s != FA_SUCCESS, "a launch succeeded without a GPU", call);
-  if (!model.isLive(h, Kind::Kernel)) {
-    expect(s == FA_ERROR_INVALID_HANDLE, "a bad handle was accepted", call);
+  if (!checkLaunchStatus(s, model, h, call))
     return;
-  }
   auto kernel = static_cast<faKernel>(h);
   if (valid && faKernelDirection(kernel) == direction &&
       std::strstr(faKernelMetadata(kernel), "varlen = 1"))
