@@ -177,12 +177,11 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
     return "not a backward";
   if (c.chip != "sm_90a" && c.chip != "sm_90")
     return c.chip + " has no WGMMA";
-  // Of the call's shapes it takes packed sequences (a grid of the longest
-  // sequence's KV blocks), not a runtime batch or length.
-  if (c.runtimeShapes && !c.varlen)
-    return "runtime shapes (the WGMMA backward takes packed sequences)";
-  if (c.varlen && c.deterministic)
-    return "deterministic with packed sequences";
+  // The call's shapes and packed sequences: the grid is the call's, which
+  // a deterministic backward's turn counters cannot be.
+  if (c.runtimeShapes && c.deterministic)
+    return c.varlen ? "deterministic with packed sequences"
+                    : "deterministic with runtime shapes";
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   for (int64_t d : {c.headDim, c.headDimV})

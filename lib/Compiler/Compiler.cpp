@@ -228,13 +228,11 @@ LogicalResult checkRuntimeLimits(Operation *op) {
       // call's (the runtime bounds them per call), and the rows of the
       // backward's packed sequences; nothing else is.
       if (ShapedType::isDynamic(dim)) {
-        if (!grad && (d == 0 || d == 2))
-          continue;
-        if (grad && grad.isVarlen() && d == 2)
+        if (d == 2 || (d == 0 && !(grad && grad.isVarlen())))
           continue;
         return op->emitError()
-               << "only the forward's batch and sequence lengths, and the "
-                  "rows of packed sequences, may be runtime sizes; "
+               << "only the batch and the sequence lengths (the rows of "
+                  "packed sequences) may be runtime sizes; "
                << name << " has type " << type;
       }
       if (dim <= 0)
@@ -449,9 +447,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     // for what the op does not say is an error, not ignored.
     auto grad = dyn_cast<AttentionGradOp>(problem);
     effective.deterministic = grad && grad.getDeterministic();
-    // Packed sequences: the backward's rows are the call's.
-    if (grad && grad.isVarlen())
-      effective.varlen = effective.runtimeShapes = true;
+    // Packed sequences, or runtime shapes: the backward's rows are the
+    // call's.
+    if (grad) {
+      effective.varlen = grad.isVarlen();
+      effective.runtimeShapes =
+          llvm::any_of(problemTensors(problem), [](auto tensor) {
+            return !cast<ShapedType>(tensor.first.getType()).hasStaticShape();
+          });
+    }
     if (options.deterministic && !effective.deterministic) {
       problem->emitError()
           << (grad ? "deterministic was asked for, but this fa.attention_grad "
@@ -468,10 +472,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
   }
-  if (problem && effective.backward && effective.varlen &&
+  if (problem && effective.backward && effective.runtimeShapes &&
       !effective.usesWgmmaBackward()) {
-    problem->emitError() << "packed sequences in the backward need the WGMMA "
-                            "backward (sm_90 or sm_90a); this problem gets "
+    problem->emitError() << "runtime shapes and packed sequences in the "
+                            "backward need the WGMMA backward (sm_90 or "
+                            "sm_90a); this problem gets "
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }

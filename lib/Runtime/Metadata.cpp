@@ -439,10 +439,6 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     return " (line " + std::to_string(seenOnLine[key]) + ")";
   };
   if (m.runtimeShapes) {
-    if (m.kind != KernelKind::Forward && !m.varlen)
-      return Status::error("runtime_shapes" + at("runtime_shapes") +
-                           ": of backward kernels only varlen ones take "
-                           "runtime shapes");
     for (const auto &[key, line] : seenOnLine)
       if (isCallShapeKey(key))
         return Status::error("line " + std::to_string(line) + ": key '" + key +
@@ -455,8 +451,8 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                            "(its grid is ceil(seq_q / block_q))");
     if (m.kind == KernelKind::Backward && m.blockKV < 1)
       return Status::error("runtime_shapes" + at("runtime_shapes") +
-                           ": a varlen backward needs block_kv (its grid is "
-                           "ceil(max_seqlen_k / block_kv))");
+                           ": a backward with runtime shapes needs block_kv "
+                           "(its grid is ceil(seq_kv / block_kv))");
   }
   if (m.varlen && !m.runtimeShapes)
     return Status::error("varlen" + at("varlen") +
@@ -524,8 +520,9 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     for (const Check &c : checks) {
       for (const std::string &arg : *c.args)
         if (!isBackwardParameter(arg) && !m.findTensorMap(arg) &&
-            !(m.varlen && (isSizeParameter(arg) || arg == "cu_seqlens_q" ||
-                           arg == "cu_seqlens_k")))
+            !(m.runtimeShapes && isSizeParameter(arg) &&
+              (arg != "seq_offsets" || m.varlen)) &&
+            !(m.varlen && (arg == "cu_seqlens_q" || arg == "cu_seqlens_k")))
           return Status::error(
               std::string(c.key) + at(c.key) +
               ": unknown backward kernel parameter '" + arg + "' (known: " +
@@ -534,8 +531,11 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
                                             "cu_seqlens_q, cu_seqlens_k, "
                                             "batch, seq_q, seq_kv, "
                                             "seq_offsets"
-                                          : "q, k, v, o, do, lse, delta, "
-                                            "dq_acc, dq, dk, dv, dq_turns") +
+                                 : m.runtimeShapes
+                                     ? "q, k, v, o, do, lse, delta, dq_acc, "
+                                       "dq, dk, dv, batch, seq_q, seq_kv"
+                                     : "q, k, v, o, do, lse, delta, dq_acc, "
+                                       "dq, dk, dv, dq_turns") +
               ")");
       for (const char *needed : c.needed)
         if (!contains(*c.args, needed))

@@ -73,11 +73,11 @@ KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
     m.maxSeqKV = longestKeys;
   }
   const int64_t gridZ = varlen ? numSequences : batchSize;
-  // The forward: a block per Q block of the longest sequence. The
-  // backward: a block per KV block of the longest sequence, and row
+  // The forward: a block per Q block (of the longest sequence). The
+  // backward: a block per KV block (of the longest sequence), and row
   // kernels of a warp per query row over every row.
   StatusOr<Dim3> grid =
-      backward ? gridOf(longestKeys, blockKV, headsKV, gridZ)
+      backward ? gridOf(varlen ? longestKeys : keys, blockKV, headsKV, gridZ)
                : gridOf(varlen ? longest : queries, blockQ, headsQ, gridZ);
   if (!grid.ok())
     return grid.status();

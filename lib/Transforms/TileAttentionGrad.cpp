@@ -123,7 +123,10 @@ public:
     headsKV = k[1];
     seqKV = k[2];
     group = headsQ / headsKV;
-    band = MaskBand::get(op.getCausal(), op.getWindow(), seqQ, seqKV);
+    lengthsAtRunTime =
+        varlen || ShapedType::isDynamic(seqQ) || ShapedType::isDynamic(seqKV);
+    if (!lengthsAtRunTime)
+      band = MaskBand::get(op.getCausal(), op.getWindow(), seqQ, seqKV);
   }
 
   void rewrite();
@@ -158,6 +161,9 @@ private:
   Value delta;
   /// Packed sequences (the op's seqlens).
   bool varlen;
+  /// The sequence lengths are values (packed sequences, or runtime shapes:
+  /// dynamic Nq / Nk); the tiles, bands and block ranges read them.
+  bool lengthsAtRunTime;
   // The tensors' batch index (0 for packed sequences) and, for packed
   // sequences, the current one's lengths, first rows and band.
   Value seqQValue, seqKVValue, qOffset, kvOffset, batchIndex;
@@ -166,7 +172,14 @@ private:
 
 void BackwardTiler::bindSequence(OpBuilder &b, Location loc, Value index) {
   if (!varlen) {
-    batchIndex = index; // the static lengths serve
+    batchIndex = index;
+    if (!lengthsAtRunTime)
+      return; // the static lengths serve
+    // Runtime shapes: every sequence is the tensors' whole length.
+    seqQValue = dimValue(b, loc, op.getQuery(), 2);
+    seqKVValue = dimValue(b, loc, op.getKey(), 2);
+    bandValues = MaskBandValues::get(b, loc, op.getCausal(), op.getWindow(),
+                                     seqQValue, seqKVValue);
     return;
   }
   SequenceRows q = sequenceRows(b, loc, op.getCuSeqlensQ(), index);
@@ -189,8 +202,9 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
       rewriter, loc, from, to, c(rewriter, loc, 1), state,
       [&](OpBuilder &nb, Location nl, Value qb, ValueRange iter) {
         Value qStart = arith::MulIOp::create(nb, nl, qb, c(nb, nl, blockQ));
-        Value rows = varlen ? validRows(nb, nl, qStart, seqQValue, blockQ)
-                            : validRows(nb, nl, qStart, seqQ, blockQ);
+        Value rows = lengthsAtRunTime
+                         ? validRows(nb, nl, qStart, seqQValue, blockQ)
+                         : validRows(nb, nl, qStart, seqQ, blockQ);
         // The inputs' rows of the sequence's; the dQ slab is the sequence's.
         Value qRow = varlen ? arith::AddIOp::create(nb, nl, qOffset, qStart)
                             : qStart;
@@ -211,8 +225,8 @@ SmallVector<Value> BackwardTiler::emitQLoop(Location loc, Value from, Value to,
         Value lseTile = tileOf(op.getLse(), b, head, qRow,
                                std::numeric_limits<double>::infinity());
         Value deltaTile = tileOf(delta, b, head, qRow);
-        Value qLen = varlen ? seqQValue : c(nb, nl, seqQ);
-        Value kvLen = varlen ? seqKVValue : c(nb, nl, seqKV);
+        Value qLen = lengthsAtRunTime ? seqQValue : c(nb, nl, seqQ);
+        Value kvLen = lengthsAtRunTime ? seqKVValue : c(nb, nl, seqKV);
         auto step = AttentionGradTileOp::create(
             nb, nl, dqTile.getType(), iter[1].getType(), iter[2].getType(),
             qTile, kTile, vTile, doTile, lseTile, deltaTile, dqTile, iter[1],
@@ -255,6 +269,8 @@ void BackwardTiler::rewrite() {
   Value dvInit = tensor::EmptyOp::create(
       rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getValue()), elt);
   OpFoldResult numBatches = rewriter.getIndexAttr(batch);
+  if (ShapedType::isDynamic(batch))
+    numBatches = dimValue(rewriter, loc, op.getQuery(), 0);
   if (varlen)
     numBatches = arith::SubIOp::create(
                      rewriter, loc,
@@ -281,8 +297,9 @@ void BackwardTiler::rewrite() {
     bool keys = full != shared[0];
     OpFoldResult rows = rewriter.getIndexAttr(type.getDimSize(2));
     OpFoldResult firstRow = rewriter.getIndexAttr(0);
-    if (varlen) {
+    if (lengthsAtRunTime)
       rows = keys ? seqKVValue : seqQValue;
+    if (varlen) {
       firstRow = keys ? kvOffset : qOffset;
     }
     SmallVector<OpFoldResult> offsets{b, head, firstRow,
@@ -303,10 +320,10 @@ void BackwardTiler::rewrite() {
                            extractSlab(shared[2], kvHead, 1)};
 
   Value numKVBlocks =
-      varlen ? arith::CeilDivSIOp::create(rewriter, loc, seqKVValue,
-                                          c(rewriter, loc, blockKV))
-                   .getResult()
-             : c(rewriter, loc, llvm::divideCeil(seqKV, blockKV));
+      lengthsAtRunTime ? arith::CeilDivSIOp::create(rewriter, loc, seqKVValue,
+                                                    c(rewriter, loc, blockKV))
+                             .getResult()
+                       : c(rewriter, loc, llvm::divideCeil(seqKV, blockKV));
   auto kvLoop = scf::ForOp::create(
       rewriter, loc, c(rewriter, loc, 0), numKVBlocks,
       c(rewriter, loc, 1), slabs,
@@ -316,9 +333,9 @@ void BackwardTiler::rewrite() {
                                    nb.getInsertionPoint());
         Value kStart =
             arith::MulIOp::create(rewriter, nl, kb, c(rewriter, nl, blockKV));
-        Value cols =
-            varlen ? validRows(rewriter, nl, kStart, seqKVValue, blockKV)
-                   : validRows(rewriter, nl, kStart, seqKV, blockKV);
+        Value cols = lengthsAtRunTime
+                         ? validRows(rewriter, nl, kStart, seqKVValue, blockKV)
+                         : validRows(rewriter, nl, kStart, seqKV, blockKV);
         // The block's first row in the dK/dV slab and in the inputs. A GPU
         // grid spans the longest sequence's KV blocks: a shorter one's
         // blocks past its keys are empty slices at its end.
@@ -339,10 +356,11 @@ void BackwardTiler::rewrite() {
             arith::CmpIOp::create(rewriter, nl, arith::CmpIPredicate::eq, cols,
                                   c(rewriter, nl, blockKV));
         BlockSplit split =
-            varlen ? splitQBlocks(rewriter, nl, bandValues, kStart, lastKey,
-                                  inBounds, seqQValue, blockQ)
-                   : splitQBlocks(rewriter, nl, band, kStart, lastKey,
-                                  inBounds, seqQ, blockQ);
+            lengthsAtRunTime
+                ? splitQBlocks(rewriter, nl, bandValues, kStart, lastKey,
+                               inBounds, seqQValue, blockQ)
+                : splitQBlocks(rewriter, nl, band, kStart, lastKey, inBounds,
+                               seqQ, blockQ);
         // A KV block past its sequence's keys visits no Q block: a GPU
         // grid spans the longest sequence's KV blocks.
         if (varlen)
@@ -423,16 +441,18 @@ struct TileAttentionGradPass
           (failed(verifyBlockSize(op, getArgument(), "block-q", blockQ)) ||
            failed(verifyBlockSize(op, getArgument(), "block-kv", blockKV))))
         return WalkResult::interrupt();
-      // Packed sequences have a dynamic N (dim 2) and offsets; the rest
-      // is static.
+      // The batch and the sequence lengths may be runtime sizes (packed
+      // sequences: N, and their offsets); heads and head dims are static.
       for (Value v : op->getOperands()) {
         auto type = dyn_cast<RankedTensorType>(v.getType());
         if (!type || (op.isVarlen() && type.getRank() == 1))
           continue;
         for (int64_t d = 0; d < type.getRank(); ++d)
-          if (type.isDynamicDim(d) && !(op.isVarlen() && d == 2)) {
-            op.emitError() << "fa-tile-attention-grad needs static shapes"
-                           << (op.isVarlen() ? " but the packed sequences' N"
+          if (type.isDynamicDim(d) && d != 2 && (op.isVarlen() || d != 0)) {
+            op.emitError() << "fa-tile-attention-grad needs static heads and "
+                              "head dims"
+                           << (op.isVarlen() ? " and a batch of 1 for packed "
+                                               "sequences"
                                              : "");
             return WalkResult::interrupt();
           }

@@ -185,6 +185,9 @@ bwdw_vl_d128_window_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=128
 bwdw_vl_d128_softcap_causal     --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --softcap=30 --causal
 bwdw_vl_d128_dv64_bf16          --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --head-dim-v=64
 bwdw_vl_d256_causal_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
+bwdw_rt_d128_causal_gqa_bf16    --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
+bwdw_rt_d64_f16                 --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
+bwdw_rt_d256_window_bf16        --runtime-shapes --dtype=bf16 --heads-q=2 --head-dim=256 --window=64,64
 MATRIX
 }
 

@@ -246,10 +246,10 @@ fa::ref::AttentionShape referenceShape(const KernelMetadata &m) {
   return {m.batch, m.headsQ, m.headsKV, m.seqQ, m.seqKV, m.headDim, m.headDimV};
 }
 
-
-int checkBackwardKernel(const Kernel &kernel, const std::string &name,
-                        const CheckOptions &opt) {
-  const KernelMetadata &m = kernel.metadata();
+/// Checks backward kernel set `kernel` at the shape of `m` (its metadata,
+/// or with runtime shapes, that metadata instantiated for the call).
+int checkBackwardKernel(const Kernel &kernel, const KernelMetadata &m,
+                        const std::string &name, const CheckOptions &opt) {
   const KernelKind kind = KernelKind::Backward;
   auto fail = [&](const std::string &what) {
     return setupError(name, what, opt.extra, kind);
@@ -613,7 +613,7 @@ int checkKernel(const Kernel &kernel, const std::string &name,
     return setupError(name, shaped.status().message(), opt.extra);
   const KernelMetadata &m = *shaped;
   if (m.kind == KernelKind::Backward)
-    return checkBackwardKernel(kernel, name, opt);
+    return checkBackwardKernel(kernel, m, name, opt);
   if (std::string why = uncheckable(m); !why.empty())
     return setupError(name, why, opt.extra);
   printKernelHeader(kernel, opt);

@@ -538,6 +538,45 @@ void compileEntry(const std::string &source, const Case &c, const char *name,
   entry = *fn;
 }
 
+/// Runs backward entry `fn` of case `c` on q, k, v with O and LSE from the
+/// reference forward (as the forward would have saved them) and a random
+/// dO; compares dQ, dK, dV (poisoned first) with the reference backward.
+std::string runBackward(const Case &c, const hostjit::CInterfaceFunction &fn,
+                        HostTensor &q, HostTensor &k, HostTensor &v,
+                        const std::vector<double> &refO,
+                        const std::vector<double> &refLse,
+                        std::mt19937_64 &rng) {
+  const ref::AttentionShape &s = c.shape;
+  Shapes sh(s);
+  HostTensor o(c.dtype, sh.o), dO(c.dtype, sh.o), lse(DType::F32, sh.lse);
+  o.store(refO);
+  lse.store(refLse);
+  dO.store(randomNormal(rng, dO.size()));
+  std::vector<double> qd = q.load(), kd = k.load(), vd = v.load(),
+                      od = o.load(), dOd = dO.load(), lsed = lse.load();
+  std::vector<double> refDq(ref::numelQ(s)), refDk(ref::numelK(s)),
+      refDv(ref::numelV(s));
+  ref::attentionBackward(s, c.params(), qd.data(), kd.data(), vd.data(),
+                         od.data(), dOd.data(), lsed.data(), refDq.data(),
+                         refDk.data(), refDv.data());
+  HostTensor dq(c.dtype, sh.q), dk(c.dtype, sh.k), dv(c.dtype, sh.v);
+  dq.poison();
+  dk.poison();
+  dv.poison();
+  fn({q.arg(), k.arg(), v.arg(), o.arg(), dO.arg(), lse.arg(), dq.arg(),
+      dk.arg(), dv.arg()});
+  double tol = tolerance(c.dtype);
+  std::vector<bool> emptyQ = emptyRows(sh.lse, queriesWithoutKeys(c));
+  std::vector<bool> unseenK = emptyRows(sh.k, keysWithoutQueries(c));
+  std::ostringstream errors;
+  errors.precision(2);
+  errors << std::scientific;
+  errors << "dQ " << compare("dQ", dq.load(), refDq, sh.q, emptyQ, tol);
+  errors << "  dK " << compare("dK", dk.load(), refDk, sh.k, unseenK, tol);
+  errors << "  dV " << compare("dV", dv.load(), refDv, sh.v, unseenK, tol);
+  return errors.str();
+}
+
 using Param = std::tuple<Case, Direction>;
 
 class AttentionExecution : public ::testing::TestWithParam<Param> {};
@@ -582,31 +621,10 @@ TEST_P(AttentionExecution, MatchesReference) {
   errors.precision(2);
   errors << std::scientific;
 
-  if (dir == Direction::Forward) {
+  if (dir == Direction::Forward)
     errors << runForward(c, *fn, q, k, v, refO, refLse);
-  } else {
-    // O and LSE from the reference, as the forward would have saved them.
-    HostTensor o(c.dtype, sh.o), dO(c.dtype, sh.o), lse(DType::F32, sh.lse);
-    o.store(refO);
-    lse.store(refLse);
-    dO.store(randomNormal(rng, dO.size()));
-    std::vector<double> od = o.load(), dOd = dO.load(), lsed = lse.load();
-    std::vector<double> refDq(ref::numelQ(s)), refDk(ref::numelK(s)),
-        refDv(ref::numelV(s));
-    ref::attentionBackward(s, params, qd.data(), kd.data(), vd.data(),
-                           od.data(), dOd.data(), lsed.data(), refDq.data(),
-                           refDk.data(), refDv.data());
-    HostTensor dq(c.dtype, sh.q), dk(c.dtype, sh.k), dv(c.dtype, sh.v);
-    dq.poison();
-    dk.poison();
-    dv.poison();
-    (*fn)({q.arg(), k.arg(), v.arg(), o.arg(), dO.arg(), lse.arg(), dq.arg(),
-           dk.arg(), dv.arg()});
-    std::vector<bool> unseenK = emptyRows(sh.k, keysWithoutQueries(c));
-    errors << "dQ " << compare("dQ", dq.load(), refDq, sh.q, emptyQ, tol);
-    errors << "  dK " << compare("dK", dk.load(), refDk, sh.k, unseenK, tol);
-    errors << "  dV " << compare("dV", dv.load(), refDv, sh.v, unseenK, tol);
-  }
+  else
+    errors << runBackward(c, *fn, q, k, v, refO, refLse, rng);
   auto t2 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
@@ -745,6 +763,61 @@ TEST(RuntimeShapes, OneModuleRunsEveryLength) {
                             vd.data(), refO.data(), refLse.data());
       std::string errors = runForward(c, *fn, q, k, v, refO, refLse);
       std::printf("[  errors  ] runtime shapes B %lld Nq %lld Nk %lld%s: %s\n",
+                  static_cast<long long>(batch), static_cast<long long>(seqQ),
+                  static_cast<long long>(seqKV), causal ? " causal" : "",
+                  errors.c_str());
+    }
+  }
+}
+
+/// The backward with runtime shapes: one module for every batch and pair
+/// of lengths (ragged blocks, Nq != Nk under a bottom-right causal mask,
+/// one key, GQA), each run against the fp64 backward.
+TEST(RuntimeShapes, OneBackwardModuleRunsEveryLength) {
+  uint64_t seed = 0;
+  std::string seedError;
+  ASSERT_TRUE(seedFromSetting(std::getenv("FA_TEST_SEED"), seed, seedError))
+      << seedError;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool causal : {false, true}) {
+    Case shape =
+        make("runtime_bwd", BF16, 1, 4, 2, 1, 1, 64, 64).blocks(32, 64);
+    shape.causal = causal;
+    std::string source = buildModule(shape, Direction::Backward,
+                                     /*runtimeShapes=*/true);
+    ASSERT_NE(source.find("tensor<?x4x?x64xbf16>"), std::string::npos)
+        << source;
+    std::unique_ptr<hostjit::HostModule> module;
+    hostjit::CInterfaceFunction entry;
+    ASSERT_NO_FATAL_FAILURE(
+        compileEntry(source, shape, "backward", module, entry));
+    std::mt19937_64 rng(seed);
+    for (auto [batch, seqQ, seqKV] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+          {2, 70, 130},
+          {1, 129, 65},
+          {3, 64, 64}}) {
+      Case c = shape;
+      c.shape.batch = batch;
+      c.shape.seqQ = seqQ;
+      c.shape.seqKV = seqKV;
+      SCOPED_TRACE("B " + std::to_string(batch) + " Nq " +
+                   std::to_string(seqQ) + " Nk " + std::to_string(seqKV) +
+                   (causal ? " causal" : ""));
+      ASSERT_EQ(ref::validate(c.shape, c.params()), "");
+      Shapes sh(c.shape);
+      HostTensor q(c.dtype, sh.q), k(c.dtype, sh.k), v(c.dtype, sh.v);
+      q.store(randomNormal(rng, q.size()));
+      k.store(randomNormal(rng, k.size()));
+      v.store(randomNormal(rng, v.size()));
+      std::vector<double> qd = q.load(), kd = k.load(), vd = v.load();
+      std::vector<double> refO(ref::numelO(c.shape)),
+          refLse(ref::numelLSE(c.shape));
+      ref::attentionForward(c.shape, c.params(), qd.data(), kd.data(),
+                            vd.data(), refO.data(), refLse.data());
+      std::string errors = runBackward(c, entry, q, k, v, refO, refLse, rng);
+      std::printf("[  errors  ] runtime shapes backward B %lld Nq %lld Nk "
+                  "%lld%s: %s\n",
                   static_cast<long long>(batch), static_cast<long long>(seqQ),
                   static_cast<long long>(seqKV), causal ? " causal" : "",
                   errors.c_str());

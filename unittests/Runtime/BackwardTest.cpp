@@ -387,6 +387,45 @@ TEST(RuntimeBackward, VarlenGridsAndWorkspaceAreTheCalls) {
       << s.message();
 }
 
+TEST(RuntimeBackward, RuntimeShapesGridsAndWorkspaceAreTheCalls) {
+  // goodBackwardMetaText() compiled with --runtime-shapes: no batch,
+  // lengths or grids; the size parameters in the arguments.
+  std::string text = goodBackwardMetaText();
+  for (const char *key :
+       {"batch", "seq_q", "seq_kv", "grid", "pre_grid", "post_grid"})
+    text = withLine(text, key, "");
+  text = withLine(text, "args",
+                  "args = q,k,v,do,lse,delta,dq_acc,dk,dv,batch,seq_q,batch,"
+                  "seq_kv,batch,seq_kv,batch,seq_q,batch,seq_q,batch,seq_q,"
+                  "batch,seq_q,batch,seq_kv,batch,seq_kv");
+  text = withLine(text, "pre_args", "pre_args = o,do,delta,dq_acc,batch,seq_q");
+  text = withLine(text, "post_args", "post_args = dq_acc,dq,batch,seq_q");
+  KernelMetadata m = parseOrDie(text + "runtime_shapes = 1\n");
+  EXPECT_TRUE(m.runtimeShapes && !m.varlen);
+  StatusOr<KernelMetadata> shaped = m.instantiate(3, 300, 200);
+  ASSERT_TRUE(shaped.ok()) << shaped.status().message();
+  EXPECT_EQ(shaped->grid.x, 4u); // ceil(200 / 64) KV blocks
+  EXPECT_EQ(shaped->grid.y, 2u);
+  EXPECT_EQ(shaped->grid.z, 3u);
+  for (const LaunchSpec *rows : {&shaped->pre, &shaped->post}) {
+    EXPECT_EQ(rows->grid.x, 75u); // 300 / 4 rows a block
+    EXPECT_EQ(rows->grid.y, 8u);
+    EXPECT_EQ(rows->grid.z, 3u);
+  }
+  AttentionBackwardArgs a = goodArgs(m);
+  a.batch = 3;
+  a.seqQ = 300;
+  a.seqKV = 200;
+  a.setContiguousStrides();
+  EXPECT_TRUE(validateAttentionBackward(m, a, kWorkspace).ok());
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(m, a),
+            attentionBackwardWorkspaceBytes(*shaped));
+  a.seqKV = 0;
+  Status s = validateAttentionBackward(m, a, kWorkspace);
+  EXPECT_NE(s.message().find("must be positive"), std::string::npos)
+      << s.message();
+}
+
 TEST(RuntimeBackward, FlopCountIsTwoAndAHalfForwards) {
   KernelMetadata m = backwardMeta();
   EXPECT_DOUBLE_EQ(attentionBackwardFlops(m), 2.5 * attentionForwardFlops(m));

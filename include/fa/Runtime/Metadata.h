@@ -124,9 +124,8 @@ struct KernelMetadata {
   int64_t windowRight = -1; ///< -1: unbounded.
   double softcap = 0.0;     ///< 0: none.
 
-  /// Runtime shapes (`runtime_shapes = 1`, forward, or a varlen
-  /// backward): one kernel for
-  /// every batch and pair of sequence lengths. batch, seqQ, seqKV and grid
+  /// Runtime shapes (`runtime_shapes = 1`): one kernel (set) for every
+  /// batch and pair of sequence lengths. batch, seqQ, seqKV and grid
   /// are then the call's, 0 here until instantiate() fills them in.
   bool runtimeShapes = false;
   /// Packed sequences (`varlen = 1`, with runtime_shapes): the kernel takes

@@ -82,17 +82,12 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
       return fail("head dims must be 64, 128 or 256, got " + Twine(d));
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
     return fail("head dim 256 takes block-kv 64, got " + Twine(c.blockKV));
-  // Packed sequences are the one shape that is the call's: their grid is
-  // the longest sequence's KV blocks, heads and sequences.
-  if (c.varlen) {
-    if (deterministic)
-      return fail("a deterministic backward takes one shape, not packed "
-                  "sequences (its turn counters are sized at compile time)");
-    return checkGridLimits(c);
-  }
-  std::string problem = checkStaticShapes(c);
-  if (!problem.empty())
-    return problem;
+  // Runtime shapes and packed sequences: the grid is the call's (the
+  // longest sequence's KV blocks, heads, batch or sequences).
+  if (c.hasRuntimeShapes() && deterministic)
+    return fail("a deterministic backward takes one shape, not runtime "
+                "shapes or packed sequences (its turn counters are sized at "
+                "compile time)");
   return checkGridLimits(c);
 }
 
@@ -327,8 +322,9 @@ struct ConvertTiledAttentionGradToFAGPUPass
       arguments.push_back(memrefTypeOf(starts.getType()));
     // The grid: (KV blocks, KV heads, batch); packed sequences: the longest
     // sequence's KV blocks and the call's sequences.
-    int64_t kvBlocks =
-        c.varlen ? ShapedType::kDynamic : (c.seqKV + c.blockKV - 1) / c.blockKV;
+    int64_t kvBlocks = c.varlen || ShapedType::isDynamic(c.seqKV)
+                           ? ShapedType::kDynamic
+                           : (c.seqKV + c.blockKV - 1) / c.blockKV;
     int64_t gridZ = c.varlen ? ShapedType::kDynamic : c.batch;
     if (failed(emitBackwardPreKernel(b, gpuModule, func, forall, c)))
       return failure();
@@ -353,8 +349,10 @@ struct ConvertTiledAttentionGradToFAGPUPass
     builder.bulkAccumulate =
         dqReduction == "bulk" || (dqReduction == "auto" && !wide);
     builder.transposeScores = transposeScores;
+    // The inputs: whole tensors, and where their runtime sizes are read.
     for (auto [source, role] : inputs)
-      builder.arguments[source] = entry.getArgument(role);
+      builder.arguments[source] = builder.inputArguments[source] =
+          entry.getArgument(role);
     for (auto [i, starts] : llvm::enumerate(*sequenceStarts))
       builder.inputArguments[starts] = entry.getArgument(firstStart + i);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
