@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 5
+#define FA_CAPI_VERSION 6
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -86,9 +86,10 @@ typedef struct faConfig {
   double softcap;            /**< 0: none */
   int64_t block_q, block_kv; /**< 0: the compiler's defaults */
   const char *chip;          /**< "sm_90", or NULL: the device's */
-  /** 1: one forward kernel for every batch and pair of lengths (batch,
+  /** 1: one kernel (set) for every batch and pair of lengths (batch,
    *  seq_q and seq_kv above are then ignored; launch with
-   *  faAttentionForwardShape). The WGMMA forward (sm_90) only. */
+   *  faAttentionForwardShape or faAttentionBackwardShape). The WGMMA
+   *  kernels (sm_90) only; a backward with it is not deterministic. */
   int32_t runtime_shapes;
   /** 1: the backward's gradients bitwise equal run to run (dQ added in a
    *  fixed order of KV blocks; the WGMMA backward, sm_90). The forward is
@@ -184,6 +185,15 @@ FA_CAPI_EXPORT const char *faKernelGetLastError(faKernel kernel);
  *  the runtime does not support (never a success with 0 bytes). */
 FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytes(faKernel kernel,
                                                  uint64_t *bytes);
+/** The same for a call of batch `batch` and lengths `seq_q`, `seq_kv`: a
+ *  backward kernel with runtime shapes sizes its workspace by the call (a
+ *  kernel built for one shape: its own). Not for varlen kernels. API
+ *  version 6. */
+FA_CAPI_EXPORT faStatus faBackwardWorkspaceBytesShape(faKernel kernel,
+                                                      int64_t batch,
+                                                      int64_t seq_q,
+                                                      int64_t seq_kv,
+                                                      uint64_t *bytes);
 /** The same for a varlen backward kernel's call on `total_q` packed query
  *  rows (the workspace holds f32 delta and dQ rows of every packed row).
  *  API version 5. */
@@ -228,6 +238,16 @@ FA_CAPI_EXPORT faStatus faAttentionBackward(
     faKernel kernel, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
     uint64_t dout, uint64_t lse, uint64_t dq, uint64_t dk, uint64_t dv,
     uint64_t workspace, const faBackwardStrides *strides, uint64_t stream);
+
+/** faAttentionBackward for a call of batch `batch` and lengths `seq_q`,
+ *  `seq_kv`: a backward kernel set with runtime shapes runs at them
+ *  (`workspace`: faBackwardWorkspaceBytesShape() bytes); any other must
+ *  have been compiled for them. API version 6. */
+FA_CAPI_EXPORT faStatus faAttentionBackwardShape(
+    faKernel kernel, int64_t batch, int64_t seq_q, int64_t seq_kv, uint64_t q,
+    uint64_t k, uint64_t v, uint64_t o, uint64_t dout, uint64_t lse,
+    uint64_t dq, uint64_t dk, uint64_t dv, uint64_t workspace,
+    const faBackwardStrides *strides, uint64_t stream);
 
 /** The backward of a varlen kernel (faConfig.varlen with FA_BACKWARD) on
  *  `sequences` sequences packed along N, as faAttentionForwardVarlen's

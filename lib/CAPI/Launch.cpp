@@ -137,6 +137,37 @@ faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
       strides, stream);
 }
 
+faStatus faBackwardWorkspaceBytesShape(faKernel kernel, int64_t batch,
+                                       int64_t seq_q, int64_t seq_kv,
+                                       uint64_t *bytes) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
+                              "faBackwardWorkspaceBytesShape", status);
+  if (!k)
+    return status;
+  const rt::KernelMetadata &m = k->kernel.metadata();
+  if (m.varlen)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytesShape: a varlen kernel's workspace "
+                "is faBackwardWorkspaceBytesVarlen's");
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  auto args = rt::AttentionBackwardArgs::fromMetadata(m);
+  args.batch = batch;
+  args.seqQ = seq_q;
+  args.seqKV = seq_kv;
+  uint64_t needed = rt::attentionBackwardWorkspaceBytes(m, args);
+  if (needed == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                "faBackwardWorkspaceBytesShape: the shape (" +
+                    std::to_string(batch) + ", " + std::to_string(seq_q) +
+                    ", " + std::to_string(seq_kv) +
+                    ") must be positive, with at most 2^31-1 elements per "
+                    "tensor");
+  *bytes = needed;
+  return ok();
+}
+
 faStatus faBackwardWorkspaceBytesVarlen(faKernel kernel, int64_t total_q,
                                         uint64_t *bytes) {
   faStatus status = FA_SUCCESS;
@@ -174,8 +205,9 @@ namespace {
 /// the tensors, the workspace.
 struct BackwardCall {
   const char *what;
-  bool packed;
-  int64_t totalQ = 0, totalKV = 0, sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
+  /// The call's shape (packed sequences: batch 1 and the packed rows).
+  int64_t batch, seqQ, seqKV;
+  int64_t sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
   uint64_t q, k, v, o, dout, lse, dq, dk, dv;
   uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
   uint64_t workspace;
@@ -189,17 +221,15 @@ faStatus launchBackward(faKernel kernel, const BackwardCall &call,
   if (!kh)
     return status;
   auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
-  if (call.packed) {
-    args.batch = 1;
-    args.seqQ = call.totalQ;
-    args.seqKV = call.totalKV;
-    args.setContiguousStrides();
-    args.cuSeqlensQ = call.cuSeqlensQ;
-    args.cuSeqlensK = call.cuSeqlensK;
-    args.sequences = call.sequences;
-    args.maxSeqQ = call.maxSeqQ;
-    args.maxSeqKV = call.maxSeqKV;
-  }
+  args.batch = call.batch;
+  args.seqQ = call.seqQ;
+  args.seqKV = call.seqKV;
+  args.setContiguousStrides();
+  args.cuSeqlensQ = call.cuSeqlensQ;
+  args.cuSeqlensK = call.cuSeqlensK;
+  args.sequences = call.sequences;
+  args.maxSeqQ = call.maxSeqQ;
+  args.maxSeqKV = call.maxSeqKV;
   args.q = call.q;
   args.k = call.k;
   args.v = call.v;
@@ -233,7 +263,22 @@ faStatus faAttentionBackward(faKernel kernel, uint64_t q, uint64_t k,
                              uint64_t dv, uint64_t workspace,
                              const faBackwardStrides *strides,
                              uint64_t stream) {
-  BackwardCall call{"faAttentionBackward", false};
+  // A runtime-shapes kernel has no shape of its own (0): the launch says so.
+  faKernel_ *kh = liveKernel(kernel);
+  const rt::KernelMetadata *m = kh ? &kh->kernel.metadata() : nullptr;
+  return faAttentionBackwardShape(kernel, m ? m->batch : 0, m ? m->seqQ : 0,
+                                  m ? m->seqKV : 0, q, k, v, o, dout, lse, dq,
+                                  dk, dv, workspace, strides, stream);
+}
+
+faStatus faAttentionBackwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
+                                  int64_t seq_kv, uint64_t q, uint64_t k,
+                                  uint64_t v, uint64_t o, uint64_t dout,
+                                  uint64_t lse, uint64_t dq, uint64_t dk,
+                                  uint64_t dv, uint64_t workspace,
+                                  const faBackwardStrides *strides,
+                                  uint64_t stream) {
+  BackwardCall call{"faAttentionBackward", batch, seq_q, seq_kv};
   call.q = q;
   call.k = k;
   call.v = v;
@@ -253,8 +298,13 @@ faStatus faAttentionBackwardVarlen(
     uint64_t v, uint64_t o, uint64_t dout, uint64_t lse, uint64_t dq,
     uint64_t dk, uint64_t dv, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     uint64_t workspace, const faBackwardStrides *strides, uint64_t stream) {
-  BackwardCall call{"faAttentionBackwardVarlen", true, total_q, total_kv,
-                    sequences, max_seqlen_q, max_seqlen_k};
+  BackwardCall call{"faAttentionBackwardVarlen",
+                    1,
+                    total_q,
+                    total_kv,
+                    sequences,
+                    max_seqlen_q,
+                    max_seqlen_k};
   call.q = q;
   call.k = k;
   call.v = v;

@@ -257,10 +257,17 @@ class Kernel:
     def cache_hit(self):
         return bool(_library().faKernelCacheHit(self._handle))
 
-    def workspace_bytes(self):
+    def workspace_bytes(self, shape=None):
+        """The backward's workspace; shape: (batch, seq_q, seq_kv) of a call
+        of a kernel with runtime shapes."""
         n = ctypes.c_uint64(0)
-        _check(_library().faBackwardWorkspaceBytes(self._handle,
-                                                   ctypes.byref(n)))
+        if shape is None:
+            _check(_library().faBackwardWorkspaceBytes(self._handle,
+                                                       ctypes.byref(n)))
+        else:
+            batch, seq_q, seq_kv = (int(x) for x in shape)
+            _check(_library().faBackwardWorkspaceBytesShape(
+                self._handle, batch, seq_q, seq_kv, ctypes.byref(n)))
         return n.value
 
     def forward(self, q, k, v, o, lse, strides=None, stream=0, shape=None):
@@ -311,12 +318,20 @@ class Kernel:
             dk, dv, cu_seqlens_q, cu_seqlens_k, workspace, s, stream))
 
     def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
-                        strides=None, stream=0):
-        """Launches the backward kernel set on device pointers (ints)."""
+                        strides=None, stream=0, shape=None):
+        """Launches the backward kernel set on device pointers (ints).
+        shape: (batch, seq_q, seq_kv) of this launch, needed by a kernel
+        with runtime shapes; None: the kernel's own."""
         s = ctypes.byref(strides) if strides is not None else None
-        _check(_library().faAttentionBackward(self._handle, q, k, v, o, dout,
-                                              lse, dq, dk, dv, workspace, s,
-                                              stream))
+        if shape is None:
+            _check(_library().faAttentionBackward(
+                self._handle, q, k, v, o, dout, lse, dq, dk, dv, workspace, s,
+                stream))
+            return
+        batch, seq_q, seq_kv = (int(x) for x in shape)
+        _check(_library().faAttentionBackwardShape(
+            self._handle, batch, seq_q, seq_kv, q, k, v, o, dout, lse, dq, dk,
+            dv, workspace, s, stream))
 
 
 class Context:

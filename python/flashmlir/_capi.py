@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 5
+API_VERSION = 6
 
 # faStatus
 SUCCESS = 0
@@ -111,6 +111,11 @@ def _declare(lib):
                                 [ctypes.POINTER(faBackwardStrides), u64]),
         "faBackwardWorkspaceBytesVarlen": (i32, [P, i64,
                                                  ctypes.POINTER(u64)]),
+        "faBackwardWorkspaceBytesShape": (i32, [P, i64, i64, i64,
+                                                ctypes.POINTER(u64)]),
+        "faAttentionBackwardShape": (i32, [P, i64, i64, i64] + [u64] * 10 +
+                                     [ctypes.POINTER(faBackwardStrides),
+                                      u64]),
         "faAttentionBackwardVarlen": (i32, [P] + [i64] * 5 + [u64] * 12 +
                                       [ctypes.POINTER(faBackwardStrides),
                                        u64]),

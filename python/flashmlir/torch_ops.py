@@ -229,49 +229,55 @@ class FlashAttentionFunction(torch.autograd.Function):
 
 
 # The backward's runtime shapes: with runtime_shapes=True (or
-# FLASHMLIR_RUNTIME_SHAPES=1) the backward runs the varlen backward set, the
-# batch passed as packed sequences of equal lengths: one set for every batch
-# and length (sm_90's WGMMA backward). It costs 11-38 % against a set built
-# for the shape (H200, docs/perf: the packed copies of q, k, v, o, dO and
-# lse, and the varlen kernel itself), so by default ("auto") each shape
-# still gets a backward set of its own.
-_backward_choices = {}  # (config, mode) -> varlen set or None
+# FLASHMLIR_RUNTIME_SHAPES=1) the backward runs one kernel set compiled for
+# every batch and length (sm_90's WGMMA backward; not deterministic). It
+# runs at 0.86 of a set built for the shape on the H200 (docs/perf), so by
+# default ("auto") each shape still gets a backward set of its own.
+_backward_choices = {}  # (config, mode) -> runtime-shapes set or None
+_no_runtime_shapes_backward = set()  # configs whose set does not compile
 
 
-def _packed_backward_kernel(config, device, asked):
-    """The varlen backward set that serves this call, or None (the call's
-    shape gets a set of its own)."""
+def _runtime_shapes_backward(config, device, asked):
+    """The runtime-shapes backward set that serves this call, or None (the
+    call's shape gets a set of its own)."""
     mode = _runtime_shapes_mode(asked)
     # A config's choice never changes once made.
     key = (config, mode)
     if key not in _backward_choices:
-        packed = None
-        if mode == "1" and \
+        kernel = None
+        dynamic = dataclasses.replace(config, runtime_shapes=True)
+        dynamic = dynamic.without_lengths()
+        if mode == "1" and not config.deterministic and \
+                dynamic not in _no_runtime_shapes_backward and \
                 torch.cuda.get_device_capability(device) == (9, 0):
-            from .varlen import dense_backward_kernel
-            packed = dense_backward_kernel(config)
-        _backward_choices[key] = packed
+            try:
+                kernel = _compile(dynamic, backward=True)
+            except FlashMLIRError:  # e.g. a head dim the WGMMA lacks
+                _no_runtime_shapes_backward.add(dynamic)
+        _backward_choices[key] = kernel
     return _backward_choices[key]
 
 
 def _launch_backward(config, q, k, v, o, do, lse, asked=None):
     """dq, dk, dv of <do, o> from the backward kernel set of `config`, or
-    from the varlen set that serves every shape of its problem."""
-    packed = _packed_backward_kernel(config, q.device, asked)
-    if packed is not None:
-        from .varlen import dense_backward
-        return dense_backward(packed, q, k, v, o, lse, do)
-    kernel = _compile(config, backward=True)
+    from the runtime-shapes set of its problem."""
+    shape = None
+    kernel = _runtime_shapes_backward(config, q.device, asked)
+    if kernel is not None:
+        shape = (q.shape[0], q.shape[2], k.shape[2])
+    else:
+        kernel = _compile(config, backward=True)
     dq = torch.empty_like(q)
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
-    workspace = torch.empty(max(kernel.workspace_bytes(), 1),
+    workspace = torch.empty(max(kernel.workspace_bytes(shape), 1),
                             dtype=torch.uint8, device=q.device)
     with torch.cuda.device(q.device):
         kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
                                o.data_ptr(), do.data_ptr(), lse.data_ptr(),
                                dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-                               workspace.data_ptr(), stream=_stream(q))
+                               workspace.data_ptr(), stream=_stream(q),
+                               shape=shape)
     return dq, dk, dv
 
 

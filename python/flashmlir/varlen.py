@@ -2,13 +2,12 @@
 varlen), forward and backward on sm_90's WGMMA kernels; one compiled kernel
 (set) serves every batch of lengths."""
 
-import dataclasses
 import math
 from typing import List, Optional, Tuple
 
 import torch
 
-from . import Config, FlashMLIRError, _capi, compile as _compile
+from . import Config, _capi, compile as _compile
 from .torch_ops import _CUSTOM_OPS, _TORCH_DTYPES, _compiling, _stream, _window
 
 _kernels = {}  # (dtype, heads, head dims, masks) -> kernel
@@ -100,8 +99,6 @@ class _Sequences:
         self.count = self.offsets_q.numel() - 1
         self.max_q, self.max_k = max_seqlen_q, max_seqlen_k
         self.total_q, self.total_k = q.shape[0], k.shape[0]
-        # Unknown without reading the offsets on the host.
-        self.cover_all_rows = False
 
 
 def _forward(kernel, q, k, v, seqs):
@@ -139,12 +136,10 @@ def _forward(kernel, q, k, v, seqs):
 def _backward_packed(kernel, q, k, v, o, lse, do, seqs):
     """dq, dk, dv ([1, H, total, D] buffers) of <do, o> from dense [1, H,
     total, D] q, k, v, o, do and [1, Hq, total] lse; rows of no sequence:
-    dq 0, dk and dv 0 too (zeroed here: the kernels leave them), unless
-    the sequences cover every row."""
+    dq 0, dk and dv 0 too (zeroed here: the kernels leave them)."""
     dq = torch.empty_like(q)
-    fill = torch.empty_like if seqs.cover_all_rows else torch.zeros_like
-    dk = fill(k)
-    dv = fill(v)
+    dk = torch.zeros_like(k)
+    dv = torch.zeros_like(v)
     workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
                             dtype=torch.uint8, device=q.device)
     with torch.cuda.device(q.device):
@@ -166,56 +161,6 @@ def _backward(kernel, q, k, v, o, lse, do, seqs):
     qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
     grads = _backward_packed(kernel, qd, kd, vd, o, lse, dod, seqs)
     return tuple(t[0].transpose(0, 1) for t in grads)
-
-
-class _EqualSequences:
-    """A dense batch of B sequences of nq query and nk key rows as packed
-    sequences."""
-
-    def __init__(self, batch, nq, nk, device):
-        def offsets(n):
-            return torch.arange(0, (batch + 1) * n, n, dtype=torch.int32,
-                                device=device)
-        self.offsets_q, self.offsets_k = offsets(nq), offsets(nk)
-        self.count = batch
-        self.max_q, self.max_k = nq, nk
-        self.total_q, self.total_k = batch * nq, batch * nk
-        self.cover_all_rows = True
-
-
-def dense_backward_kernel(config):
-    """The varlen backward kernel set that serves every batch and length of
-    `config`'s problem (heads, head dims, dtype, masks), or None where the
-    WGMMA varlen backward cannot take it."""
-    varlen = dataclasses.replace(config, varlen=True, deterministic=False,
-                                 runtime_shapes=False).without_lengths()
-    if config.deterministic:
-        return None
-    key = ("dense", varlen)
-    if key not in _kernels:
-        try:
-            _kernels[key] = _compile(varlen, backward=True)
-        except FlashMLIRError:  # e.g. a head dim the WGMMA backward lacks
-            _kernels[key] = None
-    return _kernels[key]
-
-
-def dense_backward(kernel, q, k, v, o, lse, do):
-    """dq, dk, dv of dense (B, H, N, D) q, k, v, o, do and (B, Hq, N) lse
-    on the varlen backward `kernel`: the batch as B packed sequences, so
-    that one compiled kernel set serves every batch and length. Returns
-    (B, H, N, D) views."""
-    batch, heads_q, nq = q.shape[:3]
-    nk = k.shape[2]
-
-    def packed(t):  # [B, H, N, X] -> dense [1, H, B * N, X]
-        return t.transpose(0, 1).reshape(1, t.shape[1], -1, t.shape[3])
-    seqs = _EqualSequences(batch, nq, nk, q.device)
-    grads = _backward_packed(
-        kernel, packed(q), packed(k), packed(v), packed(o),
-        lse.transpose(0, 1).reshape(1, heads_q, -1), packed(do), seqs)
-    return tuple(g[0].view(g.shape[1], batch, -1, g.shape[3]).transpose(0, 1)
-                 for g in grads)
 
 
 class _VarlenFunction(torch.autograd.Function):

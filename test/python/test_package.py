@@ -228,6 +228,22 @@ def test_varlen_backward_takes_packed_sequences():
             dataclasses.replace(cfg, deterministic=True), backward=True)
 
 
+def test_runtime_shapes_backward_takes_each_launchs_shape():
+    cfg = Config(heads_q=4, heads_kv=2, head_dim=128, causal=True,
+                 chip="sm_90", runtime_shapes=True)
+    bwd = flashmlir.compile_unloaded(cfg, backward=True)
+    assert bwd.metadata_dict()["runtime_shapes"] == "1"
+    rows = 2 * 4 * 300
+    assert bwd.workspace_bytes((2, 300, 77)) == \
+        (rows * 4 + 255) // 256 * 256 + rows * 128 * 4
+    gib = 1 << 30
+    ptrs = [i * gib for i in range(1, 11)]
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        bwd.backward_launch(*ptrs, shape=(2, 300, 77))
+    with pytest.raises(FlashMLIRError, match="must be positive"):
+        bwd.backward_launch(*ptrs)
+
+
 def test_config_is_hashable_for_the_kernel_cache():
     assert hash(Config(causal=True)) == hash(Config(causal=True))
     assert Config(causal=True) != Config()

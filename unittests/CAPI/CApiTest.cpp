@@ -298,6 +298,42 @@ TEST_F(CApiTest, VarlenBackwardTakesPackedSequences) {
   EXPECT_TRUE(lastErrorContains("need the WGMMA backward"));
 }
 
+TEST_F(CApiTest, RuntimeShapesBackwardTakesEachLaunchsShape) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.runtime_shapes = 1;
+  faKernel backward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_NE(std::string(faKernelMetadata(backward)).find("runtime_shapes = 1"),
+            std::string::npos);
+  // The workspace is the call's: delta and dQ (f32) of every row.
+  uint64_t bytes = 0;
+  ASSERT_EQ(faBackwardWorkspaceBytesShape(backward, 3, 300, 200, &bytes),
+            FA_SUCCESS)
+      << faGetLastError();
+  const uint64_t rows = 3 * 300 * uint64_t(c.heads_q);
+  EXPECT_EQ(bytes, (rows * 4 + 255) / 256 * 256 + rows * c.head_dim * 4);
+  EXPECT_EQ(faBackwardWorkspaceBytesShape(backward, 3, 0, 200, &bytes),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("must be positive"));
+  const uint64_t gib = uint64_t(1) << 30;
+  // Valid at any shape, then only the missing code stops the launch; the
+  // kernel's own shape (none) is refused.
+  EXPECT_EQ(faAttentionBackwardShape(backward, 3, 300, 200, 1 * gib, 2 * gib,
+                                     3 * gib, 4 * gib, 5 * gib, 6 * gib,
+                                     7 * gib, 8 * gib, 9 * gib, 10 * gib,
+                                     nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  EXPECT_EQ(faAttentionBackward(backward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                                5 * gib, 6 * gib, 7 * gib, 8 * gib, 9 * gib,
+                                10 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("must be positive")) << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
+}
+
 TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
   faConfig c = defaultConfig();
   c.chip = "sm_90";
