@@ -240,6 +240,21 @@ void callBackward(FuzzedDataProvider &in, const Model &model) {
                                    p[3], p[4], p[5], p[6], p[7], p[8], p[9],
                                    a.stridesOrNull(), stream);
   checkLaunch(s, model, h, a.valid, FA_BACKWARD, "faAttentionBackward");
+  // The same at a shape of the input's (a runtime-shapes kernel's launch),
+  // and that shape's workspace: set exactly on success.
+  int64_t batch = fa::fuzz::pickSize(in, 2), seqQ = fa::fuzz::pickSize(in, 300),
+          seqKV = fa::fuzz::pickSize(in, 200);
+  s = faAttentionBackwardShape(static_cast<faKernel>(h), batch, seqQ, seqKV,
+                               p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7],
+                               p[8], p[9], a.stridesOrNull(), stream);
+  checkLaunchStatus(s, model, h, "faAttentionBackwardShape");
+  uint64_t bytes = 7;
+  s = faBackwardWorkspaceBytesShape(static_cast<faKernel>(h), batch, seqQ,
+                                    seqKV, in.ConsumeBool() ? nullptr : &bytes);
+  checkHandleStatus(s, model, h, Kind::Kernel,
+                    "faBackwardWorkspaceBytesShape");
+  expect(s == FA_SUCCESS ? bytes > 0 && bytes != 7 : bytes == 7,
+         "bytes is set exactly on success", "faBackwardWorkspaceBytesShape");
 }
 
 /// Packed sequences: 3 sequences in 300 query and 500 key rows, the
@@ -315,11 +330,14 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
     return fa::fuzz::pickConfig(in, chip);
   faConfig c;
   faConfigInit(&c);
-  switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
   case 0:
     break;
   case 4: // packed sequences (one kernel, or set, for every batch of them)
     c.varlen = 1;
+    break;
+  case 5: // runtime shapes (one kernel, or set, for every batch and length)
+    c.runtime_shapes = 1;
     break;
   case 1: // GQA with every mask
     c.dtype = FA_DTYPE_F16;
