@@ -380,6 +380,21 @@ std::string knownParameters(const KernelMetadata &m, std::string known) {
   return known;
 }
 
+/// Whether `arg` is a parameter a call supplies beyond its tensors: the
+/// sizes of a kernel with runtime shapes, a varlen kernel's offsets.
+bool isCallParameter(const KernelMetadata &m, std::string_view arg) {
+  return (m.runtimeShapes && isSizeParameter(arg) &&
+          (arg != "seq_offsets" || m.varlen)) ||
+         (m.varlen && (arg == "cu_seqlens_q" || arg == "cu_seqlens_k"));
+}
+
+/// Their names, for messages: ", cu_seqlens_q, ...".
+std::string callParameterNames(const KernelMetadata &m) {
+  return std::string(m.varlen ? ", cu_seqlens_q, cu_seqlens_k" : "") +
+         (m.runtimeShapes ? ", batch, seq_q, seq_kv" : "") +
+         (m.varlen ? ", seq_offsets" : "");
+}
+
 } // namespace
 
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
@@ -520,22 +535,13 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
     for (const Check &c : checks) {
       for (const std::string &arg : *c.args)
         if (!isBackwardParameter(arg) && !m.findTensorMap(arg) &&
-            !(m.runtimeShapes && isSizeParameter(arg) &&
-              (arg != "seq_offsets" || m.varlen)) &&
-            !(m.varlen && (arg == "cu_seqlens_q" || arg == "cu_seqlens_k")))
+            !isCallParameter(m, arg))
           return Status::error(
               std::string(c.key) + at(c.key) +
               ": unknown backward kernel parameter '" + arg + "' (known: " +
-              knownParameters(m, m.varlen ? "q, k, v, o, do, lse, delta, "
-                                            "dq_acc, dq, dk, dv, "
-                                            "cu_seqlens_q, cu_seqlens_k, "
-                                            "batch, seq_q, seq_kv, "
-                                            "seq_offsets"
-                                 : m.runtimeShapes
-                                     ? "q, k, v, o, do, lse, delta, dq_acc, "
-                                       "dq, dk, dv, batch, seq_q, seq_kv"
-                                     : "q, k, v, o, do, lse, delta, dq_acc, "
-                                       "dq, dk, dv, dq_turns") +
+              knownParameters(m, "q, k, v, o, do, lse, delta, dq_acc, dq, dk, "
+                                 "dv, dq_turns" +
+                                     callParameterNames(m)) +
               ")");
       for (const char *needed : c.needed)
         if (!contains(*c.args, needed))
@@ -554,19 +560,11 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   if (m.kind == KernelKind::Forward) {
     for (const std::string &arg : m.args)
       if (arg != "q" && arg != "k" && arg != "v" && arg != "o" &&
-          arg != "lse" && !m.findTensorMap(arg) &&
-          !(m.runtimeShapes && isSizeParameter(arg) &&
-            (arg != "seq_offsets" || m.varlen)) &&
-          !(m.varlen && (arg == "cu_seqlens_q" || arg == "cu_seqlens_k")))
+          arg != "lse" && !m.findTensorMap(arg) && !isCallParameter(m, arg))
         return Status::error(
             "args" + at("args") + ": unknown forward kernel parameter '" + arg +
             "' (known: " +
-            knownParameters(m, m.varlen ? "q, k, v, o, lse, cu_seqlens_q, "
-                                          "cu_seqlens_k, batch, seq_q, "
-                                          "seq_kv, seq_offsets"
-                               : m.runtimeShapes
-                                   ? "q, k, v, o, lse, batch, seq_q, seq_kv"
-                                   : "q, k, v, o, lse") +
+            knownParameters(m, "q, k, v, o, lse" + callParameterNames(m)) +
             ")");
     for (const char *needed : {"q", "k", "v", "o"})
       if (!m.hasArg(needed))
