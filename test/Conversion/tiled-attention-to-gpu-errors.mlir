@@ -25,7 +25,7 @@ func.func @f32(%q: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
 func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>,
                           %v: tensor<?x4x?x64xbf16>)
     -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {
-  // expected-error @+1 {{cannot lower to the mma.sync kernel: its kernels are built for one shape; runtime batch and sequence lengths are lowered to the WGMMA forward (sm_90a) and the CPU}}
+  // expected-error @+1 {{cannot lower to the mma.sync kernel: its kernels are built for one shape; runtime batch and sequence lengths are lowered to the WGMMA kernels (sm_90a) and the CPU}}
   %o, %lse = fa.attention %q, %k, %v
       : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>
       -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>

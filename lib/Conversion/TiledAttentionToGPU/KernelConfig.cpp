@@ -9,7 +9,7 @@ std::string mlir::fa::checkStaticShapes(const AttentionKernelConfig &c) {
   if (!c.hasRuntimeShapes())
     return "";
   return "its kernels are built for one shape; runtime batch and sequence "
-         "lengths are lowered to the WGMMA forward (sm_90a) and the CPU";
+         "lengths are lowered to the WGMMA kernels (sm_90a) and the CPU";
 }
 
 std::string mlir::fa::checkGridLimits(const AttentionKernelConfig &c) {
