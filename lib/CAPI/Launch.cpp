@@ -30,6 +30,25 @@ void copyCommonStrides(const Strides &strides, Args &args) {
     args.strideLSE[i] = strides.lse[i];
 }
 
+/// What either direction's call says of its shape, packed sequences and
+/// the tensors both directions take, into its runtime arguments.
+template <typename Args, typename Call>
+void copyCommonCall(const Call &call, Args &args) {
+  args.batch = call.batch;
+  args.seqQ = call.seqQ;
+  args.seqKV = call.seqKV;
+  args.setContiguousStrides();
+  args.q = call.q;
+  args.k = call.k;
+  args.v = call.v;
+  args.o = call.o;
+  args.lse = call.lse;
+  args.cuSeqlensQ = call.cuSeqlensQ;
+  args.cuSeqlensK = call.cuSeqlensK;
+  args.sequences = call.sequences;
+  args.maxSeqQ = call.maxSeqQ;
+}
+
 } // namespace
 
 extern "C" {
@@ -89,19 +108,7 @@ faStatus launchForward(faKernel kernel, const ForwardCall &call,
   if (!kh)
     return status;
   auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
-  args.batch = call.batch;
-  args.seqQ = call.seqQ;
-  args.seqKV = call.seqKV;
-  args.setContiguousStrides();
-  args.q = call.q;
-  args.k = call.k;
-  args.v = call.v;
-  args.o = call.o;
-  args.lse = call.lse;
-  args.cuSeqlensQ = call.cuSeqlensQ;
-  args.cuSeqlensK = call.cuSeqlensK;
-  args.sequences = call.sequences;
-  args.maxSeqQ = call.maxSeqQ;
+  copyCommonCall(call, args);
   if (strides)
     copyCommonStrides(*strides, args);
   rt::Status s = rt::attentionForward(kh->kernel, args,
@@ -221,21 +228,9 @@ faStatus launchBackward(faKernel kernel, const BackwardCall &call,
   if (!kh)
     return status;
   auto args = rt::AttentionBackwardArgs::fromMetadata(kh->kernel.metadata());
-  args.batch = call.batch;
-  args.seqQ = call.seqQ;
-  args.seqKV = call.seqKV;
-  args.setContiguousStrides();
-  args.cuSeqlensQ = call.cuSeqlensQ;
-  args.cuSeqlensK = call.cuSeqlensK;
-  args.sequences = call.sequences;
-  args.maxSeqQ = call.maxSeqQ;
+  copyCommonCall(call, args);
   args.maxSeqKV = call.maxSeqKV;
-  args.q = call.q;
-  args.k = call.k;
-  args.v = call.v;
-  args.o = call.o;
   args.dO = call.dout;
-  args.lse = call.lse;
   args.dq = call.dq;
   args.dk = call.dk;
   args.dv = call.dv;

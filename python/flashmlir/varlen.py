@@ -133,34 +133,28 @@ def _forward(kernel, q, k, v, seqs):
     return o, lse
 
 
-def _backward_packed(kernel, q, k, v, o, lse, do, seqs):
-    """dq, dk, dv ([1, H, total, D] buffers) of <do, o> from dense [1, H,
-    total, D] q, k, v, o, do and [1, Hq, total] lse; rows of no sequence:
-    dq 0, dk and dv 0 too (zeroed here: the kernels leave them)."""
-    dq = torch.empty_like(q)
-    dk = torch.zeros_like(k)
-    dv = torch.zeros_like(v)
+def _backward(kernel, q, k, v, o, lse, do, seqs):
+    """dq, dk, dv of (total, H, D) inputs with o and lse as the forward
+    kernel wrote them ([1, H, total, Dv], [1, Hq, total]): (total, H, D)
+    views of the kernels' [1, H, total, D] buffers; rows of no sequence: dq
+    0, dk and dv 0 too (zeroed here: the kernels leave them)."""
+    # The backward kernels take dense [1, H, total, D] tensors.
+    qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
+    dq = torch.empty_like(qd)
+    dk = torch.zeros_like(kd)
+    dv = torch.zeros_like(vd)
     workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
                             dtype=torch.uint8, device=q.device)
     with torch.cuda.device(q.device):
         kernel.backward_varlen(
-            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-            do.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+            qd.data_ptr(), kd.data_ptr(), vd.data_ptr(), o.data_ptr(),
+            dod.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
             dv.data_ptr(), seqs.offsets_q.data_ptr(),
             seqs.offsets_k.data_ptr(), workspace.data_ptr(),
             sequences=seqs.count, max_seqlen_q=seqs.max_q,
             max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
             total_kv=seqs.total_k, stream=_stream(q))
-    return dq, dk, dv
-
-
-def _backward(kernel, q, k, v, o, lse, do, seqs):
-    """dq, dk, dv of (total, H, D) inputs: (total, H, D) views of the
-    kernels' [1, H, total, D] buffers."""
-    # The backward kernels take dense [1, H, total, D] tensors.
-    qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
-    grads = _backward_packed(kernel, qd, kd, vd, o, lse, dod, seqs)
-    return tuple(t[0].transpose(0, 1) for t in grads)
+    return tuple(t[0].transpose(0, 1) for t in (dq, dk, dv))
 
 
 class _VarlenFunction(torch.autograd.Function):

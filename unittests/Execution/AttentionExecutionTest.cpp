@@ -714,28 +714,28 @@ INSTANTIATE_TEST_SUITE_P(
     paramName);
 
 /// Runtime shapes: one module compiled with dynamic batch and sequence
-/// lengths runs every length, including ragged blocks, empty masked rows
-/// (bottom-right causal with Nq > Nk), one key, and Nq != Nk across GQA.
-TEST(RuntimeShapes, OneModuleRunsEveryLength) {
+/// lengths for direction `dir` runs every length, including ragged blocks,
+/// empty masked rows (bottom-right causal with Nq > Nk), one key, and
+/// Nq != Nk across GQA, each against the fp64 reference.
+void runEveryLength(Direction dir) {
   uint64_t seed = 0;
   std::string seedError;
   ASSERT_TRUE(seedFromSetting(std::getenv("FA_TEST_SEED"), seed, seedError))
       << seedError;
   SCOPED_TRACE("seed " + std::to_string(seed));
+  const bool forward = dir == Direction::Forward;
   for (bool causal : {false, true}) {
     // The module's static dims (heads, head dims) and attributes; lengths
     // below are the runs'.
     Case shape = make("runtime", BF16, 1, 4, 2, 1, 1, 64, 64).blocks(32, 64);
     shape.causal = causal;
-    std::string source = buildModule(shape, Direction::Forward,
-                                     /*runtimeShapes=*/true);
+    std::string source = buildModule(shape, dir, /*runtimeShapes=*/true);
     ASSERT_NE(source.find("tensor<?x4x?x64xbf16>"), std::string::npos)
         << source;
     std::unique_ptr<hostjit::HostModule> module;
     hostjit::CInterfaceFunction entry;
-    ASSERT_NO_FATAL_FAILURE(
-        compileEntry(source, shape, "forward", module, entry));
-    const hostjit::CInterfaceFunction *fn = &entry;
+    ASSERT_NO_FATAL_FAILURE(compileEntry(
+        source, shape, forward ? "forward" : "backward", module, entry));
     std::mt19937_64 rng(seed);
     for (auto [batch, seqQ, seqKV] :
          {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
@@ -761,8 +761,12 @@ TEST(RuntimeShapes, OneModuleRunsEveryLength) {
           refLse(ref::numelLSE(c.shape));
       ref::attentionForward(c.shape, c.params(), qd.data(), kd.data(),
                             vd.data(), refO.data(), refLse.data());
-      std::string errors = runForward(c, *fn, q, k, v, refO, refLse);
-      std::printf("[  errors  ] runtime shapes B %lld Nq %lld Nk %lld%s: %s\n",
+      std::string errors =
+          forward ? runForward(c, entry, q, k, v, refO, refLse)
+                  : runBackward(c, entry, q, k, v, refO, refLse, rng);
+      std::printf("[  errors  ] runtime shapes %s B %lld Nq %lld Nk %lld%s: "
+                  "%s\n",
+                  forward ? "forward" : "backward",
                   static_cast<long long>(batch), static_cast<long long>(seqQ),
                   static_cast<long long>(seqKV), causal ? " causal" : "",
                   errors.c_str());
@@ -770,59 +774,12 @@ TEST(RuntimeShapes, OneModuleRunsEveryLength) {
   }
 }
 
-/// The backward with runtime shapes: one module for every batch and pair
-/// of lengths (ragged blocks, Nq != Nk under a bottom-right causal mask,
-/// one key, GQA), each run against the fp64 backward.
+TEST(RuntimeShapes, OneModuleRunsEveryLength) {
+  runEveryLength(Direction::Forward);
+}
+
 TEST(RuntimeShapes, OneBackwardModuleRunsEveryLength) {
-  uint64_t seed = 0;
-  std::string seedError;
-  ASSERT_TRUE(seedFromSetting(std::getenv("FA_TEST_SEED"), seed, seedError))
-      << seedError;
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  for (bool causal : {false, true}) {
-    Case shape =
-        make("runtime_bwd", BF16, 1, 4, 2, 1, 1, 64, 64).blocks(32, 64);
-    shape.causal = causal;
-    std::string source = buildModule(shape, Direction::Backward,
-                                     /*runtimeShapes=*/true);
-    ASSERT_NE(source.find("tensor<?x4x?x64xbf16>"), std::string::npos)
-        << source;
-    std::unique_ptr<hostjit::HostModule> module;
-    hostjit::CInterfaceFunction entry;
-    ASSERT_NO_FATAL_FAILURE(
-        compileEntry(source, shape, "backward", module, entry));
-    std::mt19937_64 rng(seed);
-    for (auto [batch, seqQ, seqKV] :
-         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
-          {2, 70, 130},
-          {1, 129, 65},
-          {3, 64, 64}}) {
-      Case c = shape;
-      c.shape.batch = batch;
-      c.shape.seqQ = seqQ;
-      c.shape.seqKV = seqKV;
-      SCOPED_TRACE("B " + std::to_string(batch) + " Nq " +
-                   std::to_string(seqQ) + " Nk " + std::to_string(seqKV) +
-                   (causal ? " causal" : ""));
-      ASSERT_EQ(ref::validate(c.shape, c.params()), "");
-      Shapes sh(c.shape);
-      HostTensor q(c.dtype, sh.q), k(c.dtype, sh.k), v(c.dtype, sh.v);
-      q.store(randomNormal(rng, q.size()));
-      k.store(randomNormal(rng, k.size()));
-      v.store(randomNormal(rng, v.size()));
-      std::vector<double> qd = q.load(), kd = k.load(), vd = v.load();
-      std::vector<double> refO(ref::numelO(c.shape)),
-          refLse(ref::numelLSE(c.shape));
-      ref::attentionForward(c.shape, c.params(), qd.data(), kd.data(),
-                            vd.data(), refO.data(), refLse.data());
-      std::string errors = runBackward(c, entry, q, k, v, refO, refLse, rng);
-      std::printf("[  errors  ] runtime shapes backward B %lld Nq %lld Nk "
-                  "%lld%s: %s\n",
-                  static_cast<long long>(batch), static_cast<long long>(seqQ),
-                  static_cast<long long>(seqKV), causal ? " causal" : "",
-                  errors.c_str());
-    }
-  }
+  runEveryLength(Direction::Backward);
 }
 
 /// The harness reports pipeline failures as errors instead of crashing.

@@ -216,3 +216,12 @@ void mlir::fagpu::consumeRingTiles(
     ArriveBarrierOp::create(b, loc, barriers, emptyIndex(t, stage));
   }
 }
+
+bool mlir::fagpu::readsReadOnlyArgument(Operation *op, Block &entry) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
+  return arg && arg.getOwner() == &entry &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) {
+           return isa<memref::LoadOp, memref::DimOp>(user);
+         });
+}

@@ -64,6 +64,11 @@ FailureOr<KernelCopies> collectKernelCopies(gpu::GPUFuncOp kernel,
 /// from the induction variable.
 SetVector<Operation *> sliceInLoop(scf::ForOp loop, ValueRange values);
 
+/// Whether `op` loads from an argument of `entry` (the kernel's) that the
+/// kernel only reads (loads and sizes): both sides of a warp split read the
+/// same values there (the offsets of packed sequences, cu_seqlens).
+bool readsReadOnlyArgument(Operation *op, Block &entry);
+
 /// The loop of `block` whose body holds loops that copy to shared tiles
 /// (the backward's query-head loop), if any.
 scf::ForOp findLoopOfCopyingLoops(Block &block);

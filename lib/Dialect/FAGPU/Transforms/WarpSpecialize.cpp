@@ -273,19 +273,9 @@ struct WarpSpecializePass
     }
     if (handoff)
       shareHandoffOperands(*handoff, copies.loops, share);
-    // Reads of a kernel argument that the kernel only reads may stay before
-    // the split too (both sides read the same values): the offsets of
-    // packed sequences (cu_seqlens).
-    auto readsArgument = [&](Operation *op) {
-      auto load = dyn_cast<memref::LoadOp>(op);
-      auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
-      return arg && arg.getOwner() == &entry &&
-             llvm::all_of(arg.getUsers(), [](Operation *user) {
-               return isa<memref::LoadOp, memref::DimOp>(user);
-             });
-    };
+    // Reads of arguments the kernel only reads may stay before the split.
     for (Operation *op : shared)
-      if (!isMemoryEffectFree(op) && !readsArgument(op))
+      if (!isMemoryEffectFree(op) && !readsReadOnlyArgument(op, entry))
         return op->emitError() << "fagpu-warp-specialize: the loads depend "
                                   "on an op with side effects";
 
