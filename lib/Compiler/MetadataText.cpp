@@ -11,6 +11,7 @@
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -82,13 +83,24 @@ sizeParameters(gpu::GPUFuncOp kernel, ArrayRef<std::string> names) {
   return sizes;
 }
 
-/// `names` and, after them, `kernel`'s size parameters, comma-separated.
+/// `names` and, after them, `kernel`'s size parameters, comma-separated:
+/// each distinct size once, in order of first appearance. The kernel
+/// records the name of each of its sizes (fa.runtime_size_names), so that
+/// fa-pass-runtime-sizes appends the same list.
 FailureOr<std::string> launchArguments(gpu::GPUFuncOp kernel,
                                        SmallVector<std::string> names) {
   FailureOr<SmallVector<std::string>> sizes = sizeParameters(kernel, names);
   if (failed(sizes))
     return failure();
-  names.append(sizes->begin(), sizes->end());
+  if (!sizes->empty()) {
+    Builder b(kernel.getContext());
+    SmallVector<StringRef> perSize(sizes->begin(), sizes->end());
+    kernel->setAttr(kRuntimeSizeNamesAttr, b.getStrArrayAttr(perSize));
+  }
+  llvm::StringSet<> seen;
+  for (const std::string &size : *sizes)
+    if (seen.insert(size).second)
+      names.push_back(size);
   return llvm::join(names, ",");
 }
 

@@ -17,6 +17,9 @@ namespace mlir::fa {
 /// backward, of its `pre_` (delta, zeroed dq_acc) and `post_` (dq cast)
 /// kernels. `kernels` maps `fa.kind` to the kernel. Fails, with an error on
 /// the kernel, where a runtime size is not one the runtime can supply.
+/// Each kernel with runtime sizes gets their names (fa.runtime_size_names),
+/// which the lowering's fa-pass-runtime-sizes follows: one kernel
+/// parameter per distinct name, as the `args` lines list them.
 FailureOr<std::string>
 kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
                const AttentionConfig &options);

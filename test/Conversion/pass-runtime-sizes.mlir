@@ -1,4 +1,4 @@
-// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-pass-runtime-sizes))' | FileCheck %s
+// RUN: fa-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(gpu.module(fa-pass-runtime-sizes))' | FileCheck %s
 
 // A kernel argument with runtime sizes becomes its pointer (typed one
 // element: bare pointers take static shapes) and one index argument per
@@ -42,6 +42,39 @@ gpu.module @m {
 // CHECK-NOT: fa.runtime_sizes
 gpu.module @m {
   gpu.func @static_sizes(%q: memref<2x4x8x64xbf16>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// Named sizes (the compiler's .meta names them): sizes of one name are one
+// value at every launch, so they share one appended argument, in order of
+// first appearance, and both views compute their strides from it.
+
+// CHECK-LABEL: gpu.func @named_sizes
+// CHECK-SAME: (%[[Q:.*]]: memref<1xbf16>, %[[DO:.*]]: memref<1xbf16>, %[[K:.*]]: memref<1xbf16>, %[[B:.*]]: index, %[[N:.*]]: index, %[[NK:.*]]: index)
+// CHECK-SAME: fa.runtime_sizes = array<i64: 0, 0, 0, 2, 1, 0, 1, 2, 2, 0, 2, 2>
+// CHECK: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[B]], 4, %[[N]], 64]
+// CHECK: memref.reinterpret_cast %[[DO]] to offset: [0], sizes: [%[[B]], 4, %[[N]], 64]
+// CHECK: memref.reinterpret_cast %[[K]] to offset: [0], sizes: [%[[B]], 2, %[[NK]], 64]
+gpu.module @m {
+  gpu.func @named_sizes(%q: memref<?x4x?x64xbf16>, %do: memref<?x4x?x64xbf16>,
+                        %k: memref<?x2x?x64xbf16>) kernel
+      attributes {fa.runtime_size_names = ["batch", "seq_q", "batch", "seq_q",
+                                           "batch", "seq_kv"]} {
+    gpu.return
+  }
+}
+
+// -----
+
+// A name per size, or none: anything else is an error on the kernel.
+
+gpu.module @m {
+  // expected-error @below {{fa-pass-runtime-sizes: fa.runtime_size_names must name each of the 2 runtime sizes with a string}}
+  gpu.func @wrong_names(%q: memref<?x4x?x64xbf16>) kernel
+      attributes {fa.runtime_size_names = ["batch"]} {
     gpu.return
   }
 }

@@ -103,7 +103,10 @@ TEST_F(JitTest, RuntimeShapesAreOneEntryForEveryLength) {
   EXPECT_EQ(m.seqQ, 0);
   EXPECT_EQ(m.seqKV, 0);
   EXPECT_TRUE(m.hasArg("seq_kv"));
-  EXPECT_TRUE(contains(first->image, ".param .u64 fa_fwd_param_17"));
+  // The sizes after the tensors and maps, each distinct one once: batch,
+  // seq_q, seq_kv.
+  EXPECT_TRUE(contains(first->image, ".param .u64 fa_fwd_param_10"));
+  EXPECT_FALSE(contains(first->image, "fa_fwd_param_11"));
 
   // Other lengths and batches: the same entry, not compiled again.
   config.batch = 3;

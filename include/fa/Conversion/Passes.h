@@ -33,13 +33,21 @@ namespace fa {
 /// (fa-convert-fagpu-to-nvvm sets it, fa-finalize-nvvm-kernels makes them
 /// by-value grid constants).
 constexpr llvm::StringLiteral kTensorMapArgsAttr = "fagpu.tensor_map_args";
-/// On a kernel: (argument, dim) pairs of the sizes appended as index
-/// arguments by fa-pass-runtime-sizes, in order.
+/// On a kernel: (argument, dim) pairs of the runtime sizes that
+/// fa-pass-runtime-sizes passes as index arguments, in order.
 constexpr llvm::StringLiteral kRuntimeSizesAttr = "fa.runtime_sizes";
+
+/// On a kernel: the name of each size of kRuntimeSizesAttr's order (the
+/// compiler's .meta names them: batch, seq_q, seq_kv, seq_offsets). Sizes
+/// of one name are one value at every launch, so fa-pass-runtime-sizes
+/// appends one argument per distinct name, in order of first appearance.
+constexpr llvm::StringLiteral kRuntimeSizeNamesAttr = "fa.runtime_size_names";
 
 /// The (argument, dim) pairs that fa-pass-runtime-sizes appends, in order,
 /// for a kernel whose arguments have `argumentTypes`: every dynamic size of
-/// every memref argument. The compiler's .meta names the same list.
+/// every memref argument (one appended argument each, or one per distinct
+/// name where the kernel has kRuntimeSizeNamesAttr). The compiler's .meta
+/// names the same list.
 SmallVector<std::pair<unsigned, int64_t>>
 runtimeSizeOperands(TypeRange argumentTypes);
 

@@ -139,10 +139,15 @@ def PassRuntimeSizes : Pass<"fa-pass-runtime-sizes",
     argument per dynamic size, appended after all other arguments in
     argument order, then size order; the body rebuilds the N-D view with
     `memref.reinterpret_cast` (row-major strides, products of the sizes)
-    and reads only that. The kernel records the appended sizes
+    and reads only that. The kernel records the sizes
     as `fa.runtime_sizes = [argument, dim, argument, dim, ...]` for the
-    runtime, which passes them as 64-bit integers. Static arguments and
-    other kernels are left as they are.
+    runtime, which passes them as 64-bit integers. Where the kernel has
+    `fa.runtime_size_names` (a string per size, as the compiler's .meta
+    names them: sizes of one name are one value at every launch), sizes of
+    one name share one appended argument, in order of first appearance:
+    the views of q, dO and dq_acc then compute their strides from one
+    sequence length. Static arguments and other kernels are left as they
+    are.
   }];
   let dependentDialects = [
     "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir {
 namespace fa {
@@ -60,14 +61,34 @@ struct PassRuntimeSizesPass
     if (flattened.empty())
       return success();
 
-    // The sizes, appended.
+    // The sizes, appended: one argument per size, or per distinct name.
+    SmallVector<std::string> names;
+    if (auto named =
+            kernel->getAttrOfType<ArrayAttr>(fa::kRuntimeSizeNamesAttr)) {
+      for (Attribute name : named)
+        if (auto text = dyn_cast<StringAttr>(name))
+          names.push_back(text.str());
+      if (names.size() != dynamicSizes.size())
+        return kernel.emitError()
+               << "fa-pass-runtime-sizes: " << fa::kRuntimeSizeNamesAttr
+               << " must name each of the " << dynamicSizes.size()
+               << " runtime sizes with a string";
+    }
+    llvm::StringMap<Value> byName;
     SmallVector<Value> sizeArgs;
     for (size_t i = 0; i < dynamicSizes.size(); ++i) {
+      if (!names.empty())
+        if (Value same = byName.lookup(names[i])) {
+          sizeArgs.push_back(same);
+          continue;
+        }
       unsigned index = kernel.getNumArguments();
       if (failed(kernel.insertArgument(index, IndexType::get(ctx),
                                        DictionaryAttr::get(ctx), loc)))
         return failure();
       sizeArgs.push_back(kernel.getArgument(index));
+      if (!names.empty())
+        byName[names[i]] = sizeArgs.back();
     }
     SmallVector<int64_t> record;
     for (auto [arg, dim] : dynamicSizes) {

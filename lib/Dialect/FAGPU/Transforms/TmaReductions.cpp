@@ -8,7 +8,10 @@
 // 128-byte swizzle, which spreads the rows over the banks, and the
 // reduction goes through a tensor map of the destination, whose copy
 // engine undoes the swizzle (`cp.reduce.async.bulk.tensor`), one box of 32
-// columns at a time. Passes.td has the contract.
+// columns at a time. Where the limit is not provably the tensor's end (a
+// runtime length read from another argument, a packed sequence's end), the
+// staged rows past it are zeroed first, so that adding the whole box is
+// exact. Passes.td has the contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -80,8 +84,15 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
         return signalPassFailure();
   }
 
+  /// A TMA destination: the argument, its outer coordinates, and whether
+  /// the staged rows past the limit must be zeroed first.
+  struct Destination {
+    CopySource source;
+    bool zeroPastLimit;
+  };
+
   /// Where `op` adds through TMA, if it can.
-  std::optional<CopySource> tmaDestination(ReduceToGlobalOp op) {
+  std::optional<Destination> tmaDestination(ReduceToGlobalOp op) {
     SharedTileType tile = op.getTile().getType();
     MemRefType dest = op.getDest().getType();
     if (tile.getRows() > 256 || dest.getDimSize(1) != tile.getCols() ||
@@ -93,10 +104,61 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
     if (failed(source))
       return std::nullopt;
     int64_t rowDim = cast<MemRefType>(source->arg.getType()).getRank() - 2;
-    if (!isTileToTheEnd(op.getLimit(), op.getRow(), tile.getRows(), source->arg,
-                        rowDim))
+    if (isTileToTheEnd(op.getLimit(), op.getRow(), tile.getRows(), source->arg,
+                       rowDim))
+      return Destination{*source, false};
+    // Zeros added past the limit leave the sums alone only if nothing but
+    // these reductions writes the argument in this kernel.
+    if (!onlyReducedInto(source->arg))
       return std::nullopt;
-    return *source;
+    return Destination{*source, true};
+  }
+
+  /// Whether every use of `arg` (through subviews and size reads) is the
+  /// destination of a `fagpu.reduce_to_global`.
+  static bool onlyReducedInto(Value arg) {
+    return llvm::all_of(arg.getUsers(), [](Operation *user) {
+      if (isa<memref::DimOp>(user))
+        return true;
+      if (auto view = dyn_cast<memref::SubViewOp>(user))
+        return onlyReducedInto(view.getResult());
+      return isa<ReduceToGlobalOp>(user);
+    });
+  }
+
+  /// Zeroes the rows of the value that `op`'s tile was last stored from at
+  /// and past `op`'s limit, in registers before the store.
+  LogicalResult zeroPastLimit(ReduceToGlobalOp op) {
+    StoreToSharedOp store;
+    for (Operation *prev = op->getPrevNode(); prev && !store;
+         prev = prev->getPrevNode())
+      if (auto s = dyn_cast<StoreToSharedOp>(prev);
+          s && s.getDest() == op.getTile())
+        store = s;
+    if (!store)
+      return op.emitError() << "no fagpu.store_to_shared of the tile before "
+                               "this reduction in its block";
+    OpBuilder b(store);
+    Location loc = op.getLoc();
+    Value value = store.getValue();
+    auto type = cast<RankedTensorType>(value.getType());
+    auto like = [&](Type element) {
+      return RankedTensorType::get(type.getShape(), element,
+                                   type.getEncoding());
+    };
+    Value rows = TileCoordsOp::create(b, loc, like(b.getIndexType()),
+                                      /*dim=*/uint64_t(0));
+    Value valid = arith::SubIOp::create(b, loc, op.getLimit(), op.getRow());
+    Value bound =
+        tensor::SplatOp::create(b, loc, like(b.getIndexType()), valid);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows, bound);
+    Value zero = arith::ConstantOp::create(
+        b, loc, type,
+        SplatElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    Value masked = arith::SelectOp::create(b, loc, inside, value, zero);
+    store.getValueMutable().assign(masked);
+    return success();
   }
 
   LogicalResult rewrite(gpu::GPUFuncOp kernel) {
@@ -112,17 +174,20 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
             return !isa<StoreToSharedOp, ReduceToGlobalOp>(user);
           }))
         continue;
-      SmallVector<CopySource> sources;
+      SmallVector<Destination> destinations;
       for (ReduceToGlobalOp op : reductions)
-        if (std::optional<CopySource> source = tmaDestination(op))
-          sources.push_back(*source);
-      if (sources.size() != reductions.size())
+        if (std::optional<Destination> destination = tmaDestination(op))
+          destinations.push_back(*destination);
+      if (destinations.size() != reductions.size())
         continue;
       auto tile = cast<SharedTileType>(alloc->getResult(0).getType());
       alloc->getResult(0).setType(
           SharedTileType::get(tile.getContext(), tile.getShape(),
                               tile.getElementType(), kSwizzleBytes));
-      for (auto [op, source] : llvm::zip(reductions, sources)) {
+      for (auto [op, destination] : llvm::zip(reductions, destinations)) {
+        const CopySource &source = destination.source;
+        if (destination.zeroPastLimit && failed(zeroPastLimit(op)))
+          return failure();
         Value map = mapOf(kernel, source.arg, tile.getRows(), maps);
         if (!map)
           return failure();

@@ -6,6 +6,7 @@
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

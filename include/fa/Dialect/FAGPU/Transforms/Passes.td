@@ -212,8 +212,16 @@ def TmaReductions : Pass<"fagpu-tma-reductions", "::mlir::gpu::GPUModuleOp"> {
     tensor's end), becomes a `fagpu.tma_reduce` through a new tensor-map
     parameter of that argument (`fagpu.tensor_map_of`, boxes of the tile's
     rows x 32 columns), and its tile takes the 128-byte swizzle, so that a
-    warp's register pairs no longer land in the same banks. Others stay.
+    warp's register pairs no longer land in the same banks. A reduction
+    whose limit is not provably the row count (a runtime length read from
+    another argument, the end of a packed sequence) goes the same way if
+    the destination argument is written by nothing but these reductions:
+    the value stored into its tile first has its rows at and past
+    `limit - row` replaced by zeros (`fagpu.tile_coords`, `arith.select`),
+    so adding the whole box changes no other row. Others stay.
   }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def SinkPastLoops : Pass<"fagpu-sink-past-loops", "::mlir::gpu::GPUModuleOp"> {
