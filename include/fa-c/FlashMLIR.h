@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 6
+#define FA_CAPI_VERSION 7
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -101,6 +101,10 @@ typedef struct faConfig {
    *  faAttentionBackwardVarlen). The WGMMA kernels (sm_90) only; a varlen
    *  backward is not deterministic. */
   int32_t varlen;
+  /** 1: the backward also takes the gradient of lse (a loss that reads
+   *  lse): launch it with faAttentionBackwardCall and its dlse. A forward
+   *  kernel ignores it. API version 7. */
+  int32_t grad_lse;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
@@ -261,6 +265,32 @@ FA_CAPI_EXPORT faStatus faAttentionBackwardVarlen(
     uint64_t v, uint64_t o, uint64_t dout, uint64_t lse, uint64_t dq,
     uint64_t dk, uint64_t dv, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     uint64_t workspace, const faBackwardStrides *strides, uint64_t stream);
+
+/** Every input of a backward launch (API version 7). Zero what a call
+ *  does not use. */
+typedef struct faBackwardCall {
+  /** The call's batch and lengths: 0, 0, 0 for the kernel's own (a kernel
+   *  built for one shape), the call's for a kernel with runtime shapes. A
+   *  varlen kernel's call: batch 1, the packed rows total_q and total_kv. */
+  int64_t batch, seq_q, seq_kv;
+  /** Packed sequences (varlen kernels): their count, the longest query and
+   *  key sequences, and the int32 offsets cu_seqlens_q/k (sequences + 1). */
+  int64_t sequences, max_seqlen_q, max_seqlen_k;
+  uint64_t cu_seqlens_q, cu_seqlens_k;
+  uint64_t q, k, v, o, dout, lse, dq, dk, dv;
+  /** The gradient of lse (f32, dense, lse's shape): required by a kernel
+   *  set compiled with faConfig.grad_lse, refused by others. */
+  uint64_t dlse;
+  /** faBackwardWorkspaceBytes*() bytes of the call's shape. */
+  uint64_t workspace;
+} faBackwardCall;
+
+/** The backward of `call` on `stream`: faAttentionBackwardShape and
+ *  faAttentionBackwardVarlen in one, and the one launch that takes dlse.
+ *  API version 7. */
+FA_CAPI_EXPORT faStatus
+faAttentionBackwardCall(faKernel kernel, const faBackwardCall *call,
+                        const faBackwardStrides *strides, uint64_t stream);
 
 #ifdef __cplusplus
 }

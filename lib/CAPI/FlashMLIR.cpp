@@ -81,6 +81,11 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
     return fail(FA_ERROR_INVALID_ARGUMENT,
                 "varlen must be 0 or 1, got " + std::to_string(c->varlen));
   out.varlen = c->varlen == 1;
+  if (c->grad_lse != 0 && c->grad_lse != 1)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "grad_lse must be 0 or 1, got " + std::to_string(c->grad_lse));
+  // The backward's input: a forward has no gradient to take.
+  out.gradLse = c->grad_lse == 1 && direction == FA_BACKWARD;
   out.runtimeShapes |= out.varlen;
   // Runtime shapes ignore batch and lengths (each call's).
   const bool callSized = out.runtimeShapes;

@@ -214,9 +214,9 @@ struct BackwardCall {
   const char *what;
   /// The call's shape (packed sequences: batch 1 and the packed rows).
   int64_t batch, seqQ, seqKV;
-  int64_t sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
-  uint64_t q, k, v, o, dout, lse, dq, dk, dv;
-  uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
+  int64_t sequences, maxSeqQ, maxSeqKV;
+  uint64_t q, k, v, o, dout, lse, dlse, dq, dk, dv;
+  uint64_t cuSeqlensQ, cuSeqlensK;
   uint64_t workspace;
 };
 
@@ -234,6 +234,7 @@ faStatus launchBackward(faKernel kernel, const BackwardCall &call,
   args.dq = call.dq;
   args.dk = call.dk;
   args.dv = call.dv;
+  args.dlse = call.dlse;
   if (strides) {
     copyCommonStrides(*strides, args);
     for (int i = 0; i < 4; ++i) {
@@ -273,18 +274,28 @@ faStatus faAttentionBackwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
                                   uint64_t dv, uint64_t workspace,
                                   const faBackwardStrides *strides,
                                   uint64_t stream) {
-  BackwardCall call{"faAttentionBackward", batch, seq_q, seq_kv};
-  call.q = q;
-  call.k = k;
-  call.v = v;
-  call.o = o;
-  call.dout = dout;
-  call.lse = lse;
-  call.dq = dq;
-  call.dk = dk;
-  call.dv = dv;
-  call.workspace = workspace;
-  return launchBackward(kernel, call, strides, stream);
+  return launchBackward(kernel,
+                        {"faAttentionBackward",
+                         batch,
+                         seq_q,
+                         seq_kv,
+                         0,
+                         0,
+                         0,
+                         q,
+                         k,
+                         v,
+                         o,
+                         dout,
+                         lse,
+                         /*dlse=*/0,
+                         dq,
+                         dk,
+                         dv,
+                         0,
+                         0,
+                         workspace},
+                        strides, stream);
 }
 
 faStatus faAttentionBackwardVarlen(
@@ -293,26 +304,66 @@ faStatus faAttentionBackwardVarlen(
     uint64_t v, uint64_t o, uint64_t dout, uint64_t lse, uint64_t dq,
     uint64_t dk, uint64_t dv, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     uint64_t workspace, const faBackwardStrides *strides, uint64_t stream) {
-  BackwardCall call{"faAttentionBackwardVarlen",
-                    1,
-                    total_q,
-                    total_kv,
-                    sequences,
-                    max_seqlen_q,
-                    max_seqlen_k};
-  call.q = q;
-  call.k = k;
-  call.v = v;
-  call.o = o;
-  call.dout = dout;
-  call.lse = lse;
-  call.dq = dq;
-  call.dk = dk;
-  call.dv = dv;
-  call.cuSeqlensQ = cu_seqlens_q;
-  call.cuSeqlensK = cu_seqlens_k;
-  call.workspace = workspace;
-  return launchBackward(kernel, call, strides, stream);
+  return launchBackward(kernel,
+                        {"faAttentionBackwardVarlen",
+                         1,
+                         total_q,
+                         total_kv,
+                         sequences,
+                         max_seqlen_q,
+                         max_seqlen_k,
+                         q,
+                         k,
+                         v,
+                         o,
+                         dout,
+                         lse,
+                         /*dlse=*/0,
+                         dq,
+                         dk,
+                         dv,
+                         cu_seqlens_q,
+                         cu_seqlens_k,
+                         workspace},
+                        strides, stream);
+}
+
+faStatus faAttentionBackwardCall(faKernel kernel, const faBackwardCall *c,
+                                 const faBackwardStrides *strides,
+                                 uint64_t stream) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *kh = kernelOfKind(kernel, rt::KernelKind::Backward,
+                               "faAttentionBackwardCall", status);
+  if (!kh)
+    return status;
+  if (!c)
+    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
+                "faAttentionBackwardCall: call is NULL");
+  // A kernel built for one shape: 0, 0, 0 asks for its own.
+  const rt::KernelMetadata &m = kh->kernel.metadata();
+  bool own = c->batch == 0 && c->seq_q == 0 && c->seq_kv == 0;
+  return launchBackward(kernel,
+                        {"faAttentionBackwardCall",
+                         own ? m.batch : c->batch,
+                         own ? m.seqQ : c->seq_q,
+                         own ? m.seqKV : c->seq_kv,
+                         c->sequences,
+                         c->max_seqlen_q,
+                         c->max_seqlen_k,
+                         c->q,
+                         c->k,
+                         c->v,
+                         c->o,
+                         c->dout,
+                         c->lse,
+                         c->dlse,
+                         c->dq,
+                         c->dk,
+                         c->dv,
+                         c->cu_seqlens_q,
+                         c->cu_seqlens_k,
+                         c->workspace},
+                        strides, stream);
 }
 
 } // extern "C"

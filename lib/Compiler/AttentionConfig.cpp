@@ -360,7 +360,7 @@ std::string AttentionConfig::key() const {
          (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "") +
          (backward && deterministic ? ":deterministic" : "") +
          (backward && transposeScores ? ":transpose-scores" : "") +
-         (varlen ? ":varlen" : "");
+         (backward && gradLse ? ":grad-lse" : "") + (varlen ? ":varlen" : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
@@ -402,14 +402,21 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
     attrs += llvm::formatv(" softcap = {0:e16}", *c.softcap);
   if (c.backward && c.deterministic)
     attrs += " deterministic";
-  if (c.backward)
+  if (c.backward) {
+    // The gradient of LSE: an argument after lse, and the op's clause.
+    std::string gradLseArg, gradLse;
+    if (c.gradLse) {
+      gradLseArg = ", %dlse: " + lse;
+      gradLse = " grad_lse(%dlse : " + lse + ")";
+    }
     return llvm::formatv(
         "func.func @{0}(%q: {1}, %k: {2}, %v: {3}, %o: {4}, %do: {4}, "
-        "%lse: {5}{7}) -> ({1}, {2}, {3}) {{\n"
-        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse{8}{6} "
-        ": {1}, {2}, {3}, {4}, {4}, {5} -> {1}, {2}, {3}\n"
+        "%lse: {5}{9}{7}) -> ({1}, {2}, {3}) {{\n"
+        "  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, "
+        "%lse{10}{8}{6} : {1}, {2}, {3}, {4}, {4}, {5} -> {1}, {2}, {3}\n"
         "  return %dq, %dk, %dv : {1}, {2}, {3}\n}\n",
-        c.entry, q, k, v, o, lse, attrs, seqArgs, seqlens);
+        c.entry, q, k, v, o, lse, attrs, seqArgs, seqlens, gradLseArg, gradLse);
+  }
   return llvm::formatv(
       "func.func @{0}(%q: {1}, %k: {2}, %v: {3}{7}) -> ({4}, {5}) {{\n"
       "  %o, %lse = fa.attention %q, %k, %v{8}{6} : {1}, {2}, {3} -> {4}, "

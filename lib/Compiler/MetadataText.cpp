@@ -193,9 +193,13 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
     os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
   launchKeys(os, kernel, "", *mainArgs);
   if (backward) {
+    // With the gradient of LSE, the pre kernel reads it too (dlse).
+    SmallVector<std::string> preNames = {"o", "do", "delta", "dq_acc"};
+    if (gpu::GPUFuncOp pre = kernels.lookup("backward_pre");
+        pre && pre.getNumArguments() == 5)
+      preNames.insert(preNames.begin() + 2, "dlse");
     for (auto [kind, prefix, names] :
-         {std::tuple{"backward_pre", "pre_",
-                     SmallVector<std::string>{"o", "do", "delta", "dq_acc"}},
+         {std::tuple{"backward_pre", "pre_", preNames},
           std::tuple{"backward_post", "post_",
                      SmallVector<std::string>{"dq_acc", "dq"}}}) {
       gpu::GPUFuncOp rowKernel = kernels.lookup(kind);

@@ -212,7 +212,7 @@ void attentionBackward(const AttentionShape &shape,
                        const AttentionParams &params, const double *q,
                        const double *k, const double *v, const double *o,
                        const double *dO, const double *lse, double *dq,
-                       double *dk, double *dv) {
+                       double *dk, double *dv, const double *dlse) {
   checkOrDie("attentionBackward", shape, params,
              {q, k, v, o, dO, lse, dq, dk, dv});
   const int64_t nq = shape.seqQ, nk = shape.seqKV;
@@ -244,7 +244,9 @@ void attentionBackward(const AttentionShape &shape,
         const double *qi = qh + i * d;
         const double *dOi = dOh + i * dV;
         const double lsei = lseh[i];
-        const double di = dot(dOi, oh + i * dV, dV); // D_i = dO_i . O_i
+        // D_i = dO_i . O_i, less dLSE_i: dLSE_i / dS_ij = P_ij.
+        const double di =
+            dot(dOi, oh + i * dV, dV) - (dlse ? dlse[bh * nq + i] : 0.0);
         double *dqi = dqh + i * d;
 
         for (int64_t j = first; j < last; ++j) {

@@ -299,6 +299,11 @@ size_t attentionBackwardWorkspaceBytes(const KernelMetadata &m,
 
 namespace {
 
+/// Dense [B, Hq, Nq] strides: the kernels read dlse so.
+std::array<int64_t, 3> contiguousRows(const AttentionBackwardArgs &a) {
+  return {a.headsQ * a.seqQ, a.seqQ, 1};
+}
+
 std::vector<TensorView> backwardTensors(const KernelMetadata &m,
                                         const AttentionBackwardArgs &a) {
   return {
@@ -319,6 +324,8 @@ std::vector<TensorView> backwardTensors(const KernelMetadata &m,
               a.strideDK, a.dtype, takes(m, "dk")),
       tensor4("grad_value", a.dv, a.batch, a.headsKV, a.seqKV, a.headDimV,
               a.strideDV, a.dtype, takes(m, "dv")),
+      lseView(a.dlse, a.batch, a.headsQ, a.seqQ, contiguousRows(a),
+              takes(m, "dlse"), "grad_lse"),
   };
 }
 
@@ -341,6 +348,11 @@ Status validateAttentionBackward(const KernelMetadata &kernelMetadata,
   FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
   FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
   FA_RT_RETURN_IF_ERROR(checkSequenceOffsets(m, a));
+  // A kernel set without the gradient of lse must not be handed one.
+  if (a.dlse != 0 && !takes(m, "dlse"))
+    return Status::error("grad_lse pointer given, but kernel '" + m.entry +
+                         "' was not compiled with the gradient of lse "
+                         "(grad_lse): its gradients would leave it out");
   return checkOverlaps(tensors, {6, 7, 8});
 }
 
@@ -398,6 +410,7 @@ std::vector<NamedPointer> backwardPointers(const KernelMetadata &m,
           {"o", a.o},
           {"do", a.dO},
           {"lse", a.lse},
+          {"dlse", a.dlse},
           {"delta", workspace + ws.deltaOffset},
           {"dq_acc", workspace + ws.dqAccOffset},
           {"dq_turns", workspace + ws.dqTurnsOffset},

@@ -170,8 +170,8 @@ bool isCallShapeKey(std::string_view key) {
 }
 
 bool isBackwardParameter(std::string_view name) {
-  for (const char *known : {"q", "k", "v", "o", "do", "lse", "delta", "dq_acc",
-                            "dq", "dk", "dv", "dq_turns"})
+  for (const char *known : {"q", "k", "v", "o", "do", "lse", "dlse", "delta",
+                            "dq_acc", "dq", "dk", "dv", "dq_turns"})
     if (name == known)
       return true;
   return false;
@@ -539,8 +539,8 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
           return Status::error(
               std::string(c.key) + at(c.key) +
               ": unknown backward kernel parameter '" + arg + "' (known: " +
-              knownParameters(m, "q, k, v, o, do, lse, delta, dq_acc, dq, dk, "
-                                 "dv, dq_turns" +
+              knownParameters(m, "q, k, v, o, do, lse, dlse, delta, dq_acc, "
+                                 "dq, dk, dv, dq_turns" +
                                      callParameterNames(m)) +
               ")");
       for (const char *needed : c.needed)

@@ -170,8 +170,9 @@ TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
 }
 
 TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
-                   const std::array<int64_t, 3> &stride, bool required) {
-  return {"lse",         ptr, {b, h, n}, {stride.begin(), stride.end()},
+                   const std::array<int64_t, 3> &stride, bool required,
+                   const char *name) {
+  return {name,          ptr, {b, h, n}, {stride.begin(), stride.end()},
           sizeof(float), 4,   required};
 }
 

@@ -51,9 +51,11 @@ TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
                    int64_t d2, int64_t d3, const std::array<int64_t, 4> &stride,
                    DType dtype, bool required);
 
-/// The f32 [b, h, n] log-sum-exp (4-byte aligned).
+/// The f32 [b, h, n] log-sum-exp (4-byte aligned), or another row
+/// statistic of its shape (`name`: its gradient, dlse).
 TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
-                   const std::array<int64_t, 3> &stride, bool required);
+                   const std::array<int64_t, 3> &stride, bool required,
+                   const char *name = "lse");
 
 } // namespace fa::rt
 

@@ -2,7 +2,7 @@
 //
 // fa.attention_grad becomes
 //
-//   delta = rowsum(dO * O)                                  [B, Hq, Nq] f32
+//   delta = rowsum(dO * O) [- dLSE, with grad_lse]          [B, Hq, Nq] f32
 //   scf.forall (b, hkv) in (B, Hkv) {
 //     scf.for kb over KV blocks {                 (dQ slab carried in f32)
 //       dK, dV tile accumulators = 0
@@ -71,6 +71,24 @@ Value castElements(OpBuilder &b, Location loc, Value src, Type elt,
                if (x.getType() != elt)
                  x = arith::TruncFOp::create(nb, nl, elt, x);
                linalg::YieldOp::create(nb, nl, x);
+             })
+      .getResult(0);
+}
+
+/// rows[b, h, i] - sub[b, h, i] (f32 [B, H, N] tensors): delta less the
+/// gradient of LSE, whose share of dS is P * dLSE (dLSE/dS = P).
+Value subtractRows(OpBuilder &b, Location loc, Value rows, Value sub) {
+  Value init = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, rows), b.getF32Type());
+  AffineMap identity = b.getMultiDimIdentityMap(3);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{rows, sub}, ValueRange{init},
+             ArrayRef<AffineMap>{identity, identity, identity},
+             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SubFOp::create(nb, nl, args[0], args[1]).getResult());
              })
       .getResult(0);
 }
@@ -261,6 +279,8 @@ void BackwardTiler::rewrite() {
   Type elt = qType.getElementType();
 
   delta = computeDelta(rewriter, loc, op.getOutput(), op.getGradOutput());
+  if (Value gradLse = op.getGradLse())
+    delta = subtractRows(rewriter, loc, delta, gradLse);
   Value dqAcc = createFilledTensor(
       rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getQuery()), f32,
       0.0);

@@ -118,6 +118,9 @@ class Config:
     # for every batch of sequences (Kernel.forward_varlen); batch, seq_q and
     # seq_kv are ignored.
     varlen: bool = False
+    # The backward also takes the gradient of lse (a loss that reads lse;
+    # Kernel.backward_launch(dlse=...)), folded into its delta.
+    grad_lse: bool = False
 
     def __post_init__(self):
         # ctypes would wrap an out-of-range int, truncate a float and take
@@ -148,7 +151,7 @@ class Config:
             for side, value in zip(("left", "right"), self.window):
                 if value is not None:
                     _check_int("window " + side, value)
-        for name in ("runtime_shapes", "deterministic", "varlen"):
+        for name in ("runtime_shapes", "deterministic", "varlen", "grad_lse"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError("Config.%s must be True or False, got %r"
                                 % (name, getattr(self, name)))
@@ -187,6 +190,7 @@ class Config:
         c.runtime_shapes = 1 if self.runtime_shapes else 0
         c.deterministic = 1 if self.deterministic else 0
         c.varlen = 1 if self.varlen else 0
+        c.grad_lse = 1 if self.grad_lse else 0
         return c
 
     def without_lengths(self):
@@ -307,10 +311,21 @@ class Kernel:
     def backward_varlen(self, q, k, v, o, dout, lse, dq, dk, dv,
                         cu_seqlens_q, cu_seqlens_k, workspace, sequences,
                         max_seqlen_q, max_seqlen_k, total_q, total_kv,
-                        strides=None, stream=0):
+                        strides=None, stream=0, dlse=0):
         """Launches a varlen backward kernel set on device pointers (ints):
         dense [1, H, total, D] tensors, the sequences as forward_varlen's,
-        the longest key sequence max_seqlen_k."""
+        the longest key sequence max_seqlen_k. dlse: the gradient of lse
+        (a kernel set compiled with Config.grad_lse), else 0."""
+        if dlse:
+            self._backward_call(strides, stream, batch=1, seq_q=total_q,
+                                seq_kv=total_kv, sequences=sequences,
+                                max_seqlen_q=max_seqlen_q,
+                                max_seqlen_k=max_seqlen_k,
+                                cu_seqlens_q=cu_seqlens_q,
+                                cu_seqlens_k=cu_seqlens_k, q=q, k=k, v=v,
+                                o=o, dout=dout, lse=lse, dq=dq, dk=dk, dv=dv,
+                                dlse=dlse, workspace=workspace)
+            return
         s = ctypes.byref(strides) if strides is not None else None
         _check(_library().faAttentionBackwardVarlen(
             self._handle, int(total_q), int(total_kv), int(sequences),
@@ -318,10 +333,18 @@ class Kernel:
             dk, dv, cu_seqlens_q, cu_seqlens_k, workspace, s, stream))
 
     def backward_launch(self, q, k, v, o, dout, lse, dq, dk, dv, workspace,
-                        strides=None, stream=0, shape=None):
+                        strides=None, stream=0, shape=None, dlse=0):
         """Launches the backward kernel set on device pointers (ints).
         shape: (batch, seq_q, seq_kv) of this launch, needed by a kernel
-        with runtime shapes; None: the kernel's own."""
+        with runtime shapes; None: the kernel's own. dlse: the gradient of
+        lse (a kernel set compiled with Config.grad_lse), else 0."""
+        if dlse:
+            batch, seq_q, seq_kv = shape if shape is not None else (0, 0, 0)
+            self._backward_call(strides, stream, batch=batch, seq_q=seq_q,
+                                seq_kv=seq_kv, q=q, k=k, v=v, o=o, dout=dout,
+                                lse=lse, dq=dq, dk=dk, dv=dv, dlse=dlse,
+                                workspace=workspace)
+            return
         s = ctypes.byref(strides) if strides is not None else None
         if shape is None:
             _check(_library().faAttentionBackward(
@@ -332,6 +355,13 @@ class Kernel:
         _check(_library().faAttentionBackwardShape(
             self._handle, batch, seq_q, seq_kv, q, k, v, o, dout, lse, dq, dk,
             dv, workspace, s, stream))
+
+    def _backward_call(self, strides, stream, **fields):
+        """faAttentionBackwardCall with `fields` of faBackwardCall."""
+        call = _capi.faBackwardCall(**{n: int(v) for n, v in fields.items()})
+        s = ctypes.byref(strides) if strides is not None else None
+        _check(_library().faAttentionBackwardCall(
+            self._handle, ctypes.byref(call), s, stream))
 
 
 class Context:

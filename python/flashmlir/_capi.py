@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 6
+API_VERSION = 7
 
 # faStatus
 SUCCESS = 0
@@ -42,6 +42,7 @@ class faConfig(ctypes.Structure):
         ("runtime_shapes", ctypes.c_int32),
         ("deterministic", ctypes.c_int32),
         ("varlen", ctypes.c_int32),
+        ("grad_lse", ctypes.c_int32),
     ]
 
 
@@ -54,6 +55,15 @@ class faBackwardStrides(ctypes.Structure):
     _fields_ = [("q", c_int64_4), ("k", c_int64_4), ("v", c_int64_4),
                 ("o", c_int64_4), ("dout", c_int64_4), ("dq", c_int64_4),
                 ("dk", c_int64_4), ("dv", c_int64_4), ("lse", c_int64_3)]
+
+
+class faBackwardCall(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in
+                ("batch", "seq_q", "seq_kv", "sequences", "max_seqlen_q",
+                 "max_seqlen_k")] + \
+               [(name, ctypes.c_uint64) for name in
+                ("cu_seqlens_q", "cu_seqlens_k", "q", "k", "v", "o", "dout",
+                 "lse", "dq", "dk", "dv", "dlse", "workspace")]
 
 
 def candidate_paths():
@@ -119,6 +129,9 @@ def _declare(lib):
         "faAttentionBackwardVarlen": (i32, [P] + [i64] * 5 + [u64] * 12 +
                                       [ctypes.POINTER(faBackwardStrides),
                                        u64]),
+        "faAttentionBackwardCall": (i32, [P, ctypes.POINTER(faBackwardCall),
+                                          ctypes.POINTER(faBackwardStrides),
+                                          u64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

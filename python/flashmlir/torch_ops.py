@@ -184,28 +184,33 @@ def _attention_forward(q, k, v, config, runtime_shapes):
     return q, k, v, o, lse
 
 
+def _lse_gradient_used(dlse):
+    """Whether a backward must take dlse: an all-zero one (an lse nobody
+    used) is left out; while a CUDA graph is captured nothing may wait for
+    the device, so a given one is used as is."""
+    return dlse is not None and (torch.cuda.is_current_stream_capturing() or
+                                 bool(torch.any(dlse != 0)))
+
+
 def _backward_gradients(config, q, k, v, o, lse, do, dlse, asked=None):
     """dq, dk, dv of <do, o> + <dlse, lse> (None where neither reaches).
-    `asked`: attention()'s runtime_shapes."""
+    `asked`: attention()'s runtime_shapes. dlse goes into the backward's
+    delta (a kernel set compiled with grad_lse): dS = P (dP - (D - dlse))."""
     # The backward kernels take dense tensors.
     q, k, v = (t.contiguous() for t in (q, k, v))
-    dq = dk = dv = None
-    if do is not None:
-        if do.dtype != q.dtype:
-            do = do.to(q.dtype)
-        dq, dk, dv = _launch_backward(config, q, k, v, o, do.contiguous(), lse,
-                                      asked)
-    # An all-zero dlse (an lse nobody used) costs no launches; while a CUDA
-    # graph is captured nothing may wait for the device, so it is used as is.
-    if dlse is not None and (torch.cuda.is_current_stream_capturing() or
-                             bool(torch.any(dlse != 0))):
-        dq_lse, dk_lse = _lse_gradient(config, q, k, lse, dlse)
-        dq = dq_lse if dq is None else dq.float() + dq_lse
-        dk = dk_lse if dk is None else dk.float() + dk_lse
-        dq, dk = dq.to(q.dtype), dk.to(k.dtype)
-        if dv is None:
-            dv = torch.zeros_like(v)
-    return dq, dk, dv
+    if not _lse_gradient_used(dlse):
+        dlse = None
+    if do is None and dlse is None:
+        return None, None, None
+    if do is None:
+        do = torch.zeros_like(o)
+    elif do.dtype != q.dtype:
+        do = do.to(q.dtype)
+    if dlse is not None:
+        config = dataclasses.replace(config, grad_lse=True)
+        dlse = dlse.to(torch.float32).contiguous()
+    return _launch_backward(config, q, k, v, o, do.contiguous(), lse, asked,
+                            dlse)
 
 
 class FlashAttentionFunction(torch.autograd.Function):
@@ -258,9 +263,10 @@ def _runtime_shapes_backward(config, device, asked):
     return _backward_choices[key]
 
 
-def _launch_backward(config, q, k, v, o, do, lse, asked=None):
-    """dq, dk, dv of <do, o> from the backward kernel set of `config`, or
-    from the runtime-shapes set of its problem."""
+def _launch_backward(config, q, k, v, o, do, lse, asked=None, dlse=None):
+    """dq, dk, dv of <do, o> (+ <dlse, lse> with config.grad_lse) from the
+    backward kernel set of `config`, or from the runtime-shapes set of its
+    problem."""
     shape = None
     kernel = _runtime_shapes_backward(config, q.device, asked)
     if kernel is not None:
@@ -277,35 +283,9 @@ def _launch_backward(config, q, k, v, o, do, lse, asked=None):
                                o.data_ptr(), do.data_ptr(), lse.data_ptr(),
                                dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
                                workspace.data_ptr(), stream=_stream(q),
-                               shape=shape)
+                               shape=shape,
+                               dlse=dlse.data_ptr() if dlse is not None else 0)
     return dq, dk, dv
-
-
-def _lse_gradient(config, q, k, lse, dlse):
-    """dq and dk (float32) of <dlse, lse>. d lse_i / d s_ij = P_ij, so with
-    s = scale q k^T: dq = scale dlse (P K) and dk = scale P^T (dlse q). P K is
-    the forward of (q, k, k); P^T (dlse q) is dV of that problem's backward
-    for dO = dlse q (P recomputed from the same lse). Two extra launches, for
-    what is a rare gradient. A softcap's tanh is not linear in q k^T: there
-    it is refused."""
-    if config.softcap:
-        raise FlashMLIRError("flashmlir.attention: gradients through lse "
-                             "with softcap are not supported")
-    scale = config.scale if config.scale is not None else \
-        1.0 / math.sqrt(config.head_dim)
-    keys = dataclasses.replace(config, head_dim_v=config.head_dim)
-    kernel = _compile(keys)
-    pk = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    lse_again = torch.empty_like(lse)
-    with torch.cuda.device(q.device):
-        kernel.forward(q.data_ptr(), k.data_ptr(), k.data_ptr(),
-                       pk.data_ptr(), lse_again.data_ptr(),
-                       stream=_stream(q))
-    weight = dlse.to(torch.float32).unsqueeze(-1)
-    dq = scale * weight * pk.float()
-    do_keys = (weight * q.float()).to(q.dtype)
-    _, _, dk = _launch_backward(keys, q, k, k, pk, do_keys, lse)
-    return dq, scale * dk.float()
 
 
 # torch.compile: the forward and the backward as torch custom ops
@@ -394,7 +374,7 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     bound on that side); softcap caps the logits with softcap*tanh(s/softcap).
     Returns o (B, Hq, Nq, Dv), and lse (B, Hq, Nq, float32, natural log) with
     return_lse=True. Differentiable in q, k and v, through o and lse (lse's
-    gradient by two extra launches; not with softcap).
+    gradient folded into the backward's delta: a kernel set of its own).
 
     runtime_shapes: True runs the forward with the kernel compiled once for
     every batch and length (sm_90), False with one built for this shape;

@@ -2,13 +2,15 @@
 varlen), forward and backward on sm_90's WGMMA kernels; one compiled kernel
 (set) serves every batch of lengths."""
 
+import dataclasses
 import math
 from typing import List, Optional, Tuple
 
 import torch
 
 from . import Config, _capi, compile as _compile
-from .torch_ops import _CUSTOM_OPS, _TORCH_DTYPES, _compiling, _stream, _window
+from .torch_ops import (_CUSTOM_OPS, _TORCH_DTYPES, _compiling,
+                        _lse_gradient_used, _stream, _window)
 
 _kernels = {}  # (dtype, heads, head dims, masks) -> kernel
 
@@ -74,11 +76,14 @@ def _config(q, v, causal, scale, window, softcap):
         varlen=True)
 
 
-def _kernel(config, key, backward=False):
-    """The compiled kernel of `config` (one per direction and key)."""
-    key = key + (backward,)
+def _kernel(config, key, backward=False, grad_lse=False):
+    """The compiled kernel of `config` (one per direction and key; a
+    backward that takes the gradient of lse is a set of its own)."""
+    key = key + (backward, grad_lse)
     kernel = _kernels.get(key)
     if kernel is None:
+        if grad_lse:
+            config = dataclasses.replace(config, grad_lse=True)
         kernel = _compile(config, backward=backward)
         _kernels[key] = kernel
     return kernel
@@ -133,11 +138,14 @@ def _forward(kernel, q, k, v, seqs):
     return o, lse
 
 
-def _backward(kernel, q, k, v, o, lse, do, seqs):
+def _backward(kernel, q, k, v, o, lse, do, seqs, dlse=None):
     """dq, dk, dv of (total, H, D) inputs with o and lse as the forward
     kernel wrote them ([1, H, total, Dv], [1, Hq, total]): (total, H, D)
     views of the kernels' [1, H, total, D] buffers; rows of no sequence: dq
-    0, dk and dv 0 too (zeroed here: the kernels leave them)."""
+    0, dk and dv 0 too (zeroed here: the kernels leave them). dlse: the
+    gradient of lse, (Hq, total_q), for a kernel set that takes it."""
+    if dlse is not None:
+        dlse = dlse.to(torch.float32).unsqueeze(0).contiguous()
     # The backward kernels take dense [1, H, total, D] tensors.
     qd, kd, vd, dod = (_packed(t).contiguous() for t in (q, k, v, do))
     dq = torch.empty_like(qd)
@@ -153,7 +161,8 @@ def _backward(kernel, q, k, v, o, lse, do, seqs):
             seqs.offsets_k.data_ptr(), workspace.data_ptr(),
             sequences=seqs.count, max_seqlen_q=seqs.max_q,
             max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
-            total_kv=seqs.total_k, stream=_stream(q))
+            total_kv=seqs.total_k, stream=_stream(q),
+            dlse=dlse.data_ptr() if dlse is not None else 0)
     return tuple(t[0].transpose(0, 1) for t in (dq, dk, dv))
 
 
@@ -170,19 +179,22 @@ class _VarlenFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do, dlse):
         q, k, v, o, lse = ctx.saved_tensors
-        if dlse is not None and (torch.cuda.is_current_stream_capturing() or
-                                 bool(torch.any(dlse != 0))):
-            raise NotImplementedError(
-                "flashmlir.varlen_attention: the gradient through lse is not "
-                "supported for packed sequences (the dense attention() has "
-                "it); use o only in the loss")
-        if do is None:
-            return None, None, None, None, None, None
-        if do.dtype != q.dtype:
-            do = do.to(q.dtype)
-        kernel = _kernel(ctx.config, ctx.key, backward=True)
-        dq, dk, dv = _backward(kernel, q, k, v, o, lse, do, ctx.seqs)
+        dq, dk, dv = _gradients(q, k, v, o, lse, do, dlse, ctx.seqs,
+                                ctx.config, ctx.key)
         return dq, dk, dv, None, None, None
+
+
+def _gradients(q, k, v, o, lse, do, dlse, seqs, config, key):
+    """dq, dk, dv of <do, o> + <dlse, lse> (None where neither reaches):
+    dlse goes into the backward's delta (a kernel set with grad_lse)."""
+    if not _lse_gradient_used(dlse):
+        dlse = None
+    if do is None and dlse is None:
+        return None, None, None
+    if do is None:
+        do = torch.zeros_like(o[0].transpose(0, 1))
+    kernel = _kernel(config, key, backward=True, grad_lse=dlse is not None)
+    return _backward(kernel, q, k, v, o, lse, do.to(q.dtype), seqs, dlse)
 
 
 # torch.compile: the varlen forward and backward as torch custom ops
@@ -233,23 +245,23 @@ if _CUSTOM_OPS:
                             max_seqlen_k: int, causal: bool,
                             scale: Optional[float],
                             window: Optional[List[int]],
-                            softcap: Optional[float]
+                            softcap: Optional[float],
+                            dlse: Optional[torch.Tensor] = None
                             ) -> Tuple[torch.Tensor, torch.Tensor,
                                        torch.Tensor]:
         window = None if window is None else tuple(window)
         config = _config(q, v, causal, scale, window, softcap)
         seqs = _Sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                           max_seqlen_k)
-        kernel = _kernel(config, _key(q, v, causal, scale, window, softcap),
-                         backward=True)
         # The kernels' [1, H, total, D] layouts of o and lse.
         o = o.transpose(0, 1).unsqueeze(0).contiguous()
         lse = lse.unsqueeze(0).contiguous()
-        return _backward(kernel, q, k, v, o, lse, do.to(q.dtype), seqs)
+        return _gradients(q, k, v, o, lse, do, dlse, seqs, config,
+                          _key(q, v, causal, scale, window, softcap))
 
     @_varlen_backward_op.register_fake
     def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-          max_seqlen_k, causal, scale, window, softcap):
+          max_seqlen_k, causal, scale, window, softcap, dlse=None):
         return (_head_major(q.shape[0], q.shape[1], q.shape[2], q),
                 _head_major(k.shape[0], k.shape[1], k.shape[2], k),
                 _head_major(v.shape[0], v.shape[1], v.shape[2], v))
@@ -261,15 +273,13 @@ if _CUSTOM_OPS:
         ctx.set_materialize_grads(False)
 
     def _backward_of_varlen_forward_op(ctx, do, dlse):
-        if dlse is not None:
-            raise NotImplementedError(
-                "flashmlir.varlen_attention: the gradient through lse is not "
-                "supported for packed sequences")
-        if do is None:
+        if do is None and dlse is None:
             return (None,) * 11
         q, k, v, cu_q, cu_k, o, lse = ctx.saved_tensors
+        if do is None:
+            do = torch.zeros_like(o)
         dq, dk, dv = _varlen_backward_op(do, q, k, v, o, lse, cu_q, cu_k,
-                                         *ctx.options)
+                                         *ctx.options, dlse=dlse)
         return (dq, dk, dv) + (None,) * 8
 
     _varlen_forward_op.register_autograd(
@@ -295,8 +305,8 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 
     Differentiable (sm_90's WGMMA backward, head dims 64, 128 or 256; one
     compiled kernel set for every batch of lengths): dq, dk and dv of rows
-    outside every sequence are 0. The gradient through lse is refused
-    (NotImplementedError) for packed sequences."""
+    outside every sequence are 0, through o and lse (lse's gradient folded
+    into the backward's delta)."""
     _check_varlen_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k)
     if scale is not None and not (math.isfinite(scale) and scale > 0):

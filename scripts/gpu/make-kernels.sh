@@ -157,6 +157,7 @@ bwd_d160_n500_gqa_f16          --backward --dtype=f16 --batch=1 --heads-q=4 --he
 bwd_d208_n300_bf16             --backward --dtype=bf16 --batch=1 --heads-q=2 --seq-q=300 --head-dim=208 --causal
 bwd_d256_n1000_causal_f16      --backward --dtype=f16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --causal
 bwd_d128_q32_kv64_dq_col_split --backward --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=777 --head-dim=128 --causal --block-q=32 --block-kv=64
+bwd_d80_n300_gradlse_causal    --backward --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=300 --seq-kv=500 --head-dim=80 --causal --grad-lse
 MATRIX
 }
 
@@ -188,6 +189,10 @@ bwdw_vl_d256_causal_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=256
 bwdw_rt_d128_causal_gqa_bf16    --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
 bwdw_rt_d64_f16                 --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
 bwdw_rt_d256_window_bf16        --runtime-shapes --dtype=bf16 --heads-q=2 --head-dim=256 --window=64,64
+bwdw_d64_n1000_gradlse_f16      --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=64 --grad-lse
+bwdw_d128_nq77_nk1000_gradlse   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal --softcap=30 --grad-lse
+bwdw_d256_n500_gradlse_bf16     --dtype=bf16 --batch=1 --heads-q=2 --seq-q=500 --head-dim=256 --window=64,64 --grad-lse
+bwdw_rt_d128_gradlse_bf16       --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=128 --causal --grad-lse
 MATRIX
 }
 

@@ -98,10 +98,12 @@ LAYOUT_CASES = [
 ]
 
 
-# Gradients through lse as well as o (two extra launches in the backward).
+# Gradients through lse as well as o (dLSE folded into the backward's
+# delta: a kernel set compiled with grad_lse), softcap's chain rule too.
 LSE_GRAD_CASES = [
     ("bf16", 2, 8, 2, 300, 500, 128, 128, True, None, None),
     ("f16", 1, 4, 4, 256, 256, 64, 64, False, (32, 32), None),
+    ("bf16", 1, 4, 2, 1000, 77, 256, 256, True, None, 30.0),
 ]
 
 # attention(..., deterministic=True): gradients against float64 and bitwise

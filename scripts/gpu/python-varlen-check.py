@@ -7,10 +7,10 @@ key-less sequences, GQA, masks, softcap, a packed-QKV view) with a few
 padding rows after the last sequence; outputs poisoned with NaN (empty()
 patched as in python-check.py): every row of a sequence must be written,
 and the padding rows of o and lse must stay NaN. Through autograd (the loss
-weighs the sequences' rows of o by dO), dq, dk and dv of every sequence
-against the float64 autograd of that sequence alone; their padding rows
-must be 0. Then the errors a user gets: the gradient through lse, bad
-offsets' dtype.
+weighs the sequences' rows of o by dO, and in the lse-gradient cases their
+finite lse by dLSE as well), dq, dk and dv of every sequence against the
+float64 autograd of that sequence alone; their padding rows must be 0.
+Then the errors a user gets: bad offsets.
 
     python3 scripts/gpu/python-varlen-check.py   # carry .gpu-carry
 """
@@ -31,21 +31,30 @@ _spec.loader.exec_module(python_check)
 PADDING = 3
 CASES = [
     # dtype, Hq, Hkv, D, Dv, causal, window, softcap, lengths q, lengths k,
-    # packed qkv
+    # packed qkv, lse in the loss
     ("bf16", 8, 2, 128, 128, True, None, None, [0, 1, 17, 1000, 4097],
-     None, False),
+     None, False, False),
     ("f16", 4, 4, 64, 64, False, None, None, [70, 5, 33, 129, 1],
-     [20, 90, 0, 1, 130], False),
+     [20, 90, 0, 1, 130], False, True),
     ("bf16", 4, 2, 128, 128, False, (64, 64), None, [300, 2000, 1], None,
+     False, False),
+    ("bf16", 2, 2, 256, 256, True, None, 30.0, [513, 7, 1024], None, False,
+     True),
+    ("bf16", 4, 4, 128, 128, True, None, None, [256, 1000, 3], None, True,
      False),
-    ("bf16", 2, 2, 256, 256, True, None, 30.0, [513, 7, 1024], None, False),
-    ("bf16", 4, 4, 128, 128, True, None, None, [256, 1000, 3], None, True),
+    ("bf16", 8, 2, 128, 128, True, None, None, [0, 1, 17, 1000, 4097],
+     [5, 0, 300, 1000, 4097], False, True),
 ]
+
+
+def finite_rows(lse, torch):
+    """lse with its -inf rows (no visible key) as 0: what a loss reads."""
+    return torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
 
 
 def run_case(flashmlir, torch, case, seed):
     (dtype_name, hq, hkv, d, dv, causal, window, softcap, lengths_q,
-     lengths_k, packed) = case
+     lengths_k, packed, lse_grad) = case
     lengths_k = lengths_k or lengths_q
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -78,8 +87,12 @@ def run_case(flashmlir, torch, case, seed):
     # The loss weighs the sequences' rows only (the padding rows of o are
     # not written).
     do = rand(total_q, hq, dv)
+    dlse = torch.randn(hq, total_q, generator=gen, device="cuda")
     end_q = cu_q[-1]
-    (o[:end_q].float() * do[:end_q].float()).sum().backward()
+    loss = (o[:end_q].float() * do[:end_q].float()).sum()
+    if lse_grad:
+        loss = loss + (finite_rows(lse[:, :end_q], torch) * dlse[:, :end_q]).sum()
+    loss.backward()
     torch.cuda.synchronize()
     if packed:
         grads = (qkv.grad[:, 0], qkv.grad[:, 1], qkv.grad[:, 2])
@@ -98,8 +111,12 @@ def run_case(flashmlir, torch, case, seed):
         if nq and nk:
             ref_o, ref_lse = python_check.reference(q64, k64, v64, causal,
                                                     scale, window, softcap)
-            (ref_o * do[rows_q].transpose(0, 1).unsqueeze(0).double()
-             ).sum().backward()
+            ref_loss = (ref_o * do[rows_q].transpose(0, 1).unsqueeze(0)
+                        .double()).sum()
+            if lse_grad:
+                ref_loss = ref_loss + (finite_rows(ref_lse, torch) *
+                                       dlse[:, rows_q].double()).sum()
+            ref_loss.backward()
         else:
             ref_o = torch.zeros(1, hq, nq, dv, dtype=torch.float64,
                                 device="cuda")
@@ -225,12 +242,7 @@ def main():
     # What a user gets wrong is refused with a clear error.
     q = torch.randn(10, 2, 64, device="cuda", dtype=torch.bfloat16)
     cu = torch.tensor([0, 10], dtype=torch.int32, device="cuda")
-    def lse_gradient():
-        _, lse = flashmlir.varlen_attention(q.clone().requires_grad_(), q, q,
-                                            cu, cu, 10, 10, return_lse=True)
-        lse.sum().backward()
     for label, call, expected in (
-            ("the gradient through lse", lse_gradient, NotImplementedError),
             ("int64 offsets", lambda: flashmlir.varlen_attention(
                 q, q, q, cu.long(), cu, 10, 10), ValueError),
             ("max_seqlen_q past the rows", lambda: flashmlir.varlen_attention(

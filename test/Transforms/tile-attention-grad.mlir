@@ -77,3 +77,30 @@ func.func @grad_f32_nomask(%q: tensor<1x1x64x16xf32>, %o: tensor<1x1x64x16xf32>,
       -> tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>
   return %dk : tensor<1x1x64x16xf32>
 }
+
+// -----
+
+// grad_lse: the loss also reads LSE; since dLSE/dS = P, delta becomes
+// rowsum(dO * O) - dLSE before the forall, which reads it as before.
+
+// CHECK-LABEL: func @grad_lse
+// CHECK-SAME: %[[DLSE:arg6]]: tensor<2x4x100xf32>
+// CHECK: %[[ROWSUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: %[[DELTA:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[ROWSUM]], %[[DLSE]] : tensor<2x4x100xf32>, tensor<2x4x100xf32>)
+// CHECK-NEXT: ^bb0(%[[D:.*]]: f32, %[[G:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:   %[[SUB:.*]] = arith.subf %[[D]], %[[G]] : f32
+// CHECK-NEXT:   linalg.yield %[[SUB]]
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[DELTA]]
+func.func @grad_lse(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x100x64xbf16>,
+                    %v: tensor<2x4x100x64xbf16>, %o: tensor<2x4x100x64xbf16>,
+                    %do: tensor<2x4x100x64xbf16>, %lse: tensor<2x4x100xf32>,
+                    %dlse: tensor<2x4x100xf32>)
+    -> (tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>) {
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse
+      grad_lse(%dlse : tensor<2x4x100xf32>) causal
+      : tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>,
+        tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>
+      -> tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>
+  return %dq, %dk, %dv : tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>
+}

@@ -204,21 +204,35 @@ bool checkLaunchStatus(faStatus s, const Model &model, void *h,
   return false;
 }
 
+/// What valid arguments of a launch on backward kernel `kernel` fail for
+/// without a GPU: the missing code, unless the call gives dlse to a set
+/// compiled without the gradient of lse or leaves it out for one with it.
+const char *expectedFailure(faKernel kernel, bool passesDlse) {
+  const bool takesDlse = std::strstr(faKernelMetadata(kernel), ",dlse,");
+  if (takesDlse && !passesDlse)
+    return "grad_lse pointer is null";
+  if (!takesDlse && passesDlse)
+    return "grad_lse pointer given";
+  return "kernel is not loaded";
+}
+
 /// Checks a launch on `h` for a kernel of `direction`: it never succeeds
 /// without a GPU, and valid arguments fail only for the missing code.
 void checkLaunch(faStatus s, const Model &model, void *h, bool valid,
-                 faDirection direction, const char *call) {
+                 faDirection direction, const char *call,
+                 bool passesDlse = false) {
   if (!checkLaunchStatus(s, model, h, call) || !valid ||
       faKernelDirection(static_cast<faKernel>(h)) != direction)
     return;
   // A runtime-shapes kernel has no shape of its own to launch at.
   const std::string error = faGetLastError();
-  const bool runtimeShapes = std::strstr(
-      faKernelMetadata(static_cast<faKernel>(h)), "runtime_shapes = 1");
-  expect(
-      error.find(runtimeShapes ? "must be positive" : "kernel is not loaded") !=
-          std::string::npos,
-      "valid arguments were refused", call);
+  auto kernel = static_cast<faKernel>(h);
+  const bool runtimeShapes =
+      std::strstr(faKernelMetadata(kernel), "runtime_shapes = 1");
+  expect(error.find(runtimeShapes ? "must be positive"
+                                  : expectedFailure(kernel, passesDlse)) !=
+             std::string::npos,
+         "valid arguments were refused", call);
 }
 
 void callForward(FuzzedDataProvider &in, const Model &model) {
@@ -255,6 +269,30 @@ void callBackward(FuzzedDataProvider &in, const Model &model) {
                     "faBackwardWorkspaceBytesShape");
   expect(s == FA_SUCCESS ? bytes > 0 && bytes != 7 : bytes == 7,
          "bytes is set exactly on success", "faBackwardWorkspaceBytesShape");
+  // Every input in one struct, dlse too (faAttentionBackwardCall): the
+  // kernel's own shape (0, 0, 0) or the input's, or no struct at all.
+  faBackwardCall call{};
+  const bool own = a.valid || in.ConsumeBool();
+  call.batch = own ? 0 : batch;
+  call.seq_q = own ? 0 : seqQ;
+  call.seq_kv = own ? 0 : seqKV;
+  uint64_t *inputs[] = {&call.q,    &call.k,        &call.v,  &call.o,
+                        &call.dout, &call.lse,      &call.dq, &call.dk,
+                        &call.dv,   &call.workspace};
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    *inputs[i] = p[i];
+  const bool passesDlse = in.ConsumeBool();
+  call.dlse = passesDlse ? (a.valid ? goodPointer(10) : pickPointer(in)) : 0;
+  const bool nullCall = !a.valid && in.ConsumeIntegralInRange<int>(0, 15) == 0;
+  s = faAttentionBackwardCall(static_cast<faKernel>(h),
+                              nullCall ? nullptr : &call, a.stridesOrNull(),
+                              stream);
+  checkLaunch(s, model, h, a.valid, FA_BACKWARD, "faAttentionBackwardCall",
+              passesDlse);
+  expect(!nullCall || s == FA_ERROR_INVALID_HANDLE ||
+             s == FA_ERROR_INVALID_ARGUMENT,
+         "a NULL call was not refused as an argument",
+         "faAttentionBackwardCall");
 }
 
 /// Packed sequences: 3 sequences in 300 query and 500 key rows, the
@@ -273,14 +311,17 @@ struct PackedSizes {
 /// Checks a packed-sequence launch: valid arguments on a varlen kernel of
 /// `direction` fail only for the missing code.
 void checkPackedLaunch(faStatus s, const Model &model, void *h, bool valid,
-                       faDirection direction, const char *call) {
+                       faDirection direction, const char *call,
+                       bool passesDlse = false) {
   if (!checkLaunchStatus(s, model, h, call))
     return;
   auto kernel = static_cast<faKernel>(h);
   if (valid && faKernelDirection(kernel) == direction &&
       std::strstr(faKernelMetadata(kernel), "varlen = 1"))
-    expect(std::string(faGetLastError()).find("kernel is not loaded") !=
-               std::string::npos,
+    expect(std::string(faGetLastError())
+                   .find(direction == FA_BACKWARD
+                             ? expectedFailure(kernel, passesDlse)
+                             : "kernel is not loaded") != std::string::npos,
            "valid arguments were refused", call);
 }
 
@@ -358,6 +399,8 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
     c.heads_kv = 2;
     break;
   }
+  // A backward set that takes the gradient of lse (its own kernels).
+  c.grad_lse = in.ConsumeIntegralInRange<int>(0, 3) == 0;
   static const char *const chips[] = {nullptr, "sm_80", "sm_90a", "sm_75"};
   c.chip = chips[in.ConsumeIntegralInRange<size_t>(0, std::size(chips) - 1)];
   return c;

@@ -105,6 +105,8 @@ inline faConfig pickConfig(FuzzedDataProvider &in, std::string &chipStorage) {
     c.runtime_shapes = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
   if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
     c.deterministic = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
+    c.grad_lse = in.ConsumeBool() ? 1 : in.ConsumeIntegral<int32_t>();
   return c;
 }
 

@@ -132,6 +132,11 @@ cl::opt<bool> transposeScores(
              "and feeds Pᵀ and dSᵀ from registers (FlashAttention 3's "
              "SdP_swapAB; 64 keys a compute warpgroup)"),
     cl::cat(category));
+cl::opt<bool> gradLse(
+    "grad-lse",
+    cl::desc("the backward also takes the gradient of lse (dlse, a loss "
+             "that reads lse): its pre kernel folds it into delta"),
+    cl::cat(category));
 cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("the backward's gradients bitwise equal run to run: dQ added "
@@ -244,6 +249,7 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    "'");
   config.dqHandoff = dqHandoff;
   config.deterministic = deterministic;
+  config.gradLse = gradLse;
   config.transposeScores = transposeScores;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()

@@ -52,14 +52,12 @@ void runReference(const KernelMetadata &m, const std::vector<double> &q,
 /// head is a problem with batch = heads = 1 whose dK/dV contributions go to
 /// per-query-head partials, summed over each KV head's group afterwards
 /// (what the reference does for GQA, in a different order).
-void runBackwardReference(const KernelMetadata &m, const std::vector<double> &q,
-                          const std::vector<double> &k,
-                          const std::vector<double> &v,
-                          const std::vector<double> &o,
-                          const std::vector<double> &dO,
-                          const std::vector<double> &lse,
-                          std::vector<double> &dq, std::vector<double> &dk,
-                          std::vector<double> &dv) {
+void runBackwardReference(
+    const KernelMetadata &m, const std::vector<double> &q,
+    const std::vector<double> &k, const std::vector<double> &v,
+    const std::vector<double> &o, const std::vector<double> &dO,
+    const std::vector<double> &lse, const std::vector<double> &dlse,
+    std::vector<double> &dq, std::vector<double> &dk, std::vector<double> &dv) {
   const int64_t group = m.headsQ / m.headsKV;
   const int64_t nK = m.seqKV * m.headDim, nV = m.seqKV * m.headDimV;
   fa::ref::AttentionShape shape{1,       1,         1,         m.seqQ,
@@ -76,7 +74,8 @@ void runBackwardReference(const KernelMetadata &m, const std::vector<double> &q,
         o.data() + qHead * m.seqQ * m.headDimV,
         dO.data() + qHead * m.seqQ * m.headDimV, lse.data() + qHead * m.seqQ,
         dq.data() + qHead * m.seqQ * m.headDim, dkPart.data() + qHead * nK,
-        dvPart.data() + qHead * nV);
+        dvPart.data() + qHead * nV,
+        dlse.empty() ? nullptr : dlse.data() + qHead * m.seqQ);
   });
   parallelFor(m.batch * m.headsKV, [&](int64_t kvHead) {
     int64_t first =
@@ -284,11 +283,23 @@ int checkBackwardKernel(const Kernel &kernel, const KernelMetadata &m,
     lseF[i] = float(lse[i]);
     lse[i] = lseF[i];
   }
+  // A kernel set compiled with grad_lse takes dLSE: normal(0, 1) in f32.
+  const bool gradLse = m.pre.hasArg("dlse");
+  std::vector<float> dlseF;
+  std::vector<double> dlse;
+  if (gradLse) {
+    std::mt19937_64 rng(opt.seed ^ 0x6c7365ull);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int64_t i = 0; i < nLSE; ++i) {
+      dlseF.push_back(normal(rng));
+      dlse.push_back(dlseF.back());
+    }
+  }
   std::vector<double> refDQ(static_cast<size_t>(nQ)),
       refDK(static_cast<size_t>(nK)), refDV(static_cast<size_t>(nV));
-  runBackwardReference(m, q, k, v, o, dO, lse, refDQ, refDK, refDV);
+  runBackwardReference(m, q, k, v, o, dO, lse, dlse, refDQ, refDK, refDV);
 
-  DeviceTensor qT, kT, vT, oT, dOT, lseT, dqT, dkT, dvT, ws;
+  DeviceTensor qT, kT, vT, oT, dOT, lseT, dlseT, dqT, dkT, dvT, ws;
   const size_t wsBytes = attentionBackwardWorkspaceBytes(m);
   Status s = allocate(qT, "Q", size_t(nQ) * 2, false);
   if (s.ok())
@@ -301,6 +312,8 @@ int checkBackwardKernel(const Kernel &kernel, const KernelMetadata &m,
     s = allocate(dOT, "dO", size_t(nO) * 2, false);
   if (s.ok())
     s = allocate(lseT, "LSE", size_t(nLSE) * 4, false);
+  if (s.ok() && gradLse)
+    s = allocate(dlseT, "dLSE", size_t(nLSE) * 4, false);
   if (s.ok())
     s = allocate(dqT, "dQ", size_t(nQ) * 2, true);
   if (s.ok())
@@ -309,9 +322,11 @@ int checkBackwardKernel(const Kernel &kernel, const KernelMetadata &m,
     s = allocate(dvT, "dV", size_t(nV) * 2, true);
   if (s.ok())
     s = allocate(ws, "workspace", wsBytes, false);
-  const std::pair<DeviceTensor *, const void *> inputs[] = {
+  std::vector<std::pair<DeviceTensor *, const void *>> inputs = {
       {&qT, qBits.data()}, {&kT, kBits.data()},   {&vT, vBits.data()},
       {&oT, oBits.data()}, {&dOT, dOBits.data()}, {&lseT, lseF.data()}};
+  if (gradLse)
+    inputs.push_back({&dlseT, dlseF.data()});
   for (const auto &[t, host] : inputs)
     if (s.ok())
       s = t->buffer.upload(host, t->bytes);
@@ -326,6 +341,7 @@ int checkBackwardKernel(const Kernel &kernel, const KernelMetadata &m,
   args.o = oT.buffer.ptr();
   args.dO = dOT.buffer.ptr();
   args.lse = lseT.buffer.ptr();
+  args.dlse = gradLse ? dlseT.buffer.ptr() : 0;
   args.dq = dqT.buffer.ptr();
   args.dk = dkT.buffer.ptr();
   args.dv = dvT.buffer.ptr();

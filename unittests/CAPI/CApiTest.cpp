@@ -371,6 +371,65 @@ TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
   EXPECT_TRUE(lastErrorContains("deterministic")) << faGetLastError();
 }
 
+/// grad_lse: a backward set whose pre kernel takes dLSE, launched through
+/// faAttentionBackwardCall; the other launches leave dlse out, which such a
+/// set refuses, and a set without it refuses one.
+TEST_F(CApiTest, GradLseBackwardTakesDlseThroughTheCall) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90";
+  c.seq_q = c.seq_kv = 300;
+  c.grad_lse = 1;
+  faKernel backward = nullptr, plain = nullptr, forward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_NE(std::string(faKernelMetadata(backward))
+                .find("pre_args = o,do,dlse,delta,dq_acc"),
+            std::string::npos)
+      << faKernelMetadata(backward);
+  // A forward has no gradient to take: the option leaves it alone.
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS);
+  EXPECT_EQ(std::string(faKernelMetadata(forward)).find("dlse"),
+            std::string::npos);
+  c.grad_lse = 0;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &plain), FA_SUCCESS);
+  const uint64_t gib = uint64_t(1) << 30;
+  faBackwardCall call{};
+  uint64_t *inputs[] = {&call.q,    &call.k,        &call.v,  &call.o,
+                        &call.dout, &call.lse,      &call.dq, &call.dk,
+                        &call.dv,   &call.workspace};
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    *inputs[i] = (i + 1) * gib;
+  EXPECT_EQ(faAttentionBackwardCall(backward, &call, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("grad_lse pointer is null"))
+      << faGetLastError();
+  EXPECT_EQ(faAttentionBackward(backward, call.q, call.k, call.v, call.o,
+                                call.dout, call.lse, call.dq, call.dk, call.dv,
+                                call.workspace, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("grad_lse pointer is null"));
+  call.dlse = 11 * gib;
+  // Valid: what is missing is the loaded code.
+  EXPECT_EQ(faAttentionBackwardCall(backward, &call, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  EXPECT_EQ(faAttentionBackwardCall(plain, &call, nullptr, 0), FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("grad_lse pointer given")) << faGetLastError();
+  EXPECT_EQ(faAttentionBackwardCall(backward, nullptr, nullptr, 0),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("call is NULL"));
+  EXPECT_EQ(faAttentionBackwardCall(forward, &call, nullptr, 0),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(faAttentionBackwardCall(nullptr, &call, nullptr, 0),
+            FA_ERROR_INVALID_HANDLE);
+  for (faKernel k : {backward, plain, forward})
+    EXPECT_EQ(faKernelDestroy(k), FA_SUCCESS);
+  c.grad_lse = 2;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("grad_lse must be 0 or 1"));
+}
+
 TEST_F(CApiTest, PrecompileNeedsNoDriverAndHitsTheSecondTime) {
   faConfig c = defaultConfig();
   c.chip = "sm_80";

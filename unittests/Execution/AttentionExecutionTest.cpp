@@ -75,6 +75,8 @@ struct Case {
   /// Backward: the softmax scale applied to dQ and dK once, not to dS
   /// (fa-tile-attention-grad's scale-grads-once, the WGMMA backward's form).
   bool scaleGradsOnce = false;
+  /// Backward: the loss also reads LSE (grad_lse(%dlse), a random dLSE).
+  bool gradLse = false;
 
   ref::AttentionParams params() const {
     ref::AttentionParams p;
@@ -123,6 +125,10 @@ struct CaseBuilder {
     c.scaleGradsOnce = true;
     return *this;
   }
+  CaseBuilder &gradLse() {
+    c.gradLse = true;
+    return *this;
+  }
   /// Sets (Br, Bc) and names the case after everything that defines it, so
   /// the name cannot claim a property the case lacks.
   Case blocks(int64_t br, int64_t bc) {
@@ -153,6 +159,8 @@ struct CaseBuilder {
       os << "_scale" << number(*c.scale);
     if (c.scaleGradsOnce)
       os << "_scaleonce";
+    if (c.gradLse)
+      os << "_gradlse";
     os << "_Br" << br << "_Bc" << bc;
     c.name = os.str();
     return c;
@@ -313,10 +321,10 @@ std::string scoreAttrs(const Case &c) {
   return s;
 }
 
-/// func.func @forward(q, k, v, o, lse) or @backward(q, k, v, o, dO, lse, dq,
-/// dk, dv): memref arguments wrapped into tensors, one fa op, results
-/// materialized into the output memrefs. With `runtimeShapes` the batch and
-/// sequence lengths are dynamic (`?`): one module for every length.
+/// func.func @forward(q, k, v, o, lse) or @backward(q, k, v, o, dO, lse[,
+/// dlse], dq, dk, dv): memref arguments wrapped into tensors, one fa op,
+/// results materialized into the output memrefs. With `runtimeShapes` the batch
+/// and sequence lengths are dynamic (`?`): one module for every length.
 std::string buildModule(const Case &c, Direction dir,
                         bool runtimeShapes = false) {
   Shapes sh(c.shape);
@@ -349,8 +357,9 @@ std::string buildModule(const Case &c, Direction dir,
   } else {
     m << "func.func @backward(%q: memref<" << q << ">, %k: memref<" << k
       << ">, %v: memref<" << v << ">, %o: memref<" << o << ">, %do: memref<"
-      << o << ">, %lse: memref<" << lse << ">, %dq: memref<" << q
-      << ">, %dk: memref<" << k << ">, %dv: memref<" << v
+      << o << ">, %lse: memref<" << lse << ">"
+      << (c.gradLse ? ", %dlse: memref<" + lse + ">" : "") << ", %dq: memref<"
+      << q << ">, %dk: memref<" << k << ">, %dv: memref<" << v
       << ">) attributes {llvm.emit_c_interface} {\n";
     toTensor("q", q);
     toTensor("k", k);
@@ -358,8 +367,11 @@ std::string buildModule(const Case &c, Direction dir,
     toTensor("o", o);
     toTensor("do", o);
     toTensor("lse", lse);
+    if (c.gradLse)
+      toTensor("dlse", lse);
     m << "  %dqt, %dkt, %dvt = fa.attention_grad %qt, %kt, %vt, %ot, %dot, "
          "%lset"
+      << (c.gradLse ? " grad_lse(%dlset : tensor<" + lse + ">)" : "")
       << scoreAttrs(c) << " : tensor<" << q << ">, tensor<" << k << ">, tensor<"
       << v << ">, tensor<" << o << ">, tensor<" << o << ">, tensor<" << lse
       << "> -> tensor<" << q << ">, tensor<" << k << ">, tensor<" << v << ">\n";
@@ -552,19 +564,29 @@ std::string runBackward(const Case &c, const hostjit::CInterfaceFunction &fn,
   o.store(refO);
   lse.store(refLse);
   dO.store(randomNormal(rng, dO.size()));
+  HostTensor dlse(DType::F32, sh.lse);
+  if (c.gradLse)
+    dlse.store(randomNormal(rng, dlse.size()));
   std::vector<double> qd = q.load(), kd = k.load(), vd = v.load(),
-                      od = o.load(), dOd = dO.load(), lsed = lse.load();
+                      od = o.load(), dOd = dO.load(), lsed = lse.load(),
+                      dlsed = dlse.load();
   std::vector<double> refDq(ref::numelQ(s)), refDk(ref::numelK(s)),
       refDv(ref::numelV(s));
   ref::attentionBackward(s, c.params(), qd.data(), kd.data(), vd.data(),
                          od.data(), dOd.data(), lsed.data(), refDq.data(),
-                         refDk.data(), refDv.data());
+                         refDk.data(), refDv.data(),
+                         c.gradLse ? dlsed.data() : nullptr);
   HostTensor dq(c.dtype, sh.q), dk(c.dtype, sh.k), dv(c.dtype, sh.v);
   dq.poison();
   dk.poison();
   dv.poison();
-  fn({q.arg(), k.arg(), v.arg(), o.arg(), dO.arg(), lse.arg(), dq.arg(),
-      dk.arg(), dv.arg()});
+  std::vector<void *> args = {q.arg(), k.arg(),  v.arg(),
+                              o.arg(), dO.arg(), lse.arg()};
+  if (c.gradLse)
+    args.push_back(dlse.arg());
+  for (HostTensor *grad : {&dq, &dk, &dv})
+    args.push_back(grad->arg());
+  fn(args);
   double tol = tolerance(c.dtype);
   std::vector<bool> emptyQ = emptyRows(sh.lse, queriesWithoutKeys(c));
   std::vector<bool> unseenK = emptyRows(sh.k, keysWithoutQueries(c));
@@ -710,6 +732,31 @@ std::vector<Case> scaleGradsOnceCases() {
 INSTANTIATE_TEST_SUITE_P(
     HostScaleGradsOnce, AttentionExecution,
     ::testing::Combine(::testing::ValuesIn(scaleGradsOnceCases()),
+                       ::testing::Values(Direction::Backward)),
+    paramName);
+
+/// The gradient of LSE folded into delta (grad_lse): dS = P (dP - (D -
+/// dLSE)), through masks, softcap's chain rule, GQA sums and Nq != Nk, with
+/// the scale applied to dS or once to dQ and dK.
+std::vector<Case> gradLseCases() {
+  return {
+      make("lse", F32, 1, 2, 2, 100, 100, 64, 64).gradLse().blocks(32, 64),
+      make("lse", BF16, 2, 4, 2, 77, 200, 64, 32)
+          .causal()
+          .gradLse()
+          .scaleGradsOnce()
+          .blocks(64, 64),
+      make("lse", F16, 1, 4, 1, 128, 96, 64, 64)
+          .window(40, 8)
+          .softcap(4.0)
+          .gradLse()
+          .blocks(32, 32),
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HostGradLse, AttentionExecution,
+    ::testing::Combine(::testing::ValuesIn(gradLseCases()),
                        ::testing::Values(Direction::Backward)),
     paramName);
 

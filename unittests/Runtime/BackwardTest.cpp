@@ -426,6 +426,31 @@ TEST(RuntimeBackward, RuntimeShapesGridsAndWorkspaceAreTheCalls) {
       << s.message();
 }
 
+/// A kernel set compiled with grad_lse takes dLSE (f32, lse's shape) in
+/// its pre kernel; others refuse one, so that a gradient is never dropped.
+TEST(RuntimeBackward, GradLseGoesOnlyToKernelsThatTakeIt) {
+  std::string text = goodBackwardMetaText();
+  const std::string pre = "pre_args = o,do,delta,dq_acc\n";
+  ASSERT_NE(text.find(pre), std::string::npos);
+  KernelMetadata without = parseOrDie(text);
+  AttentionBackwardArgs a = goodArgs(without);
+  a.dlse = 11 * kGiB;
+  expectRejected(without, a, "grad_lse pointer given, but kernel");
+
+  KernelMetadata with = parseOrDie(text.replace(
+      text.find(pre), pre.size(), "pre_args = o,do,dlse,delta,dq_acc\n"));
+  AttentionBackwardArgs b = goodArgs(with);
+  expectRejected(with, b, "grad_lse pointer is null");
+  b.dlse = 11 * kGiB + 2;
+  expectRejected(with, b, "grad_lse pointer 0x");
+  b.dlse = 11 * kGiB;
+  Status s = validateAttentionBackward(with, b, kWorkspace);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // It is an input: an output over it is an overlap.
+  b.dq = b.dlse;
+  expectRejected(with, b, "overlap");
+}
+
 TEST(RuntimeBackward, FlopCountIsTwoAndAHalfForwards) {
   KernelMetadata m = backwardMeta();
   EXPECT_DOUBLE_EQ(attentionBackwardFlops(m), 2.5 * attentionForwardFlops(m));

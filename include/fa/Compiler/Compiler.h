@@ -80,6 +80,10 @@ struct AttentionConfig {
   /// equal run to run (`fa.attention_grad ... deterministic`; the WGMMA
   /// backward's atomic sums, each a turn on a counter per Q block).
   bool deterministic = false;
+  /// Backward: the loss also reads LSE, whose gradient dLSE the kernels
+  /// take (`fa.attention_grad ... grad_lse(%dlse)`; the pre kernel folds
+  /// it into delta).
+  bool gradLse = false;
   /// WGMMA backward: S and dP computed transposed (Sᵀ = K Qᵀ) in a
   /// #fagpu.transposed accumulator layout, Pᵀ and dSᵀ register A operands
   /// (FlashAttention 3's SdP_swapAB; fa-convert-tiled-attention-grad-to-

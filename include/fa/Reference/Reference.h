@@ -123,13 +123,15 @@ void attentionForward(const AttentionShape &shape,
 ///   dQ = scale * dS . K,   dK = scale * dS^T . Q,   dV = P^T . dO.
 /// dK/dV of a KV head sum the contributions of all query heads of its group.
 /// Rows without visible keys contribute nothing (their dQ row is 0).
+/// With `dlse` (numelLSE elements) the loss is sum(O * dO) + sum(LSE *
+/// dLSE): since dLSE_i / dS_ij = P_ij, D_i becomes D_i - dLSE_i.
 /// Outputs must not alias inputs or each other. If validate() fails, prints
 /// the message to stderr and aborts.
 void attentionBackward(const AttentionShape &shape,
                        const AttentionParams &params, const double *q,
                        const double *k, const double *v, const double *o,
                        const double *dO, const double *lse, double *dq,
-                       double *dk, double *dv);
+                       double *dk, double *dv, const double *dlse = nullptr);
 
 /// Relative L2 error ||out - ref|| / ||ref|| over n elements.
 ///  - Returns +infinity if `out` contains a NaN, or if any difference is not

@@ -103,6 +103,9 @@ double attentionForwardFlops(const KernelMetadata &metadata);
 /// q, dk as k, dv as v.
 struct AttentionBackwardArgs {
   CUdeviceptr q = 0, k = 0, v = 0, o = 0, dO = 0, lse = 0;
+  /// The gradient of lse (f32, dense, lse's shape): given to a kernel set
+  /// compiled with grad_lse (its pre kernel takes `dlse`), 0 for others.
+  CUdeviceptr dlse = 0;
   CUdeviceptr dq = 0, dk = 0, dv = 0;
   DType dtype = DType::BF16;
 

@@ -79,6 +79,9 @@ private:
   OpBuilder &b;
   Value batch, head, row, lane;
   DenseMap<Value, Value> memrefs, splats;
+  /// Row results that no kernel argument holds (delta before dLSE is taken
+  /// from it): the row's value, which every lane has.
+  DenseMap<Value, Value> rowValues;
 };
 
 FailureOr<Value> RowLowering::scalar(Value v, Location loc) {
@@ -91,6 +94,8 @@ FailureOr<Value> RowLowering::scalar(Value v, Location loc) {
 FailureOr<Value> RowLowering::load(Value tensor, Value d, Location loc) {
   if (Value splat = splats.lookup(tensor))
     return splat;
+  if (Value value = rowValues.lookup(tensor); value && !d)
+    return value;
   FailureOr<Value> memref = memrefOf(tensor, loc, "reads");
   if (failed(memref))
     return failure();
@@ -272,6 +277,10 @@ LogicalResult RowLowering::lowerReduction(linalg::GenericOp generic,
   if (failed(init))
     return failure();
   Value result = combine(*init, partial);
+  if (!memrefs.count(generic.getResult(0))) {
+    rowValues[generic.getResult(0)] = result;
+    return success();
+  }
   return onLaneZero(
       [&] { return store(generic.getResult(0), result, Value(), loc); });
 }
@@ -437,11 +446,15 @@ LogicalResult mlir::fa::emitBackwardPreKernel(OpBuilder &b,
     ops.push_back(&op);
   }
   ops = tensorOps(ops);
-  // What the forall reads: delta and dQ's zeroed accumulator.
+  // What the forall reads: delta and dQ's zeroed accumulator; with the
+  // gradient of LSE, delta is less it.
   auto inForall = [&](Operation *user) { return forall->isAncestor(user); };
-  return emitRowKernelFor(b, module, func, c, "_pre", "backward_pre", ops,
-                          readTensors(ops), writtenTensors(ops, inForall),
-                          /*expectedReads=*/2, "o, do, delta, dq_acc");
+  SmallVector<Value> reads = readTensors(ops);
+  bool gradLse = reads.size() == 3;
+  return emitRowKernelFor(
+      b, module, func, c, "_pre", "backward_pre", ops, reads,
+      writtenTensors(ops, inForall), /*expectedReads=*/gradLse ? 3 : 2,
+      gradLse ? "o, do, dlse, delta, dq_acc" : "o, do, delta, dq_acc");
 }
 
 LogicalResult mlir::fa::emitBackwardPostKernel(OpBuilder &b,

@@ -24,11 +24,12 @@ inline MemRefType backwardRowType(const AttentionKernelConfig &c, Type elt) {
   return MemRefType::get({c.batch, c.headsQ, c.seqQ}, elt);
 }
 
-/// NAME_pre (o, do, delta, dq_acc): the ops of the tiled backward `func`
-/// before its `forall` (fa-tile-attention-grad: delta = rowsum(dO * O) and
-/// dQ's zeroed f32 accumulator), lowered as they are into a row kernel. Its
-/// arguments are the two tensors those ops read, in operand order, and the
-/// two the forall reads from them, in order of definition.
+/// NAME_pre (o, do[, dlse], delta, dq_acc): the ops of the tiled backward
+/// `func` before its `forall` (fa-tile-attention-grad: delta = rowsum(dO *
+/// O), less dLSE with grad_lse, and dQ's zeroed f32 accumulator), lowered as
+/// they are into a row kernel. Its arguments are the two or three tensors
+/// those ops read, in operand order, and the two the forall reads from them,
+/// in order of definition.
 LogicalResult emitBackwardPreKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                     func::FuncOp func, scf::ForallOp forall,
                                     const AttentionKernelConfig &config);

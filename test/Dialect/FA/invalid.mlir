@@ -188,6 +188,14 @@ func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tenso
 
 // -----
 
+func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>, %dlse: tensor<1x4x64xf32>) {
+  // expected-error @+1 {{grad_lse dim 2 (Nq) is 64, expected 128 to match query dim 2}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse grad_lse(%dlse : tensor<1x4x64xf32>) : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %o: tensor<1x4x128x64xbf16>, %do: tensor<1x4x128x64xbf16>, %lse: tensor<1x4x128xf32>) {
   // expected-error @+1 {{grad_query element type 'f16' differs from query element type 'bf16'}}
   %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128xf32> -> tensor<1x4x128x64xf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>

@@ -258,6 +258,8 @@ LogicalResult AttentionGradOp::verify() {
       failed(shapes.bind("grad_output", getGradOutput().getType(),
                          {"B", "Hq", "Nq", "Dv"})) ||
       failed(shapes.bind("lse", getLse().getType(), {"B", "Hq", "Nq"})) ||
+      (getGradLse() && failed(shapes.bind("grad_lse", getGradLse().getType(),
+                                          {"B", "Hq", "Nq"}))) ||
       failed(shapes.bind("grad_query", getGradQuery().getType(),
                          {"B", "Hq", "Nq", "D"})) ||
       failed(shapes.bind("grad_key", getGradKey().getType(),

@@ -116,6 +116,9 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure,
     a lowering that sums dQ from parallel KV blocks adds their parts in
     the order of the blocks. `seqlens(...)` makes it varlen, as on
     `fa.attention`; gradient rows that belong to no sequence are undefined.
+    `grad_lse(%dlse)` adds the gradient of a loss that also reads LSE (its
+    shape): since dLSE/dS = P, it folds into the row term of dS,
+    dS = P ∘ (dP - (rowsum(dO ∘ O) - dLSE)).
 
     ```mlir
     %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %do, %lse causal
@@ -126,16 +129,19 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure,
            tensor<1x4x128x64xf16>
     ```
   }];
-  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
-                            FA_Tensor:$value, FA_Tensor:$output,
-                            FA_Tensor:$grad_output, FA_F32Tensor:$lse),
-                       FA_VarlenOperands, FA_ScoreAttrs,
-                       (ins UnitAttr:$deterministic));
+  let arguments =
+      !con((ins FA_Tensor:$query, FA_Tensor:$key, FA_Tensor:$value,
+               FA_Tensor:$output, FA_Tensor:$grad_output, FA_F32Tensor:$lse,
+               Optional<FA_F32Tensor>:$grad_lse),
+           FA_VarlenOperands, FA_ScoreAttrs, (ins UnitAttr:$deterministic));
   let results = (outs FA_Tensor:$grad_query, FA_Tensor:$grad_key,
                       FA_Tensor:$grad_value);
   let assemblyFormat = !strconcat([{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
-  }], FA_VarlenFormat, FA_ScoreAttrsFormat, [{ (`deterministic` $deterministic^)?
+    (`grad_lse` `(` $grad_lse^ `:` type($grad_lse) `)`)?
+  }],
+                                  FA_VarlenFormat, FA_ScoreAttrsFormat,
+                                  [{ (`deterministic` $deterministic^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($grad_output) `,` type($lse) `->`
     type($grad_query) `,` type($grad_key) `,` type($grad_value)
