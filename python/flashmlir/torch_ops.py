@@ -235,11 +235,21 @@ class FlashAttentionFunction(torch.autograd.Function):
 
 # The backward's runtime shapes: with runtime_shapes=True (or
 # FLASHMLIR_RUNTIME_SHAPES=1) the backward runs one kernel set compiled for
-# every batch and length (sm_90's WGMMA backward; not deterministic). It
-# runs at 0.86 of a set built for the shape on the H200 (docs/perf), so by
-# default ("auto") each shape still gets a backward set of its own.
+# every batch and length (sm_90's WGMMA backward; not deterministic). By
+# default ("auto") a problem's first shape gets a set of its own and its
+# later shapes the runtime-shapes set where that runs as fast: without a
+# mask band at head dims up to 128 (0.97-1.0 of a set built for the shape
+# on the H200; causal hd128 0.87-0.91, docs/perf, twenty-fourth session).
 _backward_choices = {}  # (config, mode) -> runtime-shapes set or None
+_backward_shapes = {}  # runtime-shapes config -> shapes with sets of their own
 _no_runtime_shapes_backward = set()  # configs whose set does not compile
+
+
+def _runtime_shapes_backward_pays(config):
+    """Whether the runtime-shapes backward runs as fast as a set built for
+    the shape (measured: no mask band, head dims up to 128)."""
+    return not config.causal and config.window is None and \
+        max(config.head_dim, config.head_dim_v or config.head_dim) <= 128
 
 
 def _runtime_shapes_backward(config, device, asked):
@@ -252,13 +262,21 @@ def _runtime_shapes_backward(config, device, asked):
         kernel = None
         dynamic = dataclasses.replace(config, runtime_shapes=True)
         dynamic = dynamic.without_lengths()
-        if mode == "1" and not config.deterministic and \
+        shapes = _backward_shapes.setdefault(dynamic, set())
+        shape = (config.batch, config.seq_q,
+                 config.seq_q if config.seq_kv is None else config.seq_kv)
+        wanted = mode == "1" or (
+            mode == "auto" and bool(shapes - {shape}) and
+            _runtime_shapes_backward_pays(config))
+        if wanted and not config.deterministic and \
                 dynamic not in _no_runtime_shapes_backward and \
                 torch.cuda.get_device_capability(device) == (9, 0):
             try:
                 kernel = _compile(dynamic, backward=True)
             except FlashMLIRError:  # e.g. a head dim the WGMMA lacks
                 _no_runtime_shapes_backward.add(dynamic)
+        if kernel is None:
+            shapes.add(shape)
         _backward_choices[key] = kernel
     return _backward_choices[key]
 
@@ -376,11 +394,12 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     return_lse=True. Differentiable in q, k and v, through o and lse (lse's
     gradient folded into the backward's delta: a kernel set of its own).
 
-    runtime_shapes: True runs the forward with the kernel compiled once for
-    every batch and length (sm_90), False with one built for this shape;
-    None (default) decides as $FLASHMLIR_RUNTIME_SHAPES says ("1", "0"),
-    else a problem's first shape gets its own kernel and later shapes the
-    runtime-shapes one.
+    runtime_shapes: True runs the forward and the backward with kernels
+    compiled once for every batch and length (sm_90), False with ones built
+    for this shape; None (default) decides as $FLASHMLIR_RUNTIME_SHAPES says
+    ("1", "0"), else a problem's first shape gets its own kernels and later
+    shapes the runtime-shapes forward, and the runtime-shapes backward where
+    it runs as fast (no causal mask or window, head dims up to 128).
 
     deterministic: True makes the backward's gradients bitwise equal run to
     run (dQ added in a fixed order of KV blocks; sm_90's WGMMA backward,

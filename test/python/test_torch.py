@@ -58,3 +58,16 @@ def test_deterministic_must_be_bool():
     q = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
     with pytest.raises(TypeError, match="deterministic"):
         flashmlir.attention(q, q, q, deterministic=1)
+
+
+def test_runtime_shapes_backward_only_where_measured_as_fast():
+    # "auto" gives a problem's later shapes the runtime-shapes backward set
+    # only where the H200 measured it as fast as a set built for the shape.
+    from flashmlir import Config
+    from flashmlir.torch_ops import _runtime_shapes_backward_pays as pays
+    assert pays(Config(head_dim=128))
+    assert pays(Config(head_dim=64, head_dim_v=64, softcap=30.0))
+    assert not pays(Config(head_dim=128, causal=True))
+    assert not pays(Config(head_dim=128, window=(64, 64)))
+    assert not pays(Config(head_dim=256))
+    assert not pays(Config(head_dim=128, head_dim_v=256))
