@@ -299,9 +299,12 @@ size_t attentionBackwardWorkspaceBytes(const KernelMetadata &m,
 
 namespace {
 
-/// Dense [B, Hq, Nq] strides: the kernels read dlse so.
+/// Dense [B, Hq, Nq] strides (saturated where a shape overflows, which
+/// validation rejects): the kernels read dlse so.
 std::array<int64_t, 3> contiguousRows(const AttentionBackwardArgs &a) {
-  return {a.headsQ * a.seqQ, a.seqQ, 1};
+  AttentionBackwardArgs dense = a;
+  dense.setContiguousStrides();
+  return dense.strideLSE;
 }
 
 std::vector<TensorView> backwardTensors(const KernelMetadata &m,
