@@ -103,3 +103,28 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// The same, but the tile's value was stored in another block: no value to
+// zero the rows of, so the reduction stays as it is.
+
+#acc = #fagpu.wgmma_acc_cols<warps = 8>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @stored_elsewhere
+  // CHECK-NOT: fagpu.tma_reduce
+  // CHECK-NOT: fagpu.tile_coords
+  // CHECK: fagpu.reduce_to_global
+  gpu.func @stored_elsewhere(%acc: memref<?x4x?x128xf32>, %dq: tensor<64x128xf32, #acc>,
+                             %row: index, %limit: index, %c: i1) kernel {
+    %c2 = arith.constant 2 : index
+    %acc_rows = memref.dim %acc, %c2 : memref<?x4x?x128xf32>
+    %tile = fagpu.alloc_shared : !fagpu.smem<64x128xf32, swizzle = 0>
+    %view = memref.subview %acc[0, 0, 0, 0] [1, 1, %acc_rows, 128] [1, 1, 1, 1] : memref<?x4x?x128xf32> to memref<?x128xf32, strided<[128, 1]>>
+    scf.if %c {
+      fagpu.store_to_shared %dq, %tile : tensor<64x128xf32, #acc>, !fagpu.smem<64x128xf32, swizzle = 0>
+    }
+    fagpu.reduce_to_global %tile, %view[%row] limit %limit bands = 1 : !fagpu.smem<64x128xf32, swizzle = 0>, memref<?x128xf32, strided<[128, 1]>>
+    gpu.return
+  }
+}

@@ -84,11 +84,12 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
         return signalPassFailure();
   }
 
-  /// A TMA destination: the argument, its outer coordinates, and whether
-  /// the staged rows past the limit must be zeroed first.
+  /// A TMA destination: the argument, its outer coordinates, and the store
+  /// of the value whose rows past the limit must be zeroed first (none
+  /// where the limit is the tensor's end).
   struct Destination {
     CopySource source;
-    bool zeroPastLimit;
+    StoreToSharedOp zeroPastLimit;
   };
 
   /// Where `op` adds through TMA, if it can.
@@ -106,12 +107,23 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
     int64_t rowDim = cast<MemRefType>(source->arg.getType()).getRank() - 2;
     if (isTileToTheEnd(op.getLimit(), op.getRow(), tile.getRows(), source->arg,
                        rowDim))
-      return Destination{*source, false};
+      return Destination{*source, nullptr};
     // Zeros added past the limit leave the sums alone only if nothing but
-    // these reductions writes the argument in this kernel.
-    if (!onlyReducedInto(source->arg))
+    // these reductions writes the argument in this kernel; they are put in
+    // the value the tile was last stored from, in this block.
+    StoreToSharedOp store = lastStoreTo(op);
+    if (!store || !onlyReducedInto(source->arg))
       return std::nullopt;
-    return Destination{*source, true};
+    return Destination{*source, store};
+  }
+
+  /// The `fagpu.store_to_shared` of `op`'s tile before `op` in its block.
+  static StoreToSharedOp lastStoreTo(ReduceToGlobalOp op) {
+    for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (auto store = dyn_cast<StoreToSharedOp>(prev);
+          store && store.getDest() == op.getTile())
+        return store;
+    return nullptr;
   }
 
   /// Whether every use of `arg` (through subviews and size reads) is the
@@ -126,18 +138,9 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
     });
   }
 
-  /// Zeroes the rows of the value that `op`'s tile was last stored from at
-  /// and past `op`'s limit, in registers before the store.
-  LogicalResult zeroPastLimit(ReduceToGlobalOp op) {
-    StoreToSharedOp store;
-    for (Operation *prev = op->getPrevNode(); prev && !store;
-         prev = prev->getPrevNode())
-      if (auto s = dyn_cast<StoreToSharedOp>(prev);
-          s && s.getDest() == op.getTile())
-        store = s;
-    if (!store)
-      return op.emitError() << "no fagpu.store_to_shared of the tile before "
-                               "this reduction in its block";
+  /// Zeroes the rows of the value `store` writes at and past `op`'s limit,
+  /// in registers before the store.
+  static void zeroPastLimit(ReduceToGlobalOp op, StoreToSharedOp store) {
     OpBuilder b(store);
     Location loc = op.getLoc();
     Value value = store.getValue();
@@ -158,7 +161,6 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
         SplatElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
     Value masked = arith::SelectOp::create(b, loc, inside, value, zero);
     store.getValueMutable().assign(masked);
-    return success();
   }
 
   LogicalResult rewrite(gpu::GPUFuncOp kernel) {
@@ -186,8 +188,8 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
                               tile.getElementType(), kSwizzleBytes));
       for (auto [op, destination] : llvm::zip(reductions, destinations)) {
         const CopySource &source = destination.source;
-        if (destination.zeroPastLimit && failed(zeroPastLimit(op)))
-          return failure();
+        if (destination.zeroPastLimit)
+          zeroPastLimit(op, destination.zeroPastLimit);
         Value map = mapOf(kernel, source.arg, tile.getRows(), maps);
         if (!map)
           return failure();

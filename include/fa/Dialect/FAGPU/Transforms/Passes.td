@@ -216,7 +216,8 @@ def TmaReductions : Pass<"fagpu-tma-reductions", "::mlir::gpu::GPUModuleOp"> {
     whose limit is not provably the row count (a runtime length read from
     another argument, the end of a packed sequence) goes the same way if
     the destination argument is written by nothing but these reductions:
-    the value stored into its tile first has its rows at and past
+    the value stored into its tile (by the last `fagpu.store_to_shared`
+    before the reduction in its block) first has its rows at and past
     `limit - row` replaced by zeros (`fagpu.tile_coords`, `arith.select`),
     so adding the whole box changes no other row. Others stay.
   }];
