@@ -27,14 +27,16 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getDescales().empty())
-      return rewriter.notifyMatchFailure(op, "FP8 is lowered elsewhere");
     Location loc = op.getLoc();
     SmallVector<OpFoldResult> outSizes = forwardResultSizes(
         rewriter, loc, op.getOutput().getType(), op.getQuery(), op.getValue());
     SmallVector<OpFoldResult> rowSizes = forwardResultSizes(
         rewriter, loc, op.getLse().getType(), op.getQuery(), op.getValue());
 
+    // FP8: q's and k's descales scale the scores, v's the output.
+    size_t scoreDescales = op.getDescales().empty() ? 0 : 2;
+    Value valueDescale =
+        op.getDescales().empty() ? Value() : op.getDescales()[2];
     Type f32 = rewriter.getF32Type();
     Value acc = createFilledTensor(rewriter, loc, outSizes, f32, 0.0);
     Value max = createFilledTensor(rewriter, loc, rowSizes, f32,
@@ -43,14 +45,16 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
     auto online = OnlineAttentionOp::create(
         rewriter, loc, acc.getType(), max.getType(), sum.getType(),
         op.getQuery(), op.getKey(), op.getValue(), acc, max, sum,
-        /*tile_position=*/ValueRange{}, op.getCuSeqlensQ(),
-        op.getCuSeqlensK(), op.getMaxSeqlenQ(), op.getMaxSeqlenK(),
+        op.getDescales().take_front(scoreDescales),
+        /*tile_position=*/ValueRange{}, op.getCuSeqlensQ(), op.getCuSeqlensK(),
+        op.getMaxSeqlenQ(), op.getMaxSeqlenK(),
         rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
         op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr,
         /*keys_in_bounds=*/nullptr);
     rewriter.replaceOpWithNewOp<NormalizeOp>(
         op, op.getOutput().getType(), op.getLse().getType(),
-        online.getResultAcc(), online.getResultMax(), online.getResultSum());
+        online.getResultAcc(), online.getResultMax(), online.getResultSum(),
+        valueDescale);
     return success();
   }
 };
@@ -59,16 +63,6 @@ struct ConvertToOnlineAttentionPass
     : fa::impl::ConvertToOnlineAttentionBase<ConvertToOnlineAttentionPass> {
   void runOnOperation() override {
     Operation *root = getOperation();
-    bool failedOp = false;
-    root->walk([&](AttentionOp op) {
-      if (!op.getDescales().empty()) {
-        op.emitError() << "FP8 attention has no online-softmax lowering yet; "
-                          "use bf16 or f16 operands";
-        failedOp = true;
-      }
-    });
-    if (failedOp)
-      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<AttentionToOnline>(&getContext());
     if (failed(applyPatternsGreedily(root, std::move(patterns))))

@@ -239,13 +239,19 @@ struct ScoreSpec {
 /// score `hidden` instead; the mask applies before the final multiply (the
 /// scale, or the softcap), which is positive, so that a GPU kernel's row max
 /// and exponent see the unscaled score and fold the scale into one FMA
-/// (FlashAttention 2/3's x * scale - max).
+/// (FlashAttention 2/3's x * scale - max). `descale` (FP8: q's times k's,
+/// positive) multiplies the factor that `raw` meets first; it is a scalar of
+/// the tile, computed outside the body (`rawFactor`), so that each element
+/// still pays one multiply.
 std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
                                   const ScoreSpec &spec, Value raw,
-                                  double extraFactor,
+                                  double extraFactor, Value rawFactor = {},
                                   std::optional<float> hidden = std::nullopt) {
   auto cst = [&](double v) {
     return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+  };
+  auto rawFactorOr = [&](double v) -> Value {
+    return rawFactor ? rawFactor : cst(v);
   };
   // One op per statement (see ScoreSpec::get).
   auto mask = [&](Value x) {
@@ -257,16 +263,31 @@ std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
   };
   if (!spec.softcap) {
     Value masked = mask(raw);
-    Value factor = cst(spec.scale * extraFactor);
+    Value factor = rawFactorOr(spec.scale * extraFactor);
     return {arith::MulFOp::create(nb, nl, masked, factor), nullptr};
   }
   Value t = math::TanhOp::create(
       nb, nl,
-      arith::MulFOp::create(nb, nl, raw, cst(spec.scale / *spec.softcap)));
+      arith::MulFOp::create(nb, nl, raw,
+                            rawFactorOr(spec.scale / *spec.softcap)));
   Value maskedTanh = mask(t);
   Value cap = cst(*spec.softcap * extraFactor);
   Value capped = arith::MulFOp::create(nb, nl, maskedTanh, cap);
   return {capped, t};
+}
+
+/// The factor that raw scores meet first (emitScore), times the FP8
+/// descales of a tile: null without descales.
+Value descaledRawFactor(OpBuilder &b, Location loc, const ScoreSpec &spec,
+                        double extraFactor, ValueRange descales) {
+  if (descales.empty())
+    return {};
+  double factor =
+      spec.softcap ? spec.scale / *spec.softcap : spec.scale * extraFactor;
+  Value product = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(factor));
+  for (Value descale : descales)
+    product = arith::MulFOp::create(b, loc, product, descale);
+  return product;
 }
 
 /// One online-softmax step on a tile.
@@ -281,12 +302,14 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
   const float negInf = -std::numeric_limits<float>::infinity();
 
   Value qk = tb.matmulABt(op.getQuery(), op.getKey(), tb.zeros({br, bc}));
+  Value rawFactor = descaledRawFactor(b, loc, spec, kLog2E, op.getDescales());
   // s = mask(softcap(scale * qk)) * log2(e)
   Value s = tb.generic(
       {qk}, {tb.empty({br, bc})},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(
-            nb, nl, emitScore(nb, nl, spec, args[0], kLog2E, negInf).first);
+            nb, nl,
+            emitScore(nb, nl, spec, args[0], kLog2E, rawFactor, negInf).first);
       })[0];
   // m' = max(m, rowmax(s))
   Value maxNew = tb.generic(
@@ -349,7 +372,8 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
 /// O = acc / sum and LSE = (max + log2 sum) ln 2, with empty rows giving
 /// O = 0 and LSE = -inf. O is acc times each row's reciprocal: one division
 /// per row, not per element (64 div.rn.f32 per thread in the WGMMA
-/// kernel's epilogue otherwise).
+/// kernel's epilogue otherwise); FP8's value descale is that division's
+/// numerator.
 SmallVector<Value> decomposeNormalize(OpBuilder &b, NormalizeOp op) {
   Location loc = op.getLoc();
   TileBuilder tb(b, loc);
@@ -360,10 +384,14 @@ SmallVector<Value> decomposeNormalize(OpBuilder &b, NormalizeOp op) {
       {op.getSum()}, {tb.empty(TileBuilder::shapeOf(op.getSum()))},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
-        Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
+        Value numerator =
+            op.getDescale()
+                ? op.getDescale()
+                : arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1))
+                      .getResult();
         Value isEmpty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                               args[0], zero);
-        Value inv = arith::DivFOp::create(nb, nl, one, args[0]);
+        Value inv = arith::DivFOp::create(nb, nl, numerator, args[0]);
         linalg::YieldOp::create(
             nb, nl,
             arith::SelectOp::create(nb, nl, isEmpty, zero, inv).getResult());

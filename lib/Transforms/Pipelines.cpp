@@ -43,6 +43,7 @@ void fa::buildHostLoweringPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createExpandFP8Conversions());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

@@ -92,6 +92,9 @@ private:
   // block): the masked blocks mask the band only, not the sequence end.
   bool keysInBounds = false;
   MaskBandValues band;
+  // FP8: the block's (batch, KV head) factors of the scores and of O.
+  SmallVector<Value> scoreDescales;
+  Value valueDescale;
 };
 
 void ForwardTiler::bindSequence(Location loc, Value b) {
@@ -133,7 +136,8 @@ SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
         auto step = OnlineAttentionOp::create(
             builder, loc, iterArgs[0].getType(), iterArgs[1].getType(),
             iterArgs[2].getType(), qTile, kTile, vTile, iterArgs[0],
-            iterArgs[1], iterArgs[2], ValueRange{qStart, kStart, qLen, kvLen},
+            iterArgs[1], iterArgs[2], scoreDescales,
+            ValueRange{qStart, kStart, qLen, kvLen},
             /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
             /*max_seqlen_q=*/Value(), /*max_seqlen_k=*/Value(),
             online.getScaleAttr(), online.getCausalAttr(),
@@ -218,6 +222,16 @@ void ForwardTiler::rewrite() {
   Value kvHead = arith::DivUIOp::create(
       rewriter, loc, head,
       arith::ConstantIndexOp::create(rewriter, loc, headsQ / headsKV));
+  // FP8 descales: one factor per (batch, KV head), read once per block.
+  auto descaleOf = [&](Value descales) {
+    return tensor::ExtractOp::create(rewriter, loc, descales,
+                                     ValueRange{batch, kvHead})
+        .getResult();
+  };
+  for (Value descales : online.getDescales())
+    scoreDescales.push_back(descaleOf(descales));
+  if (Value descales = norm.getDescale())
+    valueDescale = descaleOf(descales);
   auto tileOf = [&](Value full) {
     return extractPaddedTile(rewriter, loc, full, batch, head, qRow, rows,
                              blockQ);
@@ -247,7 +261,7 @@ void ForwardTiler::rewrite() {
                                        outType.getElementType());
   auto tileLse = RankedTensorType::get({blockQ}, lseType.getElementType());
   auto normTile = NormalizeOp::create(rewriter, loc, tileOut, tileLse, state[0],
-                                      state[1], state[2]);
+                                      state[1], state[2], valueDescale);
   Value outRows = extractValidRows(rewriter, loc, normTile.getOutput(), rows);
   Value lseRows = extractValidRows(rewriter, loc, normTile.getLse(), rows);
 

@@ -77,3 +77,23 @@ func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
       -> tensor<?x4x?x?xbf16>, tensor<?x4x?xf32>
   return %o, %lse : tensor<?x4x?x?xbf16>, tensor<?x4x?xf32>
 }
+
+// -----
+
+// FP8: q's and k's descales go to the online op (they scale the scores),
+// v's to normalize (it scales O).
+
+// CHECK-LABEL: func @fp8
+// CHECK-SAME: %[[DQ:[a-z0-9]+]]: tensor<2x2xf32>, %[[DK:[a-z0-9]+]]: tensor<2x2xf32>, %[[DV:[a-z0-9]+]]: tensor<2x2xf32>
+// CHECK: fa.online_attention ins({{.*}} : tensor<2x4x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>) outs({{.*}}) descale(%[[DQ]], %[[DK]] : tensor<2x2xf32>, tensor<2x2xf32>) scale = 0.088388347648318433 causal
+// CHECK: fa.normalize {{.*}} descale(%[[DV]] : tensor<2x2xf32>) : {{.*}} -> tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+func.func @fp8(%q: tensor<2x4x128x128xf8E4M3FN>, %k: tensor<2x2x128x128xf8E4M3FN>,
+               %v: tensor<2x2x128x128xf8E4M3FN>, %dq: tensor<2x2xf32>,
+               %dk: tensor<2x2xf32>, %dv: tensor<2x2xf32>)
+    -> (tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>) {
+  %o, %lse = fa.attention %q, %k, %v
+      descale(%dq, %dk, %dv : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) causal
+      : tensor<2x4x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>
+      -> tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+  return %o, %lse : tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+}

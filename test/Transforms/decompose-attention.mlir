@@ -186,3 +186,36 @@ func.func @grad_tile_unscaled_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf3
       tile(%i, %i, %i, %i) scale = 0.25 softcap = 5.0 unmasked unscaled_grads
   return %a : tensor<16x16xf32>
 }
+
+// -----
+
+// FP8 (e4m3) tiles: the descales multiply the score factor once per tile,
+// outside the element bodies (scale * log2 e * dq * dk), so that each score
+// still meets one multiply; the operands are extended to f32 in the
+// contractions; v's descale is normalize's numerator.
+
+// CHECK-LABEL: func @online_step_fp8
+// CHECK-SAME: %[[DQ:[a-z0-9]+]]: f32, %[[DK:[a-z0-9]+]]: f32, %[[DV:[a-z0-9]+]]: f32
+// CHECK: %[[QK:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<32x64xf8E4M3FN>, tensor<16x64xf8E4M3FN>)
+// CHECK:   arith.extf %{{.*}} : f8E4M3FN to f32
+// CHECK: %[[C:.*]] = arith.constant 0.180336878 : f32
+// CHECK: %[[F1:.*]] = arith.mulf %[[C]], %[[DQ]] : f32
+// CHECK: %[[F:.*]] = arith.mulf %[[F1]], %[[DK]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[QK]] : tensor<32x16xf32>)
+// CHECK-NEXT: ^bb0(%[[RAW:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:   %[[SCALED:.*]] = arith.mulf %[[RAW]], %[[F]] : f32
+// CHECK-NEXT:   linalg.yield %[[SCALED]]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg2 : tensor<32x16xf32>, tensor<16x32xf8E4M3FN>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<32xf32>)
+// CHECK:   arith.divf %[[DV]], %{{.*}} : f32
+func.func @online_step_fp8(%q: tensor<32x64xf8E4M3FN>, %k: tensor<16x64xf8E4M3FN>, %v: tensor<16x32xf8E4M3FN>,
+                           %acc: tensor<32x32xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>,
+                           %dq: f32, %dk: f32, %dv: f32, %i: index)
+    -> (tensor<32x32xbf16>, tensor<32xf32>) {
+  %a, %mm, %ll = fa.online_attention ins(%q, %k, %v : tensor<32x64xf8E4M3FN>, tensor<16x64xf8E4M3FN>, tensor<16x32xf8E4M3FN>)
+                                     outs(%acc, %m, %l : tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>)
+                                     descale(%dq, %dk : f32, f32)
+                                     tile(%i, %i, %i, %i) scale = 0.125 unmasked
+  %o, %lse = fa.normalize %a, %mm, %ll descale(%dv : f32) : tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<32x32xbf16>, tensor<32xf32>
+  return %o, %lse : tensor<32x32xbf16>, tensor<32xf32>
+}

@@ -125,3 +125,28 @@ func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
       -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
   return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
 }
+
+// -----
+
+// FP8: each block reads its (batch, KV head) descales once, before the KV
+// loops; every tile step takes q's and k's, the tile's normalize v's.
+
+// FOLD-LABEL: func @fp8
+// FOLD: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (2, 4, 2)
+// FOLD:   %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
+// FOLD:   %[[DQ:.*]] = tensor.extract %arg3[%[[B]], %[[KVH]]] : tensor<2x2xf32>
+// FOLD:   %[[DK:.*]] = tensor.extract %arg4[%[[B]], %[[KVH]]] : tensor<2x2xf32>
+// FOLD:   %[[DV:.*]] = tensor.extract %arg5[%[[B]], %[[KVH]]] : tensor<2x2xf32>
+// FOLD:   scf.for
+// FOLD:     fa.online_attention {{.*}} descale(%[[DQ]], %[[DK]] : f32, f32) tile(
+// FOLD:   fa.normalize %{{.*}}#0, %{{.*}}#1, %{{.*}}#2 descale(%[[DV]] : f32) : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+func.func @fp8(%q: tensor<2x4x128x128xf8E4M3FN>, %k: tensor<2x2x128x128xf8E4M3FN>,
+               %v: tensor<2x2x128x128xf8E4M3FN>, %dq: tensor<2x2xf32>,
+               %dk: tensor<2x2xf32>, %dv: tensor<2x2xf32>)
+    -> (tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>) {
+  %o, %lse = fa.attention %q, %k, %v
+      descale(%dq, %dk, %dv : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+      : tensor<2x4x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>, tensor<2x2x128x128xf8E4M3FN>
+      -> tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+  return %o, %lse : tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+}

@@ -93,4 +93,17 @@ def DecomposeAttention : Pass<"fa-decompose-attention"> {
                            "::mlir::math::MathDialect"];
 }
 
+def ExpandFP8Conversions : Pass<"fa-expand-fp8-conversions"> {
+  let summary = "Expand f8E4M3FN -> float extensions into integer arithmetic";
+  let description = [{
+    LLVM has no FP8 type, so a host lowering cannot translate
+    `arith.extf` from `f8E4M3FN`. This pass decodes the byte instead (sign,
+    4-bit exponent with bias 7, 3-bit mantissa, subnormals, the one NaN
+    encoding per sign), exactly, to f32, then extends or truncates to the
+    result type (f16 and bf16 hold every e4m3 value exactly). Scalars and
+    vectors.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // FA_TRANSFORMS_PASSES_TD

@@ -409,3 +409,51 @@ func.func @f(%q: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>,
   %a, %b, %d = fa.online_attention ins(%q, %q, %q : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %m : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) seqlens(%c, %c max %i, %i : tensor<?xi32>, tensor<?xi32>) scale = 0.125
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<64x64xf8E4M3FN>, %k: tensor<32x64xf8E4M3FN>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %d: f32, %i: index) {
+  // expected-error @+1 {{FP8 operands need descale(%q_descale, %k_descale), got 1 descale operands}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %k : tensor<64x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>) outs(%acc, %m, %m : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) descale(%d : f32) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf8E4M3FN>, %k: tensor<32x64xf8E4M3FN>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %d: tensor<1x1xf32>, %i: index) {
+  // expected-error @+1 {{q_descale of a tile must be an f32, got 'tensor<1x1xf32>'}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %k : tensor<64x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>) outs(%acc, %m, %m : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) descale(%d, %d : tensor<1x1xf32>, tensor<1x1xf32>) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x64x64xf8E4M3FN>, %k: tensor<1x2x32x64xf8E4M3FN>, %acc: tensor<1x4x64x64xf32>, %m: tensor<1x4x64xf32>, %d: tensor<1x2xf32>, %e: tensor<1x4xf32>) {
+  // expected-error @+1 {{k_descale dim 1 (Hkv) is 4, expected 2 to match key dim 1}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %k : tensor<1x4x64x64xf8E4M3FN>, tensor<1x2x32x64xf8E4M3FN>, tensor<1x2x32x64xf8E4M3FN>) outs(%acc, %m, %m : tensor<1x4x64x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) descale(%d, %e : tensor<1x2xf32>, tensor<1x4xf32>) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %d: f32, %i: index) {
+  // expected-error @+1 {{descale operands are only meaningful for FP8 operands, got 'bf16'}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %k : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%acc, %m, %m : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) descale(%d, %d : f32, f32) tile(%i, %i, %i, %i) scale = 0.125
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<1x4x64x64xf32>, %m: tensor<1x4x64xf32>, %d: tensor<1x3xf32>) {
+  // expected-error @+1 {{heads (H = 4) must be a multiple of the descale's KV heads (Hkv = 3)}}
+  %o, %lse = fa.normalize %acc, %m, %m descale(%d : tensor<1x3xf32>) : tensor<1x4x64x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32> -> tensor<1x4x64x64xbf16>, tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<64x64xf32>, %m: tensor<64xf32>, %d: tensor<1x1xf32>) {
+  // expected-error @+1 {{v_descale of a tile must be an f32, got 'tensor<1x1xf32>'}}
+  %o, %lse = fa.normalize %acc, %m, %m descale(%d : tensor<1x1xf32>) : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xbf16>, tensor<64xf32>
+  return
+}

@@ -287,6 +287,47 @@ LogicalResult AttentionGradOp::verify() {
 // OnlineAttentionOp
 //===----------------------------------------------------------------------===//
 
+/// A descale operand: a `[B, Hkv]` f32 tensor on whole tensors, an f32 on a
+/// tile.
+static LogicalResult verifyDescale(Operation *op, ShapeBinder &shapes,
+                                   StringRef name, Type type, bool tile) {
+  if (tile) {
+    if (!type.isF32())
+      return op->emitOpError()
+             << name << " of a tile must be an f32, got " << type;
+    return success();
+  }
+  if (!isa<RankedTensorType>(type))
+    return op->emitOpError()
+           << name << " of whole tensors must be a [B, Hkv] f32 tensor, got "
+           << type;
+  return shapes.bind(name, type, {"B", "Hkv"});
+}
+
+/// FP8 operands take descale(%q_descale, %k_descale); others none.
+static LogicalResult verifyDescales(OnlineAttentionOp op, ShapeBinder &shapes,
+                                    bool tile) {
+  size_t count = op.getDescales().size();
+  if (!isFP8(elementType(op.getQuery()))) {
+    if (count != 0)
+      return op.emitOpError() << "descale operands are only meaningful for "
+                                 "FP8 operands, got "
+                              << elementType(op.getQuery());
+    return success();
+  }
+  if (count != 2)
+    return op.emitOpError() << "FP8 operands need descale(%q_descale, "
+                               "%k_descale), got "
+                            << count << " descale operands";
+  if (op.isVarlen())
+    return op.emitOpError() << "FP8 varlen attention is not supported";
+  static constexpr StringLiteral names[] = {"q_descale", "k_descale"};
+  for (auto [name, descale] : llvm::zip(names, op.getDescales()))
+    if (failed(verifyDescale(op, shapes, name, descale.getType(), tile)))
+      return failure();
+  return success();
+}
+
 LogicalResult OnlineAttentionOp::verify() {
   ShapeBinder shapes(*this);
   int64_t rank = getQuery().getType().getRank();
@@ -334,6 +375,8 @@ LogicalResult OnlineAttentionOp::verify() {
   if (getUnmasked() && getKeysInBounds())
     return emitOpError() << "'keys_in_bounds' is implied by 'unmasked'; "
                             "give one of them";
+  if (failed(verifyDescales(*this, shapes, tile)))
+    return failure();
   if (!getScale())
     return emitOpError() << "requires 'scale': the online form carries the "
                             "resolved softmax scale";
@@ -364,6 +407,19 @@ LogicalResult NormalizeOp::verify() {
   if (isFP8(elementType(getOutput())))
     return emitOpError() << "output must be f32, f16 or bf16, got "
                          << elementType(getOutput());
+  if (Value descale = getDescale()) {
+    if (failed(verifyDescale(*this, shapes, "v_descale", descale.getType(),
+                             rank == 2)))
+      return failure();
+    // Query head h takes KV head h / (H / Hkv)'s factor.
+    if (std::optional<int64_t> h = shapes.size("H"))
+      if (std::optional<int64_t> hkv = shapes.size("Hkv"))
+        if (*hkv == 0 || *h % *hkv != 0)
+          return emitOpError() << "heads (H = " << *h
+                               << ") must be a multiple of the descale's "
+                                  "KV heads (Hkv = "
+                               << *hkv << ")";
+  }
   return success();
 }
 

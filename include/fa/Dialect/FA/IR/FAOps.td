@@ -12,6 +12,9 @@ def FA_ElementType : AnyTypeOf<[F32, F16, BF16, F8E4M3FN]>;
 def FA_Tensor : RankedTensorOf<[FA_ElementType]>;
 def FA_F32Tensor : RankedTensorOf<[F32]>;
 def FA_SeqStarts : 1DTensorOf<[I32]>;
+// A descale factor of FP8 operands: per (batch, KV head) on whole tensors,
+// one f32 on a tile.
+def FA_Descale : AnyTypeOf<[F32, FA_F32Tensor]>;
 
 // Packed variable-length sequences (varlen): `cu_seqlens_q/k` hold B + 1
 // running offsets (int32, the first 0), so that sequence b owns query rows
@@ -187,14 +190,19 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     promises the first half only (every key of the tile is before `kv_len`):
     the causal / window band still masks, the sequence end does not (the
     tiler says so where the KV length is static and a multiple of the block).
+
+    FP8 (`f8E4M3FN`) operands take `descale(%q_descale, %k_descale)`, which
+    multiply the scores: `s = mask(softcap(scale dq dk q kᵀ)) log2(e)` —
+    `[B, Hkv]` f32 tensors on whole tensors, one f32 each on a tile (the
+    tile's KV head). Descales must be positive. V's descale applies to O,
+    on `fa.normalize`.
   }];
-  let arguments = !con((ins FA_Tensor:$query, FA_Tensor:$key,
-                            FA_Tensor:$value, FA_F32Tensor:$acc,
-                            FA_F32Tensor:$max, FA_F32Tensor:$sum,
-                            Variadic<Index>:$tile_position),
-                       FA_VarlenOperands,
-                       FA_ScoreAttrs, (ins UnitAttr:$unmasked,
-                                           UnitAttr:$keys_in_bounds));
+  let arguments =
+      !con((ins FA_Tensor:$query, FA_Tensor:$key, FA_Tensor:$value,
+               FA_F32Tensor:$acc, FA_F32Tensor:$max, FA_F32Tensor:$sum,
+               Variadic<FA_Descale>:$descales, Variadic<Index>:$tile_position),
+           FA_VarlenOperands, FA_ScoreAttrs,
+           (ins UnitAttr:$unmasked, UnitAttr:$keys_in_bounds));
   let results = (outs FA_F32Tensor:$result_acc, FA_F32Tensor:$result_max,
                       FA_F32Tensor:$result_sum);
   let assemblyFormat = !strconcat([{
@@ -202,8 +210,11 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
       type($value) `)`
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`
       type($sum) `)`
+    (`descale` `(` $descales^ `:` type($descales) `)`)?
     (`tile` `(` $tile_position^ `)`)?
-  }], FA_VarlenFormat, FA_ScoreAttrsFormat, [{ (`unmasked` $unmasked^)?
+  }],
+                                  FA_VarlenFormat, FA_ScoreAttrsFormat,
+                                  [{ (`unmasked` $unmasked^)?
     (`keys_in_bounds` $keys_in_bounds^)? attr-dict }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -220,13 +231,17 @@ def FA_NormalizeOp : FA_Op<"normalize", [Pure]> {
     `O = acc / sum` (cast to the output element type, 0 for a row with an
     empty sum) and the natural-log `LSE = (max + log2(sum)) * ln 2`
     (`-inf` for an empty row). Works on whole tensors and on tiles.
+    `descale(%v_descale)` (FP8 values) scales O: `O = v_descale acc / sum`;
+    a `[B, Hkv]` f32 tensor on whole tensors (query head `h` takes KV head
+    `h / (H / Hkv)`'s), one f32 on a tile.
   }];
-  let arguments = (ins FA_F32Tensor:$acc, FA_F32Tensor:$max,
-                       FA_F32Tensor:$sum);
+  let arguments = (ins FA_F32Tensor:$acc, FA_F32Tensor:$max, FA_F32Tensor:$sum,
+      Optional<FA_Descale>:$descale);
   let results = (outs FA_Tensor:$output, FA_F32Tensor:$lse);
   let assemblyFormat = [{
-    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
-    type($sum) `->` type($output) `,` type($lse)
+    $acc `,` $max `,` $sum (`descale` `(` $descale^ `:` type($descale) `)`)?
+    attr-dict `:` type($acc) `,` type($max) `,` type($sum) `->`
+    type($output) `,` type($lse)
   }];
   let hasVerifier = 1;
 }
