@@ -95,6 +95,10 @@ static bool hasMaskBand(const AttentionConfig &c) {
 
 static std::pair<int64_t, int64_t>
 wgmmaDefaultBlocks(const AttentionConfig &c) {
+  // FP8: half the bytes of a 16-bit tile, so 128 keys fit at head dim 256
+  // too, beside V's transpose.
+  if (c.isFP8())
+    return {128, 128};
   bool band = hasMaskBand(c);
   if (c.headDim == 64 && c.headDimV == 64 && !c.runtimeShapes && !c.window &&
       !c.softcap && (!c.causal || c.seqKV >= kThreeWarpgroupsMinCausalKeys))
@@ -119,14 +123,19 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
     return "the backward is on mma.sync";
   if (c.runtimeShapes && c.chip != "sm_90a" && c.chip != "sm_90")
     return "runtime shapes on " + c.chip;
-  if (c.dtype != "bf16" && c.dtype != "f16")
+  if (c.dtype != "bf16" && c.dtype != "f16" && !c.isFP8())
     return "dtype " + c.dtype;
+  if (c.isFP8() && c.varlen)
+    return "FP8 with packed sequences";
   // Positive first: the byte count below multiplies the head dims, and a
   // config's may be anything (a dynamic dim, a C++ caller's -2^62).
+  // (FP8 rows of 128-byte swizzled tiles: multiples of 128 elements.)
+  int64_t dimQuantum = c.isFP8() ? 128 : 64;
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d <= 0 || d % 64 != 0 || d > 256)
-      return "head dim " + std::to_string(d) +
-             " (the WGMMA kernel takes multiples of 64 up to 256)";
+    if (d <= 0 || d % dimQuantum != 0 || d > 256)
+      return "head dim " + std::to_string(d) + " (the WGMMA kernel takes " +
+             (c.isFP8() ? "128 or 256 in FP8" : "multiples of 64 up to 256") +
+             ")";
   // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at
   // least (fa-convert-tiled-attention-to-fagpu has the final word).
   if (c.blockQ && c.blockQ != 64 && c.blockQ != 128 && c.blockQ != 192)
@@ -144,7 +153,10 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
            " (the WGMMA kernel takes 16 to 256)";
   int64_t blockQ = c.blockQ ? c.blockQ : wgmmaDefaultBlocks(c).first;
   int64_t blockKV = c.blockKV ? c.blockKV : wgmmaDefaultBlocks(c).second;
-  int64_t bytes = 2 * (blockQ * c.headDim + blockKV * (c.headDim + c.headDimV));
+  // FP8: one byte an element, and V's transpose beside V.
+  int64_t bytes =
+      c.isFP8() ? blockQ * c.headDim + blockKV * (c.headDim + 2 * c.headDimV)
+                : 2 * (blockQ * c.headDim + blockKV * (c.headDim + c.headDimV));
   if (bytes > fagpu::kMaxSharedBytesPerBlock)
     return "block " + std::to_string(blockQ) + " x " + std::to_string(blockKV) +
            " tiles need " + std::to_string(bytes) + " bytes of shared memory";
@@ -360,7 +372,8 @@ std::string AttentionConfig::key() const {
          (backward && dqHandoff != "auto" ? ":dq-handoff-" + dqHandoff : "") +
          (backward && deterministic ? ":deterministic" : "") +
          (backward && transposeScores ? ":transpose-scores" : "") +
-         (backward && gradLse ? ":grad-lse" : "") + (varlen ? ":varlen" : "");
+         (backward && gradLse ? ":grad-lse" : "") + (varlen ? ":varlen" : "") +
+         (isFP8() ? ":out-" + outDtype : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
@@ -371,19 +384,33 @@ std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
     return dynamic ? std::string("?") : std::to_string(n);
   };
   std::string batch = c.varlen ? "1" : size(c.batch);
-  auto tensor = [&](int64_t heads, int64_t seq, int64_t dim) {
-    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", batch, heads,
-                         size(seq), dim, c.dtype)
+  auto tensor = [&](int64_t heads, int64_t seq, int64_t dim,
+                    StringRef element) {
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", batch, heads, size(seq),
+                         dim, element)
         .str();
   };
-  std::string q = tensor(c.headsQ, c.seqQ, c.headDim);
-  std::string k = tensor(c.headsKV, c.seqKV, c.headDim);
-  std::string v = tensor(c.headsKV, c.seqKV, c.headDimV);
-  std::string o = tensor(c.headsQ, c.seqQ, c.headDimV);
+  // FP8: e4m3 inputs, O in outDtype, each input's descales [B, Hkv].
+  StringRef input = c.isFP8() ? "f8E4M3FN" : StringRef(c.dtype);
+  StringRef output = c.isFP8() ? StringRef(c.outDtype) : input;
+  std::string q = tensor(c.headsQ, c.seqQ, c.headDim, input);
+  std::string k = tensor(c.headsKV, c.seqKV, c.headDim, input);
+  std::string v = tensor(c.headsKV, c.seqKV, c.headDimV, input);
+  std::string o = tensor(c.headsQ, c.seqQ, c.headDimV, output);
   std::string lse = llvm::formatv("tensor<{0}x{1}x{2}xf32>", batch, c.headsQ,
                                   size(c.seqQ));
   // The varlen operands: arguments, and the op's clause.
   std::string seqArgs, seqlens;
+  if (c.isFP8()) {
+    std::string d =
+        llvm::formatv("tensor<{0}x{1}xf32>", batch, c.headsKV).str();
+    seqArgs = llvm::formatv(", %q_descale: {0}, %k_descale: {0}, "
+                            "%v_descale: {0}",
+                            d);
+    seqlens = llvm::formatv(" descale(%q_descale, %k_descale, %v_descale : "
+                            "{0}, {0}, {0})",
+                            d);
+  }
   if (c.varlen) {
     seqArgs = ", %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>, %max_q: index, "
               "%max_k: index";

@@ -428,6 +428,8 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     Type element = query.getElementType();
     if (element.isBF16() || element.isF16())
       effective.dtype = element.isBF16() ? "bf16" : "f16";
+    else if (isa<Float8E4M3FNType>(element))
+      effective.dtype = "e4m3";
     if (auto attention = dyn_cast<AttentionOp>(problem)) {
       effective.varlen = attention.isVarlen();
       effective.runtimeShapes =
@@ -509,6 +511,14 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                          << effective.backwardVariantReason() << ")";
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  // FP8 runs on the WGMMA forward only (e4m3 tensor-core operands).
+  if (problem && effective.isFP8() && !effective.usesWgmmaForward()) {
+    problem->emitError() << "FP8 (e4m3) attention runs on the WGMMA forward "
+                            "(sm_90a, head dims 128 or 256) only; this one "
+                            "would take "
+                         << effective.forwardVariantReason();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   if (problem && std::getenv("FLASHMLIR_LOG"))
     llvm::errs() << "flashmlir: "
                  << (effective.backward
@@ -560,11 +570,21 @@ mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
   // Packed sequences have the call's lengths.
   AttentionConfig config = asked;
   config.runtimeShapes |= config.varlen;
-  if (config.dtype != "bf16" && config.dtype != "f16")
+  if (config.dtype != "bf16" && config.dtype != "f16" && !config.isFP8())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "unsupported dtype '%s': the GPU kernels take bf16 or f16",
+        "unsupported dtype '%s': the GPU kernels take bf16, f16 or e4m3",
         config.dtype.c_str());
+  if (config.isFP8() && config.outDtype != "bf16" && config.outDtype != "f16")
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unsupported output dtype '%s' for e4m3 inputs: bf16 or f16",
+        config.outDtype.c_str());
+  if (config.isFP8() && (config.backward || config.varlen))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "e4m3 (FP8) inputs take a dense forward only: %s",
+        config.backward ? "no FP8 backward yet" : "no FP8 packed sequences");
   SmallVector<int64_t> dims = {config.headsQ, config.headsKV, config.headDim,
                                config.headDimV};
   // Runtime shapes ignore batch and lengths (the call's).

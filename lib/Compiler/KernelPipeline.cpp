@@ -64,11 +64,17 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128
     // registers a thread) it measured 0.87-0.89x cuDNN against 0.88-0.91x
     // without it.
-    if (std::max(effective.headDim, effective.headDimV) <= 128)
+    // FP8 (first version): the compute warpgroups transpose each V tile
+    // together (fagpu.transpose_shared, a barrier of both) and wait for
+    // every product before it, which neither the overlap nor ping-pong's
+    // turns allow for yet.
+    if (std::max(effective.headDim, effective.headDimV) <= 128 &&
+        !effective.isFP8())
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
+    if (!effective.isFP8())
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else if (effective.usesWgmmaBackward()) {
     pm.addPass(createConvertTiledAttentionGradToFAGPU(
         {effective.dqReduction, effective.transposeScores}));

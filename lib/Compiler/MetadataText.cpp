@@ -124,9 +124,17 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   Type elt = cast<MemRefType>(kernel.getArgumentTypes()[0]).getElementType();
   auto window = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.window");
   auto softcap = kernel->getAttrOfType<FloatAttr>("fa.softcap");
+  auto typeName = [](Type t) { return t.isF16() ? "f16" : "bf16"; };
+  bool fp8 = isa<Float8E4M3FNType>(elt);
   os << "kind = " << (backward ? "backward" : "forward")
      << "\nchip = " << options.chip
-     << "\ndtype = " << (elt.isF16() ? "f16" : "bf16") << "\n";
+     << "\ndtype = " << (fp8 ? "e4m3" : typeName(elt)) << "\n";
+  // FP8 inputs: O's own type.
+  if (fp8)
+    os << "out_dtype = "
+       << typeName(
+              cast<MemRefType>(kernel.getArgumentTypes()[3]).getElementType())
+       << "\n";
   // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
   // runtime learns their boxes from `tensor_maps`.
   SmallVector<std::string> args =
@@ -171,6 +179,9 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   }
   if (deterministic)
     os << "deterministic = 1\n";
+  // FP8: the descales of q, k and v follow (the kernel's last tensors).
+  if (fp8)
+    args.append({"q_descale", "k_descale", "v_descale"});
   SmallVector<std::string> maps;
   int64_t tensors = args.size();
   for (unsigned i = tensors; i < kernel.getNumArguments(); ++i) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace fa::rt {
@@ -70,6 +71,8 @@ void AttentionArgs::setContiguousStrides() {
 template <typename Args> Args argsFromMetadata(const KernelMetadata &m) {
   Args a;
   a.dtype = m.dtype;
+  if constexpr (std::is_same_v<Args, AttentionArgs>)
+    a.outDtype = m.outDtype;
   a.batch = m.batch;
   a.headsQ = m.headsQ;
   a.headsKV = m.headsKV;
@@ -217,8 +220,11 @@ Status validateAttentionForward(const KernelMetadata &kernelMetadata,
       tensor4("value", a.v, a.batch, a.headsKV, a.seqKV, a.headDimV, a.strideV,
               a.dtype, true),
       tensor4("output", a.o, a.batch, a.headsQ, a.seqQ, a.headDimV, a.strideO,
-              a.dtype, true),
+              a.outputDtype(), true),
       lseView(a.lse, a.batch, a.headsQ, a.seqQ, a.strideLSE, m.hasArg("lse")),
+      descaleView("q_descale", a.qDescale, a.batch, a.headsKV, m.isFP8()),
+      descaleView("k_descale", a.kDescale, a.batch, a.headsKV, m.isFP8()),
+      descaleView("v_descale", a.vDescale, a.batch, a.headsKV, m.isFP8()),
   };
   // Q, K and V behind a tensor map are read through it only.
   for (auto [index, name] : {std::pair<size_t, const char *>{0, "tmap_q"},
@@ -227,6 +233,14 @@ Status validateAttentionForward(const KernelMetadata &kernelMetadata,
     tensors[index].tensorMapped = m.findTensorMap(name) && m.hasArg(name);
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
   FA_RT_RETURN_IF_ERROR(checkAgainstKernel(m, dims, a));
+  if (m.isFP8() && a.outDtype != m.outDtype)
+    return Status::error(std::string("output dtype ") + toString(a.outDtype) +
+                         " does not match the kernel's " +
+                         toString(m.outDtype));
+  if (!m.isFP8() && (a.qDescale || a.kDescale || a.vDescale))
+    return Status::error("descales given, but kernel '" + m.entry + "' takes " +
+                         toString(m.dtype) +
+                         " inputs (descales dequantize e4m3 ones)");
   FA_RT_RETURN_IF_ERROR(checkPointersAndLayouts(tensors));
   FA_RT_RETURN_IF_ERROR(checkSequenceOffsets(m, a));
   return checkOverlaps(tensors, {3, 4});
@@ -398,6 +412,9 @@ std::vector<NamedPointer> forwardPointers(const AttentionArgs &a) {
           {"v", a.v, a.strideV},
           {"o", a.o, a.strideO},
           {"lse", a.lse},
+          {"q_descale", a.qDescale},
+          {"k_descale", a.kDescale},
+          {"v_descale", a.vDescale},
           {"cu_seqlens_q", a.cuSeqlensQ},
           {"cu_seqlens_k", a.cuSeqlensK}};
 }

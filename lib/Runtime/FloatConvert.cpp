@@ -75,6 +75,38 @@ float halfToFloat(uint16_t bits) {
   return floatOf(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
+uint8_t floatToE4M3(float value) {
+  if (std::isnan(value))
+    return 0x7F;
+  uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  float a = std::fabs(value);
+  if (a >= 448.0f)
+    return sign | 0x7E;
+  if (a < 0x1p-6f) // Subnormals: multiples of 2^-9 (8 is 2^-6's encoding).
+    return sign | uint8_t(std::nearbyint(a * 512.0f));
+  int e;
+  float f = std::frexp(a, &e); // a = f 2^e, f in [0.5, 1)
+  int mantissa = int(std::nearbyint((2 * f - 1) * 8));
+  int exponent = e - 1 + 7;
+  if (mantissa == 8) {
+    mantissa = 0;
+    ++exponent;
+  }
+  if (exponent > 15 || (exponent == 15 && mantissa == 7))
+    return sign | 0x7E;
+  return uint8_t(sign | exponent << 3 | mantissa);
+}
+
+float e4m3ToFloat(uint8_t bits) {
+  int exponent = (bits >> 3) & 15, mantissa = bits & 7;
+  if (exponent == 15 && mantissa == 7)
+    return std::nanf("");
+  float magnitude = exponent == 0
+                        ? std::ldexp(float(mantissa), -9)
+                        : std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
+  return (bits & 0x80) ? -magnitude : magnitude;
+}
+
 uint16_t floatTo16(DType dtype, float value) {
   return dtype == DType::BF16 ? floatToBF16(value) : floatToHalf(value);
 }

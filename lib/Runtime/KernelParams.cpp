@@ -67,8 +67,15 @@ bool attentionTensorShape(const KernelMetadata &m, std::string_view name,
 }
 
 CUtensorMapDataType tensorMapDataType(DType dtype) {
-  return dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  switch (dtype) {
+  case DType::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case DType::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case DType::E4M3:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8; // bytes to TMA
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
 const NamedPointer *findPointer(const std::vector<NamedPointer> &pointers,
@@ -106,9 +113,11 @@ StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &m,
   if (!attentionTensorShape(m, map.tensor, shape))
     return Status::error("'" + map.tensor + "' is not an attention tensor");
   // dq_acc, the backward's f32 workspace, takes its dQ sums in f32.
-  const CUtensorMapDataType dataType = map.tensor == "dq_acc"
-                                           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                           : tensorMapDataType(m.dtype);
+  // O is written in the output's type (an FP8 forward's bf16 / f16).
+  const CUtensorMapDataType dataType =
+      map.tensor == "dq_acc" ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+      : map.tensor == "o"    ? tensorMapDataType(m.outDtype)
+                             : tensorMapDataType(m.dtype);
   return attentionTileMap(dataType, base, uint64_t(m.batch),
                           uint64_t(shape.heads), uint64_t(shape.seq),
                           uint64_t(shape.dim), map.rows, map.cols, strides);

@@ -27,10 +27,18 @@ const char *toString(KernelKind kind) {
 }
 
 const char *toString(DType dtype) {
-  return dtype == DType::BF16 ? "bf16" : "f16";
+  switch (dtype) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::E4M3:
+    return "e4m3";
+  }
+  return "?";
 }
 
-size_t elementSize(DType) { return 2; }
+size_t elementSize(DType dtype) { return dtype == DType::E4M3 ? 1 : 2; }
 
 bool LaunchSpec::hasArg(std::string_view name) const {
   return contains(args, name);
@@ -102,6 +110,7 @@ const KeySpec kKeys[] = {
     {"entry", KeyType::Entry, true},
     {"chip", KeyType::Chip, true},
     {"dtype", KeyType::DType, true},
+    {"out_dtype", KeyType::DType, false},
     {"batch", KeyType::PositiveInt, true},
     {"heads_q", KeyType::PositiveInt, true},
     {"heads_kv", KeyType::PositiveInt, true},
@@ -167,6 +176,11 @@ LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
 bool isCallShapeKey(std::string_view key) {
   return key == "batch" || key == "seq_q" || key == "seq_kv" || key == "grid" ||
          key == "pre_grid" || key == "post_grid";
+}
+
+/// An FP8 forward's per (batch, KV head) factors of q, k and v.
+bool isDescaleParameter(std::string_view name) {
+  return name == "q_descale" || name == "k_descale" || name == "v_descale";
 }
 
 bool isBackwardParameter(std::string_view name) {
@@ -245,14 +259,19 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
       return bad("sm_<version> (e.g. sm_90 or sm_90a)");
     m.chip = std::string(value);
     return "";
-  case KeyType::DType:
+  case KeyType::DType: {
+    DType *field = key == "out_dtype" ? &m.outDtype : &m.dtype;
     if (value == "bf16")
-      m.dtype = DType::BF16;
+      *field = DType::BF16;
     else if (value == "f16")
-      m.dtype = DType::F16;
+      *field = DType::F16;
+    else if (value == "e4m3" && key == "dtype")
+      *field = DType::E4M3;
     else
-      return bad("'bf16' or 'f16'");
+      return bad(key == "dtype" ? "'bf16', 'f16' or 'e4m3'"
+                                : "'bf16' or 'f16'");
     return "";
+  }
   case KeyType::PositiveInt: {
     int64_t v;
     if (!parseInt(value, v) || v <= 0)
@@ -472,6 +491,28 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   if (m.varlen && !m.runtimeShapes)
     return Status::error("varlen" + at("varlen") +
                          ": packed sequences need runtime_shapes = 1");
+  // FP8: a forward of e4m3 inputs, its output type given, its descales
+  // taken; out_dtype means nothing for other kernels.
+  if (m.isFP8()) {
+    if (m.kind != KernelKind::Forward || m.varlen)
+      return Status::error("dtype" + at("dtype") +
+                           ": e4m3 inputs are a dense forward kernel's");
+    if (!seenOnLine.count("out_dtype"))
+      return Status::error("dtype" + at("dtype") +
+                           ": a kernel of e4m3 inputs needs out_dtype "
+                           "(bf16 or f16)");
+    for (const char *descale : {"q_descale", "k_descale", "v_descale"})
+      if (!contains(m.args, descale))
+        return Status::error(std::string("args") + at("args") +
+                             ": a kernel of e4m3 inputs must take '" + descale +
+                             "'");
+  } else if (seenOnLine.count("out_dtype")) {
+    return Status::error("out_dtype" + at("out_dtype") +
+                         ": only kernels of e4m3 inputs (dtype = e4m3) "
+                         "name their output type");
+  } else {
+    m.outDtype = m.dtype;
+  }
   if (m.varlen != (contains(m.args, "cu_seqlens_q") &&
                    contains(m.args, "cu_seqlens_k")))
     return Status::error(std::string("args") + at("args") +
@@ -560,11 +601,16 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
   if (m.kind == KernelKind::Forward) {
     for (const std::string &arg : m.args)
       if (arg != "q" && arg != "k" && arg != "v" && arg != "o" &&
-          arg != "lse" && !m.findTensorMap(arg) && !isCallParameter(m, arg))
+          arg != "lse" && !(m.isFP8() && isDescaleParameter(arg)) &&
+          !m.findTensorMap(arg) && !isCallParameter(m, arg))
         return Status::error(
             "args" + at("args") + ": unknown forward kernel parameter '" + arg +
             "' (known: " +
-            knownParameters(m, "q, k, v, o, lse" + callParameterNames(m)) +
+            knownParameters(m, std::string("q, k, v, o, lse") +
+                                   (m.isFP8() ? ", q_descale, k_descale, "
+                                                "v_descale"
+                                              : "") +
+                                   callParameterNames(m)) +
             ")");
     for (const char *needed : {"q", "k", "v", "o"})
       if (!m.hasArg(needed))

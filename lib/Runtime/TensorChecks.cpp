@@ -176,4 +176,9 @@ TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
           sizeof(float), 4,   required};
 }
 
+TensorView descaleView(const char *name, CUdeviceptr ptr, int64_t b,
+                       int64_t hkv, bool required) {
+  return {name, ptr, {b, hkv}, {hkv, 1}, sizeof(float), 4, required};
+}
+
 } // namespace fa::rt

@@ -57,6 +57,10 @@ TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
                    const std::array<int64_t, 3> &stride, bool required,
                    const char *name = "lse");
 
+/// An FP8 descale: f32 [b, h_kv], dense (4-byte aligned).
+TensorView descaleView(const char *name, CUdeviceptr ptr, int64_t b,
+                       int64_t hkv, bool required);
+
 } // namespace fa::rt
 
 #endif // FA_LIB_RUNTIME_TENSORCHECKS_H

@@ -63,7 +63,9 @@ class Driver:
         encodes; this script launches kernels without the runtime)."""
         b, h, n, d = tensor.shape
         eb = tensor.element_size()
-        dtypes = {torch.bfloat16: 9, torch.float16: 6, torch.float32: 7}
+        # FP8 tensors go to TMA as bytes (CU_TENSOR_MAP_DATA_TYPE_UINT8).
+        dtypes = {torch.bfloat16: 9, torch.float16: 6, torch.float32: 7,
+                  torch.float8_e4m3fn: 0, torch.uint8: 0}
         u64x4 = ctypes.c_uint64 * 4
         dims = u64x4(d, n, h, b)
         strides = (ctypes.c_uint64 * 3)(d * eb, n * d * eb, h * n * d * eb)

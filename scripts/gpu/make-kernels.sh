@@ -7,6 +7,9 @@
 #       -> .gpu-carry/bwd, run by bench.py --check-only
 #   scripts/gpu/make-kernels.sh --bwd-wgmma [OUT_DIR] [CHIP]  the WGMMA
 #       backward's matrix -> .gpu-carry/bwdw, run by scripts/gpu/check.sh
+#   scripts/gpu/make-kernels.sh --fp8 [OUT_DIR] [CHIP]    FP8 (e4m3) forward
+#       matrix and its FA3-paper benchmark shapes -> .gpu-carry/fp8, run by
+#       scripts/gpu/check.sh
 #   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
@@ -26,11 +29,13 @@ case "${1:-}" in
   --bench) mode=bench; shift ;;
   --bwd) mode=bwd; shift ;;
   --bwd-wgmma) mode=bwd_wgmma; shift ;;
+  --fp8) mode=fp8; shift ;;
 esac
 default_out=.gpu-carry/kernels
 [ "$mode" = bench ] && default_out=.gpu-carry/bench
 [ "$mode" = bwd ] && default_out=.gpu-carry/bwd
 [ "$mode" = bwd_wgmma ] && default_out=.gpu-carry/bwdw
+[ "$mode" = fp8 ] && default_out=.gpu-carry/fp8
 out=${1:-$default_out}
 chip=${2:-sm_90}
 compile=${FA_COMPILE:-build/bin/fa-compile}
@@ -162,6 +167,31 @@ MATRIX
 }
 
 # The WGMMA backward (sm_90a; head dims 64, 128 and 256).
+# FP8 forward: e4m3 inputs with per (batch, KV head) descales, O in bf16 or
+# f16; ragged lengths, masks, GQA; then the FA3 paper's FP8 shapes (16k
+# tokens, hidden 2048) at head dims 128 and 256.
+fp8_matrix() {
+  cat <<'MATRIX'
+fp8_d128_n1000_bf16          --dtype=e4m3 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128
+fp8_d128_n77_causal_gqa_f16  --dtype=e4m3 --out-dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=128 --causal
+fp8_d128_nq77_nk1000_causal  --dtype=e4m3 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal
+fp8_d128_nq1000_nk77_causal  --dtype=e4m3 --batch=1 --heads-q=4 --seq-q=1000 --seq-kv=77 --head-dim=128 --causal
+fp8_d128_n1000_window_softcap --dtype=e4m3 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=128 --window=100,30 --softcap=30
+fp8_d256_n1000_bf16          --dtype=e4m3 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
+fp8_d256_n4096_causal_gqa_f16 --dtype=e4m3 --out-dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=4096 --head-dim=256 --causal
+MATRIX
+  for d in 128 256; do
+    for n in 2048 8192 16384; do
+      for causal in 0 1; do
+        flags="--dtype=e4m3 --batch=$((16384 / n)) --heads-q=$((2048 / d)) --seq-q=$n --head-dim=$d"
+        name="fp8bench_d${d}_n${n}"
+        [ $causal = 1 ] && { flags="$flags --causal"; name="${name}_causal"; }
+        echo "$name $flags"
+      done
+    done
+  done
+}
+
 bwd_wgmma_matrix() {
   cat <<'MATRIX'
 bwdw_d64_n1_bf16                --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1 --head-dim=64
@@ -223,6 +253,7 @@ while read -r name flags; do
 done < <(case "$mode" in
            bench) bench_matrix ;;
            bwd) bwd_matrix ;;
+           fp8) fp8_matrix ;;
            bwd_wgmma) bwd_wgmma_matrix |
                         sed 's/$/ --backward --backward-variant=wgmma/' ;;
            *) check_matrix ;;

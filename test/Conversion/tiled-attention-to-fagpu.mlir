@@ -99,3 +99,4 @@ func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
       -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
   return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
 }
+

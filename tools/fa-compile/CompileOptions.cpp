@@ -31,8 +31,14 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("[input.mlir]"),
                                cl::init(""), cl::cat(category));
 cl::opt<std::string> outputPrefix("o", cl::desc("Output path prefix"),
                                   cl::init("fa_kernel"), cl::cat(category));
-cl::opt<std::string> dtype("dtype", cl::desc("bf16 or f16"), cl::init("bf16"),
-                           cl::cat(category));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("bf16, f16, or e4m3 (FP8 forward: "
+                                    "f8E4M3FN q, k, v with descales)"),
+                           cl::init("bf16"), cl::cat(category));
+cl::opt<std::string> outDtype("out-dtype",
+                              cl::desc("O's type with --dtype=e4m3: bf16 or "
+                                       "f16"),
+                              cl::init("bf16"), cl::cat(category));
 cl::opt<int64_t> batch("batch", cl::init(1), cl::cat(category));
 cl::opt<int64_t> headsQ("heads-q", cl::init(1), cl::cat(category));
 cl::opt<int64_t> headsKV("heads-kv", cl::desc("default: heads-q"), cl::init(0),
@@ -193,6 +199,7 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
   invocation.emit = emit;
   AttentionConfig &config = invocation.config;
   config.dtype = dtype;
+  config.outDtype = outDtype;
   config.batch = batch;
   config.headsQ = headsQ;
   config.headsKV = headsKV ? headsKV : headsQ;

@@ -28,6 +28,11 @@ namespace fa::check {
 
 namespace {
 
+/// FP8's O bound over its output type's: P is rounded to e4m3 (3 mantissa
+/// bits) for P·V, as FlashAttention 3 does; the reference attends over the
+/// dequantized inputs, so this is P's rounding alone.
+constexpr double kFP8OutputFactor = 3.0;
+
 /// The fp64 reference, in parallel over query heads: each query head is an
 /// independent problem with batch = heads = 1 against its KV head.
 void runReference(const KernelMetadata &m, const std::vector<double> &q,
@@ -98,7 +103,46 @@ void runBackwardReference(
 struct Buffers {
   DeviceBuffer q, k, v, o, lse;
   size_t qBytes = 0, kBytes = 0, vBytes = 0, oBytes = 0, lseBytes = 0;
+  DeviceBuffer qDescale, kDescale, vDescale; // FP8
 };
+
+/// The bytes of 16-bit values.
+std::vector<unsigned char> bytesOf(const std::vector<uint16_t> &bits) {
+  std::vector<unsigned char> bytes(bits.size() * 2);
+  std::memcpy(bytes.data(), bits.data(), bytes.size());
+  return bytes;
+}
+
+/// FlashAttention 3's FP8 accuracy inputs: normal(0, 1) with 0.1 % of the
+/// entries normal(0, 10), quantized to e4m3 in blocks of `blockSize`
+/// consecutive elements (one (batch, KV head): q's group of query heads,
+/// or k's / v's head) scaled so that the block's largest magnitude maps to
+/// 448. `descales` get each block's inverse scale, `values` what the kernel
+/// computes with: the e4m3 value times its descale.
+void quantizedInputs(std::mt19937_64 &rng, int64_t n, int64_t blockSize,
+                     std::vector<unsigned char> &bytes,
+                     std::vector<float> &descales,
+                     std::vector<double> &values) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float &e : x)
+    e = uniform(rng) < 0.001f ? 10.0f * normal(rng) : normal(rng);
+  bytes.resize(size_t(n));
+  values.resize(size_t(n));
+  descales.assign(size_t(n / blockSize), 1.0f);
+  for (int64_t block = 0; block < n / blockSize; ++block) {
+    float amax = 0;
+    for (int64_t i = block * blockSize; i < (block + 1) * blockSize; ++i)
+      amax = std::max(amax, std::fabs(x[i]));
+    float scale = amax > 0 ? 448.0f / amax : 1.0f;
+    descales[block] = 1.0f / scale;
+    for (int64_t i = block * blockSize; i < (block + 1) * blockSize; ++i) {
+      bytes[i] = floatToE4M3(x[i] * scale);
+      values[i] = double(e4m3ToFloat(bytes[i])) * descales[block];
+    }
+  }
+}
 
 struct CheckResult {
   double errO = std::numeric_limits<double>::infinity();
@@ -136,7 +180,7 @@ Status checkOutputs(const KernelMetadata &m, Buffers &buf,
       lse(static_cast<size_t>(nLSE));
   int64_t unwrittenO = 0, firstUnwritten = -1;
   for (int64_t i = 0; i < nO; ++i) {
-    o[i] = from16(m.dtype, r.o[i]);
+    o[i] = from16(m.outDtype, r.o[i]);
     if (std::isnan(o[i]) && unwrittenO++ == 0)
       firstUnwritten = i;
   }
@@ -640,18 +684,30 @@ int checkKernel(const Kernel &kernel, const std::string &name,
   const int64_t nQ = fa::ref::numelQ(shape), nK = fa::ref::numelK(shape),
                 nV = fa::ref::numelV(shape), nO = fa::ref::numelO(shape),
                 nLSE = fa::ref::numelLSE(shape);
-  RandomInputs makeInput(m.dtype, opt.seed);
-  std::vector<uint16_t> qBits, kBits, vBits;
+  std::vector<unsigned char> qHost, kHost, vHost;
   std::vector<double> q, k, v;
-  makeInput(nQ, qBits, q);
-  makeInput(nK, kBits, k);
-  makeInput(nV, vBits, v);
+  std::vector<float> qDescales, kDescales, vDescales;
+  if (m.isFP8()) {
+    std::mt19937_64 rng(opt.seed);
+    quantizedInputs(rng, nQ, nQ / (m.batch * m.headsKV), qHost, qDescales, q);
+    quantizedInputs(rng, nK, m.seqKV * m.headDim, kHost, kDescales, k);
+    quantizedInputs(rng, nV, m.seqKV * m.headDimV, vHost, vDescales, v);
+  } else {
+    RandomInputs makeInput(m.dtype, opt.seed);
+    std::vector<uint16_t> bits;
+    makeInput(nQ, bits, q);
+    qHost = bytesOf(bits);
+    makeInput(nK, bits, k);
+    kHost = bytesOf(bits);
+    makeInput(nV, bits, v);
+    vHost = bytesOf(bits);
+  }
 
   Buffers buf;
-  buf.qBytes = size_t(nQ) * 2;
-  buf.kBytes = size_t(nK) * 2;
-  buf.vBytes = size_t(nV) * 2;
-  buf.oBytes = size_t(nO) * 2;
+  buf.qBytes = qHost.size();
+  buf.kBytes = kHost.size();
+  buf.vBytes = vHost.size();
+  buf.oBytes = size_t(nO) * elementSize(m.outDtype);
   buf.lseBytes = size_t(nLSE) * sizeof(float);
   auto alloc = [&](DeviceBuffer &out, size_t bytes) {
     StatusOr<DeviceBuffer> b = DeviceBuffer::allocate(bytes);
@@ -670,11 +726,19 @@ int checkKernel(const Kernel &kernel, const std::string &name,
   if (s.ok())
     s = alloc(buf.lse, buf.lseBytes + kGuardBytes);
   if (s.ok())
-    s = buf.q.upload(qBits.data(), buf.qBytes);
+    s = buf.q.upload(qHost.data(), buf.qBytes);
   if (s.ok())
-    s = buf.k.upload(kBits.data(), buf.kBytes);
+    s = buf.k.upload(kHost.data(), buf.kBytes);
   if (s.ok())
-    s = buf.v.upload(vBits.data(), buf.vBytes);
+    s = buf.v.upload(vHost.data(), buf.vBytes);
+  for (auto [dev, host] : {std::pair{&buf.qDescale, &qDescales},
+                           std::pair{&buf.kDescale, &kDescales},
+                           std::pair{&buf.vDescale, &vDescales}})
+    if (s.ok() && !host->empty()) {
+      s = alloc(*dev, host->size() * sizeof(float));
+      if (s.ok())
+        s = dev->upload(host->data(), host->size() * sizeof(float));
+    }
   if (!s.ok())
     return setupError(name, s.message(), opt.extra);
 
@@ -684,12 +748,18 @@ int checkKernel(const Kernel &kernel, const std::string &name,
   args.v = buf.v.ptr();
   args.o = buf.o.ptr();
   args.lse = buf.lse.ptr();
+  if (m.isFP8()) {
+    args.qDescale = buf.qDescale.ptr();
+    args.kDescale = buf.kDescale.ptr();
+    args.vDescale = buf.vDescale.ptr();
+  }
 
   std::vector<double> refO(static_cast<size_t>(nO)),
       refLSE(static_cast<size_t>(nLSE));
   runReference(m, q, k, v, refO, refLSE);
 
-  const double tolO = outputTolerance(m.dtype);
+  const double tolO = outputTolerance(m.isFP8() ? m.outDtype : m.dtype) *
+                      (m.isFP8() ? kFP8OutputFactor : 1);
   auto verdictProblems = [&](const CheckResult &r) {
     std::string p = r.problem;
     auto add = [&](const std::string &x) { p += (p.empty() ? "" : "; ") + x; };
@@ -724,12 +794,12 @@ int checkKernel(const Kernel &kernel, const std::string &name,
     problems = verdictProblems(r);
     if (run == 0) {
       // The kernel must not write its inputs.
-      std::vector<uint16_t> back;
-      for (auto [dev, host, label] : {std::make_tuple(&buf.q, &qBits, "Q"),
-                                      std::make_tuple(&buf.k, &kBits, "K"),
-                                      std::make_tuple(&buf.v, &vBits, "V")}) {
+      std::vector<unsigned char> back;
+      for (auto [dev, host, label] : {std::make_tuple(&buf.q, &qHost, "Q"),
+                                      std::make_tuple(&buf.k, &kHost, "K"),
+                                      std::make_tuple(&buf.v, &vHost, "V")}) {
         back.resize(host->size());
-        if (Status d = dev->download(back.data(), back.size() * 2); !d.ok())
+        if (Status d = dev->download(back.data(), back.size()); !d.ok())
           return setupError(name, d.message(), opt.extra);
         if (back != *host)
           problems += std::string(problems.empty() ? "" : "; ") +

@@ -93,3 +93,38 @@ TEST(RuntimeFloat, DTypeDispatch) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(RuntimeFloat, E4M3EveryCodeRoundTrips) {
+  for (int code = 0; code < 256; ++code) {
+    float value = e4m3ToFloat(uint8_t(code));
+    if ((code & 0x7F) == 0x7F) {
+      EXPECT_TRUE(std::isnan(value)) << code;
+      EXPECT_EQ(floatToE4M3(value), 0x7F);
+      continue;
+    }
+    EXPECT_EQ(floatToE4M3(value), code) << "value " << value;
+  }
+  EXPECT_EQ(e4m3ToFloat(0x7E), 448.0f);
+  EXPECT_EQ(e4m3ToFloat(0x01), std::ldexp(1.0f, -9)); // smallest subnormal
+  EXPECT_EQ(e4m3ToFloat(0x08), std::ldexp(1.0f, -6)); // smallest normal
+}
+
+TEST(RuntimeFloat, E4M3RoundsToNearestEvenAndSaturates) {
+  // 1.0625 lies halfway between 1 (mantissa 0) and 1.125 (mantissa 1).
+  EXPECT_EQ(floatToE4M3(1.0625f), 0x38);
+  EXPECT_EQ(floatToE4M3(1.1875f), 0x3A); // halfway 1.125 / 1.25: even
+  EXPECT_EQ(floatToE4M3(1.07f), 0x39);
+  EXPECT_EQ(floatToE4M3(-1.0f), 0xB8);
+  EXPECT_EQ(floatToE4M3(1e6f), 0x7E); // satfinite
+  EXPECT_EQ(floatToE4M3(-1e6f), 0xFE);
+  EXPECT_EQ(floatToE4M3(std::numeric_limits<float>::infinity()), 0x7E);
+  // Subnormals: multiples of 2^-9, halfway rounds to even.
+  EXPECT_EQ(floatToE4M3(std::ldexp(1.5f, -9)), 0x02);
+  EXPECT_EQ(floatToE4M3(std::ldexp(0.5f, -9)), 0x00);
+  // The largest subnormal rounds up into the smallest normal.
+  EXPECT_EQ(floatToE4M3(std::ldexp(7.6f, -9)), 0x08);
+}
+
+} // namespace

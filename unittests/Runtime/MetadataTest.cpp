@@ -149,8 +149,16 @@ const BadCase kBadCases[] = {
     {"chip", "chip = gfx90a", "line 3: bad value for 'chip'"},
     {"chip", "chip = sm_", "line 3: bad value for 'chip'"},
     {"dtype", "dtype = f32",
-     "line 4: bad value for 'dtype': expected 'bf16' "
-     "or 'f16', got 'f32'"},
+     "line 4: bad value for 'dtype': expected 'bf16', "
+     "'f16' or 'e4m3', got 'f32'"},
+    // FP8: the output's type and the descales are required; out_dtype is
+    // an FP8 kernel's only, and never e4m3 itself.
+    {"dtype", "dtype = e4m3",
+     "dtype (line 4): a kernel of e4m3 inputs needs out_dtype"},
+    {nullptr, "out_dtype = bf16",
+     "out_dtype (line 23): only kernels of e4m3 inputs"},
+    {nullptr, "out_dtype = e4m3",
+     "line 23: bad value for 'out_dtype': expected 'bf16' or 'f16'"},
     {"scale", "scale = -0.1", "line 12: bad value for 'scale'"},
     {"scale", "scale = nan", "line 12: bad value for 'scale'"},
     {"scale", "scale = 1e999", "line 12: bad value for 'scale'"},

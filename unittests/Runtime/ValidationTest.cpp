@@ -344,3 +344,53 @@ TEST(RuntimeValidation, VarlenNeedsAlignedOffsetsAndTheCallsSequences) {
 }
 
 } // namespace
+
+namespace {
+
+/// An FP8 forward: e4m3 inputs, f16 output, the three descales.
+KernelMetadata fp8Meta() {
+  std::string text = goodMetaText();
+  text = withLine(text, "dtype", "dtype = e4m3\nout_dtype = f16");
+  text = withLine(text, "args",
+                  "args = q,k,v,o,lse,q_descale,k_descale,v_descale");
+  return parseOrDie(text);
+}
+
+TEST(RuntimeValidation, FP8TakesDescalesAndItsOutputType) {
+  KernelMetadata m = fp8Meta();
+  EXPECT_TRUE(m.isFP8());
+  EXPECT_EQ(m.outDtype, DType::F16);
+  EXPECT_EQ(elementSize(m.dtype), 1u);
+  AttentionArgs a = goodArgs(m);
+  EXPECT_EQ(a.outDtype, DType::F16);
+  a.qDescale = 6 * kGiB;
+  a.kDescale = 7 * kGiB;
+  a.vDescale = 8 * kGiB;
+  Status s = validateAttentionForward(m, a);
+  EXPECT_TRUE(s.ok()) << s.message();
+  AttentionArgs missing = a;
+  missing.kDescale = 0;
+  expectRejected(m, missing, "k_descale");
+  AttentionArgs wrongOut = a;
+  wrongOut.outDtype = DType::BF16;
+  expectRejected(m, wrongOut,
+                 "output dtype bf16 does not match the kernel's "
+                 "f16");
+  // A 16-bit kernel refuses descales: they would be ignored.
+  KernelMetadata plain = smallMeta();
+  AttentionArgs extra = goodArgs(plain);
+  extra.vDescale = 6 * kGiB;
+  expectRejected(plain, extra, "descales given");
+}
+
+TEST(RuntimeMetadata, FP8KernelsMustTakeTheirDescales) {
+  std::string text = goodMetaText();
+  text = withLine(text, "dtype", "dtype = e4m3\nout_dtype = bf16");
+  KernelMetadata m;
+  Status s = parseKernelMetadata(text, m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("must take 'q_descale'"), std::string::npos)
+      << s.message();
+}
+
+} // namespace

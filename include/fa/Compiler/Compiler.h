@@ -27,7 +27,9 @@ namespace fa {
 /// compile it.
 struct AttentionConfig {
   bool backward = false;
-  std::string dtype = "bf16"; ///< bf16 | f16
+  std::string dtype = "bf16"; ///< bf16 | f16 | e4m3 (FP8 forward)
+  /// O's type with e4m3 inputs: bf16 | f16 (other dtypes write their own).
+  std::string outDtype = "bf16";
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 128, seqKV = 128;
   int64_t headDim = 64, headDimV = 64;
   /// Batch and sequence lengths are the call's (`?` in the op's types): one
@@ -94,6 +96,8 @@ struct AttentionConfig {
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)
 
   bool wideHeads() const { return std::max(headDim, headDimV) > 128; }
+  /// f8E4M3FN operands (descales, a bf16 or f16 output).
+  bool isFP8() const { return dtype == "e4m3"; }
   /// The persistent grid's blocks for the WGMMA forward: persistentBlocks
   /// if set, else 132 (one per SM of an H100/H200 SXM) where a tile has at
   /// most 16 KV blocks on average (5 at head dims above 128 without a

@@ -30,6 +30,13 @@ namespace fa::rt {
 struct AttentionArgs {
   CUdeviceptr q = 0, k = 0, v = 0, o = 0, lse = 0;
   DType dtype = DType::BF16;
+  /// FP8 (dtype E4M3): O's element type (BF16 or F16; other dtypes write O
+  /// in their own), and the factors that dequantize q, k and v: dense f32
+  /// [batch, heads_kv] device arrays, positive (query head h takes KV head
+  /// h / (heads_q / heads_kv)'s). Null for other dtypes.
+  DType outDtype = DType::BF16;
+  CUdeviceptr qDescale = 0, kDescale = 0, vDescale = 0;
+  DType outputDtype() const { return dtype == DType::E4M3 ? outDtype : dtype; }
 
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0,
           headDimV = 0;

@@ -20,7 +20,13 @@ float bf16ToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
 
-/// Dispatch on a DType.
+/// e4m3 (FN: no infinities, NaN = S.1111.111): round to nearest even;
+/// finite values beyond 448 saturate to +-448 (cvt's satfinite, what
+/// quantization wants), NaN stays NaN.
+uint8_t floatToE4M3(float value);
+float e4m3ToFloat(uint8_t bits);
+
+/// Dispatch on a 16-bit DType.
 uint16_t floatTo16(DType dtype, float value);
 float from16(DType dtype, uint16_t bits);
 

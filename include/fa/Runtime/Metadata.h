@@ -67,11 +67,13 @@
 namespace fa::rt {
 
 enum class KernelKind { Forward, Backward };
-enum class DType { BF16, F16 };
+/// Element types: E4M3 (FP8, f8E4M3FN) for a forward's inputs only, whose
+/// output is BF16 or F16 (`out_dtype`).
+enum class DType { BF16, F16, E4M3 };
 
 const char *toString(KernelKind kind); ///< "forward" / "backward"
-const char *toString(DType dtype);     ///< "bf16" / "f16"
-/// Bytes per element (2 for both supported types).
+const char *toString(DType dtype);     ///< "bf16" / "f16" / "e4m3"
+/// Bytes per element (2; 1 for E4M3).
 size_t elementSize(DType dtype);
 
 /// A CUDA launch dimension triple.
@@ -109,6 +111,9 @@ struct KernelMetadata {
   std::string entry; ///< Kernel symbol name.
   std::string chip;  ///< "sm_90", "sm_90a", ...
   DType dtype = DType::BF16;
+  /// O's element type: dtype, or for FP8 inputs `out_dtype` (bf16 / f16).
+  DType outDtype = DType::BF16;
+  bool isFP8() const { return dtype == DType::E4M3; }
 
   int64_t batch = 0;
   int64_t headsQ = 0;

@@ -27,7 +27,12 @@ using namespace mlir::fagpu;
 namespace {
 
 constexpr int64_t kWarpgroupRows = 64;
-constexpr int64_t kInstructionK = 16;
+
+/// K of one instruction: 32 bytes of each operand row (k16 for 16-bit
+/// elements, k32 for 8-bit ones).
+int64_t instructionK(Type element) {
+  return 32 / (element.getIntOrFloatBitWidth() / 8);
+}
 
 /// The matrix descriptor of a 128-byte-swizzled operand (wgmma's "matrix
 /// descriptor"): start address >> 4 in bits 0-13, leading-dimension byte
@@ -105,7 +110,16 @@ Value emitStepDescriptor(OpBuilder &b, Location loc, Value first,
 }
 
 NVVM::WGMMATypes wgmmaType(Type element) {
+  if (isa<Float8E4M3FNType>(element))
+    return NVVM::WGMMATypes::e4m3;
   return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+}
+
+/// The PTX type pair of the operands ("bf16.bf16", "e4m3.e4m3").
+StringRef ptxOperandTypes(Type element) {
+  if (isa<Float8E4M3FNType>(element))
+    return "e4m3.e4m3";
+  return element.isBF16() ? "bf16.bf16" : "f16.f16";
 }
 
 Value packStruct(OpBuilder &b, Location loc, LLVM::LLVMStructType type,
@@ -124,22 +138,24 @@ SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value value,
   return values;
 }
 
-/// The A operand of k16 step `k` of m-repeat `rep` as four 32-bit
-/// registers (a0a1, a2a3, a4a5, a6a7 of the #fagpu.wgmma_a layout).
+/// The A operand of step `k` of m-repeat `rep` as four 32-bit registers:
+/// a0a1, a2a3, a4a5, a6a7 of the #fagpu.wgmma_a layout (16-bit elements,
+/// k16) or a0..a3, ..., a12..a15 of #fagpu.wgmma_a8 (bytes, k32).
 SmallVector<Value> registerA(OpBuilder &b, Location loc, Value aVector,
                              int64_t rep, int64_t kSteps, int64_t k) {
   auto type = cast<VectorType>(aVector.getType());
+  int64_t perWord = 32 / type.getElementType().getIntOrFloatBitWidth();
   SmallVector<Value> regs;
-  int64_t first = (rep * kSteps + k) * 8;
-  auto pair = VectorType::get({2}, type.getElementType());
+  int64_t first = (rep * kSteps + k) * 4 * perWord;
+  auto piece = VectorType::get({perWord}, type.getElementType());
   auto word = VectorType::get({1}, b.getI32Type());
   for (int64_t r = 0; r < 4; ++r) {
-    Value two = vector::FromElementsOp::create(
-        b, loc, pair,
-        ValueRange{
-            vector::ExtractOp::create(b, loc, aVector, first + 2 * r),
-            vector::ExtractOp::create(b, loc, aVector, first + 2 * r + 1)});
-    Value packed = vector::BitCastOp::create(b, loc, word, two);
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < perWord; ++e)
+      elements.push_back(
+          vector::ExtractOp::create(b, loc, aVector, first + perWord * r + e));
+    Value whole = vector::FromElementsOp::create(b, loc, piece, elements);
+    Value packed = vector::BitCastOp::create(b, loc, word, whole);
     regs.push_back(vector::ExtractOp::create(b, loc, packed, 0));
   }
   return regs;
@@ -156,13 +172,17 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
   llvm::raw_string_ostream os(ptx);
   auto ref = [&](int64_t i) { return "$" + std::to_string(i); };
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << ref(2 * regs + 5) << ", 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32."
-     << (element.isBF16() ? "bf16.bf16" : "f16.f16") << " {";
+     << "wgmma.mma_async.sync.aligned.m64n" << n << "k" << instructionK(element)
+     << ".f32." << ptxOperandTypes(element) << " {";
   for (int64_t i = 0; i < regs; ++i)
     os << (i ? ", " : "") << ref(i);
   os << "}, {" << ref(2 * regs) << ", " << ref(2 * regs + 1) << ", "
      << ref(2 * regs + 2) << ", " << ref(2 * regs + 3) << "}, "
-     << ref(2 * regs + 4) << ", p, 1, 1, " << (transposeB ? 0 : 1) << ";\n}\n";
+     << ref(2 * regs + 4) << ", p, 1, 1";
+  // 8-bit operands are K-major only: no transpose immediate.
+  if (element.getIntOrFloatBitWidth() == 16)
+    os << ", " << (transposeB ? 0 : 1);
+  os << ";\n}\n";
   SmallVector<std::string> constraints;
   for (int64_t i = 0; i < regs; ++i)
     constraints.push_back("=f");
@@ -221,9 +241,10 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
     int64_t regsPerRep = n / 2;
     SharedTileType bTile = op.getB().getType();
     bool transposeB = op.getTransposeB();
+    Type element = bTile.getElementType();
+    int64_t kInstructionK = instructionK(element);
     int64_t kSteps =
         (transposeB ? bTile.getCols() : bTile.getRows()) / kInstructionK;
-    Type element = bTile.getElementType();
     auto aTile = dyn_cast<SharedTileType>(op.getA().getType());
 
     Value warp = ThreadPosition::get(rewriter, loc).warp;

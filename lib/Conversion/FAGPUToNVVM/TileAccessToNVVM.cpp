@@ -169,6 +169,82 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
   bool matrixStores;
 };
 
+/// The executing threads split the source into 4 x 4 blocks of bytes, the
+/// blocks down a column of blocks going to consecutive threads, so that
+/// their stores fill consecutive words of a destination row: each thread
+/// reads a block's four 4-byte row pieces, regroups the bytes by column
+/// and writes four 4-byte pieces of the destination's rows.
+struct LowerTransposeShared : OpConversionPattern<TransposeSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedTileType source = op.getSource().getType();
+    SharedTileType dest = op.getDest().getType();
+    // Nobody reads the destination's previous contents any more.
+    emitSync(rewriter, loc, SyncScope::block);
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+    };
+    int64_t blockRows = source.getRows() / 4;
+    int64_t blocks = blockRows * (source.getCols() / 4);
+    Type i32 = rewriter.getI32Type();
+    auto loop =
+        scf::ForOp::create(rewriter, loc, emitGroupThreadId(rewriter, loc),
+                           index(blocks), emitGroupThreads(rewriter, loc));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value block = loop.getInductionVar();
+      Value row0 = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, block, index(blockRows)),
+          index(4));
+      Value col0 = arith::MulIOp::create(
+          rewriter, loc,
+          arith::DivUIOp::create(rewriter, loc, block, index(blockRows)),
+          index(4));
+      auto addressOf = [&](SharedTileType tile, Value base, Value row,
+                           Value col) {
+        return emitSharedAddress(
+            rewriter, loc, base,
+            emitSharedByteOffset(rewriter, loc, tile, row, col));
+      };
+      SmallVector<Value> words;
+      for (int64_t r = 0; r < 4; ++r) {
+        Value row = arith::AddIOp::create(rewriter, loc, row0, index(r));
+        words.push_back(LLVM::LoadOp::create(
+            rewriter, loc, i32,
+            addressOf(source, adaptor.getSource(), row, col0), 4));
+      }
+      auto c32 = [&](int64_t v) {
+        return arith::ConstantIntOp::create(rewriter, loc, i32, v).getResult();
+      };
+      for (int64_t c = 0; c < 4; ++c) {
+        // Byte c of each row piece, row r's at byte r.
+        Value out;
+        for (int64_t r = 0; r < 4; ++r) {
+          Value byte = arith::AndIOp::create(
+              rewriter, loc,
+              arith::ShRUIOp::create(rewriter, loc, words[r], c32(8 * c)),
+              c32(0xFF));
+          Value placed = arith::ShLIOp::create(rewriter, loc, byte, c32(8 * r));
+          out =
+              out ? arith::OrIOp::create(rewriter, loc, out, placed).getResult()
+                  : placed;
+        }
+        Value row = arith::AddIOp::create(rewriter, loc, col0, index(c));
+        LLVM::StoreOp::create(rewriter, loc, out,
+                              addressOf(dest, adaptor.getDest(), row, row0), 4);
+      }
+    }
+    publishSharedWrites(rewriter, loc, SyncScope::block);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// One bulk reduction, the instruction MLIR lacks (its NVVM dialect has the
 /// tensor-map form only): `bytes` of f32 at shared `source` added to global
 /// `dest`.
@@ -309,4 +385,5 @@ void mlir::fagpu::populateTileAccessToNVVMPatterns(TileTypeConverter &converter,
   patterns.add<LowerLoadTile, LowerReduceToGlobal, LowerWaitSharedReads,
                LowerWaitGlobalSums>(converter, ctx);
   patterns.add<LowerStoreToShared>(converter, ctx, matrixStores);
+  patterns.add<LowerTransposeShared>(converter, ctx);
 }

@@ -18,6 +18,9 @@ using namespace mlir::fagpu;
 Type mlir::fagpu::registerElementType(Type element) {
   if (element.isIndex())
     return IntegerType::get(element.getContext(), kIndexRegisterBits);
+  // LLVM has no 8-bit float: e4m3 registers are their bytes.
+  if (isa<Float8E4M3FNType>(element))
+    return IntegerType::get(element.getContext(), 8);
   return element;
 }
 

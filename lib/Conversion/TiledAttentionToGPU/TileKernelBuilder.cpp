@@ -15,8 +15,13 @@ using namespace mlir;
 using namespace mlir::fa;
 
 TileKernelBuilder::TileKernelBuilder(OpBuilder &b, int64_t warps)
-    : b(b), warps(warps),
-      aLayout(fagpu::WgmmaALayoutAttr::get(b.getContext(), warps)) {}
+    : b(b), warps(warps) {}
+
+fagpu::DistributedLayoutAttr TileKernelBuilder::aLayoutOf(Type element) {
+  if (element.getIntOrFloatBitWidth() == 8)
+    return fagpu::WgmmaA8LayoutAttr::get(b.getContext(), warps);
+  return fagpu::WgmmaALayoutAttr::get(b.getContext(), warps);
+}
 
 fagpu::DistributedLayoutAttr
 TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {

@@ -145,7 +145,9 @@ private:
 
   OpBuilder &b;
   int64_t warps;
-  fagpu::WgmmaALayoutAttr aLayout;
+  /// The register A layout of `element` operands (#fagpu.wgmma_a, or
+  /// #fagpu.wgmma_a8 for 8-bit ones).
+  fagpu::DistributedLayoutAttr aLayoutOf(Type element);
   /// The shared tile each register value (by its tensor) was last written
   /// to: a tile read twice (dS for dK and dQ) is written once.
   DenseMap<Value, Value> storedTiles;

@@ -63,6 +63,18 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     return success();
   }
   Type element = cast<fagpu::SharedTileType>(b2.getType()).getElementType();
+  // WGMMA reads 8-bit operands K-major only: a [K, N] B (P·V's V) is
+  // transposed into a shared tile of its own first.
+  if (!transposeB && element.getIntOrFloatBitWidth() == 8) {
+    auto bType = cast<fagpu::SharedTileType>(b2.getType());
+    auto transposedType = fagpu::SharedTileType::get(
+        b.getContext(), {bType.getCols(), bType.getRows()}, element,
+        kTileSwizzleBytes);
+    Value transposed = sharedTile({b2, transposedType}, loc);
+    fagpu::TransposeSharedOp::create(b, loc, b2, transposed);
+    b2 = transposed;
+    transposeB = true;
+  }
   if (auto aTile = dyn_cast<RankedTensorType>(a.getType());
       aTile && isa<fagpu::TransposedLayoutAttr>(aTile.getEncoding())) {
     // Pᵀ, dSᵀ: the transposed accumulator's registers are the accumulator
@@ -77,7 +89,8 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     if (transposeA) {
       a = fagpu::ConvertLayoutOp::create(
           b, loc,
-          RankedTensorType::get(transposedType.getShape(), element, aLayout),
+          RankedTensorType::get(transposedType.getShape(), element,
+                                aLayoutOf(element)),
           t);
     } else {
       Value source = generic.getInputs()[0];
@@ -134,7 +147,8 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
       a = shared;
     } else {
       a = fagpu::ConvertLayoutOp::create(
-          b, loc, RankedTensorType::get(aTile.getShape(), element, aLayout),
+          b, loc,
+          RankedTensorType::get(aTile.getShape(), element, aLayoutOf(element)),
           round());
     }
   } else if (transposeA) {

@@ -46,8 +46,9 @@ constexpr int64_t kSwizzleBytes = 128;
 /// Why the WGMMA kernel cannot take `c` (empty when it can).
 std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
   auto fail = [](const Twine &why) { return why.str(); };
-  if (!c.elementType.isF16() && !c.elementType.isBF16())
-    return fail("operands must be f16 or bf16");
+  if (!c.elementType.isF16() && !c.elementType.isBF16() &&
+      !isa<Float8E4M3FNType>(c.elementType))
+    return fail("operands must be f16, bf16 or f8E4M3FN");
   if (c.blockQ != 64 && c.blockQ != 128 && c.blockQ != 192)
     return fail("block-q must be 64, 128 or 192 (one to three warpgroups), "
                 "got " +
@@ -60,12 +61,48 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
                 Twine(std::max(c.headDim, c.headDimV)));
   if (c.blockKV < 16 || c.blockKV > 256)
     return fail("block-kv must be in [16, 256], got " + Twine(c.blockKV));
+  // FP8: V's transpose has the keys along its 128-byte swizzled rows.
+  if (isa<Float8E4M3FNType>(c.elementType) && c.blockKV % 128 != 0)
+    return fail("FP8 takes block-kv 128 or 256 (V's transpose holds the "
+                "keys in 128-byte rows), got " +
+                Twine(c.blockKV));
   int64_t atom = kSwizzleBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
   for (int64_t d : {c.headDim, c.headDimV})
     if (d % atom != 0 || d > 256)
       return fail("head dims must be multiples of " + Twine(atom) +
                   " up to 256 (128-byte swizzled tiles), got " + Twine(d));
   return checkGridLimits(c);
+}
+
+/// The function arguments that the tile ops' descales are read from (q's,
+/// k's, then v's: the kernel's last arguments), each by a tensor.extract.
+FailureOr<SmallVector<BlockArgument>> traceDescales(func::FuncOp func) {
+  SmallVector<Value> reads;
+  bool seen = false;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto online = dyn_cast<OnlineAttentionOp>(op); online && !seen) {
+      seen = true;
+      llvm::append_range(reads, online.getDescales());
+    } else if (auto norm = dyn_cast<NormalizeOp>(op);
+               norm && norm.getDescale()) {
+      reads.push_back(norm.getDescale());
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  (void)walk;
+  SmallVector<BlockArgument> arguments;
+  for (Value read : reads) {
+    auto extract = read.getDefiningOp<tensor::ExtractOp>();
+    auto argument =
+        extract ? dyn_cast<BlockArgument>(extract.getTensor()) : nullptr;
+    if (!argument || argument.getOwner() != &func.getBody().front())
+      return func.emitError()
+             << "the GPU tile level reads FP8 descales from function "
+                "arguments only";
+    arguments.push_back(argument);
+  }
+  return arguments;
 }
 
 struct ConvertTiledAttentionToFAGPUPass
@@ -112,6 +149,10 @@ struct ConvertTiledAttentionToFAGPUPass
     if (failed(inputs))
       return failure();
     config->varlen = !inputs->sequenceStarts.empty();
+    // FP8: the descale arguments (q's, k's, v's), read once per block.
+    FailureOr<SmallVector<BlockArgument>> descales = traceDescales(func);
+    if (failed(descales))
+      return failure();
     // The decomposition below erases the tile op: its location is kept.
     Location opLoc = tileOp.getLoc();
     if (failed(decomposeAttentionTiles(func)))
@@ -128,6 +169,8 @@ struct ConvertTiledAttentionToFAGPUPass
     // Packed sequences: their offsets (cu_seqlens_q, cu_seqlens_k) follow.
     for (BlockArgument starts : inputs->sequenceStarts)
       arguments.push_back(memrefTypeOf(starts.getType()));
+    for (BlockArgument descale : *descales)
+      arguments.push_back(memrefTypeOf(descale.getType()));
     int64_t warps = config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
@@ -149,6 +192,10 @@ struct ConvertTiledAttentionToFAGPUPass
     for (auto [i, starts] : llvm::enumerate(inputs->sequenceStarts))
       builder.inputArguments[starts] = entry.getArgument(
           kNumInputs + forall.getNumResults() + i);
+    for (auto [i, descale] : llvm::enumerate(*descales))
+      builder.inputArguments[descale] =
+          entry.getArgument(kNumInputs + forall.getNumResults() +
+                            inputs->sequenceStarts.size() + i);
     // The forall is the grid: (batch, head, Q block) = block (z, y, x), the
     // Q blocks last-first: blocks start in the order of their ids, and under
     // a causal mask the last Q blocks are the longest, so the short ones

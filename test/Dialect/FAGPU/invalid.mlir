@@ -837,3 +837,43 @@ func.func @transposed_shape(%st: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>)
   %s = fagpu.transpose %st : tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.transposed<#fagpu.wgmma_acc<warps = 8>>>
   return
 }
+
+// -----
+
+func.func @f(%a: !fagpu.smem<64x128xf8E4M3FN, swizzle = 128>, %b: !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>, %acc: tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  // expected-error @+1 {{f8E4M3FN operands must be K-major: B as [N, K] (transpose_b), A not transposed}}
+  %r = fagpu.mma %a, %b, %acc : !fagpu.smem<64x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x128xf32, #fagpu.wgmma_acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<64x128xf8E4M3FN, #fagpu.wgmma_a<warps = 4>>, %b: !fagpu.smem<64x128xf8E4M3FN, swizzle = 128>, %acc: tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>) {
+  // expected-error @+1 {{a register A operand must have the #fagpu.wgmma_a8 layout of the accumulator's family}}
+  %r = fagpu.mma %a, %b, %acc transpose_b : tensor<64x128xf8E4M3FN, #fagpu.wgmma_a<warps = 4>>, !fagpu.smem<64x128xf8E4M3FN, swizzle = 128>, tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xf32, #fagpu.wgmma_acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>) {
+  // expected-error @+1 {{converts to #fagpu.wgmma_a8 from 8-bit elements only, got 'bf16'}}
+  %a = fagpu.convert_layout %p : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>> -> tensor<64x64xbf16, #fagpu.wgmma_a8<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fagpu.smem<128x256xf8E4M3FN, swizzle = 128>, %d: !fagpu.smem<128x256xf8E4M3FN, swizzle = 128>) {
+  // expected-error @+1 {{a 128x256 tile's transpose is 256x128, got 128x256}}
+  fagpu.transpose_shared %s, %d : !fagpu.smem<128x256xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x256xf8E4M3FN, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @f(%s: !fagpu.smem<64x64xbf16, swizzle = 128>, %d: !fagpu.smem<64x64xbf16, swizzle = 128>) {
+  // expected-error @+1 {{transposes 8-bit tiles, got 'bf16'}}
+  fagpu.transpose_shared %s, %d : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>
+  return
+}

@@ -118,6 +118,8 @@ FAGPU_TENSOR_CORE_LAYOUT(WgmmaAccLayoutAttr, 16, 8, true, wgmmaAccumulator,
                          "WGMMA accumulator")
 FAGPU_TENSOR_CORE_LAYOUT(WgmmaALayoutAttr, 16, 16, true, wgmmaOperandA,
                          "WGMMA A operand")
+FAGPU_TENSOR_CORE_LAYOUT(WgmmaA8LayoutAttr, 16, 32, true, wgmmaOperandA8,
+                         "8-bit WGMMA A operand")
 #undef FAGPU_TENSOR_CORE_LAYOUT
 
 // One 64-row tile whose columns the warpgroups split.
@@ -179,6 +181,8 @@ static int64_t parentColumns(DistributedLayoutAttr parent) {
     return isa<WgmmaAccLayoutAttr>(transposed.getParent())
                ? 64 * (parent.getWarps() / 4)
                : 16 * parent.getWarps();
+  if (isa<WgmmaA8LayoutAttr>(parent))
+    return 32;
   return isa<MmaSyncALayoutAttr, WgmmaALayoutAttr>(parent) ? 16 : 8;
 }
 

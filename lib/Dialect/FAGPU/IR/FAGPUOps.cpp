@@ -158,10 +158,14 @@ LogicalResult MmaOp::verify() {
       return failure();
     auto aTensor = cast<RankedTensorType>(getA().getType());
     Attribute aLayout = aTensor.getEncoding();
-    if (wgmma ? !isa<WgmmaALayoutAttr>(aLayout)
-              : !isa<MmaSyncALayoutAttr>(aLayout))
+    bool eightBit = aTensor.getElementType().getIntOrFloatBitWidth() == 8;
+    bool wgmmaA = eightBit ? isa<WgmmaA8LayoutAttr>(aLayout)
+                           : isa<WgmmaALayoutAttr>(aLayout);
+    if (wgmma ? !wgmmaA : !isa<MmaSyncALayoutAttr>(aLayout))
       return emitOpError() << "a register A operand must have the "
-                           << (wgmma ? "#fagpu.wgmma_a" : "#fagpu.mma_sync_a")
+                           << (!wgmma     ? "#fagpu.mma_sync_a"
+                               : eightBit ? "#fagpu.wgmma_a8"
+                                          : "#fagpu.wgmma_a")
                            << " layout of the accumulator's family, got "
                            << aLayout;
     if (getLayout(aTensor).getWarps() != warps)
@@ -174,8 +178,21 @@ LogicalResult MmaOp::verify() {
     if (aTensor.getElementType() != element)
       return emitOpError() << "A and B element types differ";
   }
-  if (!is16BitFloat(element))
-    return emitOpError() << "operands must be f16 or bf16, got " << element;
+  if (isa<Float8E4M3FNType>(element)) {
+    // WGMMA takes 8-bit operands K-major only, 32 of K an instruction.
+    if (!wgmma)
+      return emitOpError() << "f8E4M3FN operands need a WGMMA accumulator";
+    if (!getTransposeB() || getTransposeA())
+      return emitOpError() << "f8E4M3FN operands must be K-major: B as [N, "
+                              "K] (transpose_b), A not transposed";
+    if (k % 32 != 0)
+      return emitOpError() << "f8E4M3FN products take K in multiples of 32, "
+                              "got "
+                           << k;
+  } else if (!is16BitFloat(element)) {
+    return emitOpError() << "operands must be f16, bf16 or f8E4M3FN, got "
+                         << element;
+  }
   if (byColumns && (n / (warps / 4)) % 8 != 0)
     return emitOpError() << "each warpgroup's columns must be a multiple of 8";
   if (wgmma) {
@@ -292,6 +309,18 @@ LogicalResult ConvertLayoutOp::verify() {
   if (source.getShape() != result.getShape())
     return emitOpError() << "changes the shape";
   TileLayout from = getTileLayout(source), to = getTileLayout(result);
+  // 8-bit P for P·V: the accumulator's column pairs regrouped into the A
+  // operand's column quadruples, within each quad of lanes.
+  if (isa<WgmmaAccLayoutAttr>(source.getEncoding()) &&
+      isa<WgmmaA8LayoutAttr>(result.getEncoding())) {
+    if (source.getElementType().getIntOrFloatBitWidth() != 8)
+      return emitOpError() << "converts to #fagpu.wgmma_a8 from 8-bit "
+                              "elements only, got "
+                           << source.getElementType();
+    if (getLayout(source).getWarps() != getLayout(result).getWarps())
+      return emitOpError() << "the layouts are spread over different warps";
+    return success();
+  }
   if (!llvm::equal(from.laneBases(), to.laneBases()) ||
       !llvm::equal(from.warpBasesRef(), to.warpBasesRef()) ||
       from.warpRepeat() != to.warpRepeat())
@@ -356,6 +385,26 @@ LogicalResult StoreToSharedOp::verify() {
   if (!is16BitFloat(value.getElementType()) && !value.getElementType().isF32())
     return emitOpError() << "writes f16, bf16 or f32 tiles, got "
                          << value.getElementType();
+  return success();
+}
+
+LogicalResult TransposeSharedOp::verify() {
+  SharedTileType source = getSource().getType(), dest = getDest().getType();
+  if (source.getStages() != 1 || dest.getStages() != 1)
+    return emitOpError() << "reads and writes one stage of a ring "
+                            "(fagpu.stage)";
+  if (source.getElementType() != dest.getElementType())
+    return emitOpError() << "element types differ";
+  if (source.getElementType().getIntOrFloatBitWidth() != 8)
+    return emitOpError() << "transposes 8-bit tiles, got "
+                         << source.getElementType();
+  if (source.getRows() != dest.getCols() || source.getCols() != dest.getRows())
+    return emitOpError() << "a " << source.getRows() << "x" << source.getCols()
+                         << " tile's transpose is " << source.getCols() << "x"
+                         << source.getRows() << ", got " << dest.getRows()
+                         << "x" << dest.getCols();
+  if (source.getRows() % 4 != 0 || source.getCols() % 4 != 0)
+    return emitOpError() << "transposes tiles of 4 x 4 blocks";
   return success();
 }
 

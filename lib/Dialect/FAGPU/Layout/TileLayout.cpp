@@ -340,6 +340,20 @@ TileLayout TileLayout::wgmmaOperandA(int64_t rows, int64_t cols,
                     warpRepeat);
 }
 
+TileLayout TileLayout::wgmmaOperandA8(int64_t rows, int64_t cols,
+                                      int64_t warps) {
+  assert(warps % 4 == 0 && "whole warpgroups");
+  SmallVector<TileCoord> regs = {{0, 1}, {0, 2}, {8, 0}, {0, 16}};
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 32, cols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
+  SmallVector<TileCoord> warpBases;
+  IndexRepeat warpRepeat;
+  appendDigits(warpBases, warpRepeat, /*alongRows=*/true, 16, 16 * warps);
+  const SmallVector<TileCoord> lanes = {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}};
+  return TileLayout(rows, cols, regs, lanes, warpBases, repeat, warpRepeat);
+}
+
 namespace {
 struct IntegerArith {
   using Int = int64_t;

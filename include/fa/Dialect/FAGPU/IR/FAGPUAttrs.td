@@ -86,6 +86,20 @@ def FAGPU_WgmmaALayout : FAGPU_TensorCoreLayout<"WgmmaALayout",
   }];
 }
 
+def FAGPU_WgmmaA8Layout
+    : FAGPU_TensorCoreLayout<
+          "WgmmaA8Layout", "wgmma_a8",
+          "wgmma register A operand fragments, 8-bit elements"> {
+  let description = [{
+    8-bit (e4m3) A operand of `wgmma.mma_async...k32` taken from registers:
+    per warp its 16 rows, per k32 step four 32-bit registers of four
+    elements each: row g, columns 4 t .. 4 t + 3 (t = lane % 4, g = lane /
+    4), then row g + 8, then both again 16 columns on. Not the
+    accumulator's placement (its pairs are columns 2 t, 2 t + 1): a
+    conversion from it moves elements between the lanes of a quad.
+  }];
+}
+
 def FAGPU_TransposedLayout : FAGPU_Attr<"TransposedLayout", "transposed",
     [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
   let summary = "A tile held as its transpose in the `parent` layout";

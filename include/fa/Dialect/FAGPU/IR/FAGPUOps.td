@@ -324,6 +324,25 @@ def FAGPU_LoadTileOp : FAGPU_Op<"load_tile"> {
   let hasVerifier = 1;
 }
 
+def FAGPU_TransposeSharedOp : FAGPU_Op<"transpose_shared"> {
+  let summary = "Write the transpose of a shared tile into another";
+  let description = [{
+    `dest[j, i] = source[i, j]` for 8-bit tiles, the executing threads
+    sharing the work in 4 x 4 blocks; then, as `fagpu.store_to_shared`,
+    the tile is published to the block (inside a `fagpu.warp_specialize`,
+    to its consumer warpgroups) and to the async proxy, and before writing
+    the threads wait until nobody reads its previous contents. WGMMA takes
+    8-bit operands K-major only: V ([keys, Dv], Dv contiguous) becomes Vᵀ
+    for P·V this way.
+  }];
+  let arguments = (ins FAGPU_SharedTile:$source, FAGPU_SharedTile:$dest);
+  let assemblyFormat = [{
+    $source `,` $dest attr-dict `:` qualified(type($source)) `,`
+    qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
 def FAGPU_StoreToSharedOp : FAGPU_Op<"store_to_shared"> {
   let summary = "Write a register tile into a shared tile";
   let description = [{

@@ -181,6 +181,10 @@ public:
   /// wgmma.m64nNk16 register A operand (16-bit elements): per warp the
   /// mma.sync A fragment of its 16 rows, k16 steps in the registers.
   static TileLayout wgmmaOperandA(int64_t rows, int64_t cols, int64_t warps);
+  /// wgmma.m64nNk32 register A operand of 8-bit elements: per warp and k32
+  /// step, register bits 0-1 four adjacent columns (4 t + i), bit 2 row + 8,
+  /// bit 3 column + 16; lanes 4 columns (t) and rows (g).
+  static TileLayout wgmmaOperandA8(int64_t rows, int64_t cols, int64_t warps);
 
 private:
   /// (the index of the register bits, the repeat's digit) of register `reg`.

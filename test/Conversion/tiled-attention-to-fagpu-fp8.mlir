@@ -1,0 +1,36 @@
+// RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=128" -fa-convert-tiled-attention-to-fagpu -canonicalize -cse | FileCheck %s
+// RUN: not fa-opt %s -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=64" -fa-convert-tiled-attention-to-fagpu 2>&1 | FileCheck %s --check-prefix=KV64
+
+// KV64: error: cannot lower to the WGMMA kernel: FP8 takes block-kv 128 or 256 (V's transpose holds the keys in 128-byte rows), got 64
+
+// FP8: the descales are loads of the kernel's last arguments, once per
+// block; QKᵀ reads two e4m3 shared tiles; P is rounded to e4m3 and
+// regrouped into the 8-bit A layout; V, whose keys are rows, is transposed
+// into a tile of its own, read K-major (transpose_b) as WGMMA's 8-bit
+// operands must be.
+
+// CHECK-LABEL: gpu.func @fp8
+// CHECK-SAME: %[[DQ:[a-z0-9]+]]: memref<1x2xf32>, %[[DK:[a-z0-9]+]]: memref<1x2xf32>, %[[DV:[a-z0-9]+]]: memref<1x2xf32>) kernel
+// CHECK: fagpu.alloc_shared
+// CHECK: fagpu.alloc_shared
+// CHECK: %[[VS:.*]] = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+// CHECK: %[[VT:.*]] = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+// CHECK: memref.load %[[DQ]]
+// CHECK: memref.load %[[DK]]
+// CHECK: memref.load %[[DV]]
+// CHECK: scf.for
+// CHECK:   fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+// CHECK:   fagpu.transpose_shared %[[VS]], %[[VT]]
+// CHECK:   %[[P8:.*]] = arith.truncf %{{.*}} : tensor<128x128xf32, #fagpu.wgmma_acc<warps = 8>> to tensor<128x128xf8E4M3FN, #fagpu.wgmma_acc<warps = 8>>
+// CHECK:   %[[PA:.*]] = fagpu.convert_layout %[[P8]] : {{.*}} -> tensor<128x128xf8E4M3FN, #fagpu.wgmma_a8<warps = 8>>
+// CHECK:   fagpu.mma %[[PA]], %[[VT]], %{{.*}} transpose_b
+func.func @fp8(%q: tensor<1x4x256x128xf8E4M3FN>, %k: tensor<1x2x256x128xf8E4M3FN>,
+               %v: tensor<1x2x256x128xf8E4M3FN>, %dq: tensor<1x2xf32>,
+               %dk: tensor<1x2xf32>, %dv: tensor<1x2xf32>)
+    -> (tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>) {
+  %o, %lse = fa.attention %q, %k, %v
+      descale(%dq, %dk, %dv : tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
+      : tensor<1x4x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>
+      -> tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
+  return %o, %lse : tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
+}
