@@ -22,6 +22,7 @@ void fa::buildAttentionTilingPipeline(OpPassManager &pm,
   pm.addPass(createTileAttentionGrad(
       {options.blockQ, options.blockKV, options.scaleGradsOnce}));
   pm.addPass(createDecomposeAttention());
+  pm.addPass(createDecomposeQuantize());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

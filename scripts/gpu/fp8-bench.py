@@ -3,7 +3,9 @@
 process, with FlashAttention 3's accuracy test where the fp64 reference is
 cheap (N <= 2048): Q, K, V ~ N(0, 1) with 0.1 % of entries ~ N(0, 10),
 quantized per (batch, KV head) block (amax -> 448), RMSE of O against the
-fp64 attention of the unquantized inputs (no Hadamard rotation yet).
+fp64 attention of the unquantized inputs, without and with a random Hadamard
+rotation of Q and K before quantization (done in torch for now), beside the
+RMSE of bf16 inputs.
 
     python3 scripts/gpu/fp8-bench.py .gpu-carry/fp8 [--json OUT.json]
 
@@ -38,6 +40,18 @@ def quantize(x, hkv):
     scale = 448.0 / amax
     q8 = (blocks * scale[..., None]).to(torch.float8_e4m3fn).reshape(x.shape)
     return q8, (1.0 / scale).float().contiguous()
+
+
+def hadamard_rotation(d, seed=1):
+    """H diag(s) / sqrt(d): a Sylvester Hadamard matrix with random +-1 column
+    signs, orthogonal, so (Q R)(K R)^T = Q K^T (FA3's incoherent processing;
+    done in torch here: the compiler's rotation kernel is still to come)."""
+    h = torch.ones(1, 1, device="cuda", dtype=torch.float64)
+    while h.shape[0] < d:
+        h = torch.cat([torch.cat([h, h], 1), torch.cat([h, -h], 1)], 0)
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    signs = (torch.randint(0, 2, (d,), generator=g) * 2 - 1).to("cuda", torch.float64)
+    return (signs[:, None] * h / d ** 0.5).float()
 
 
 def reference(q, k, v, meta):
@@ -75,12 +89,28 @@ def main():
         t["o"] = torch.full((b, hq, nq, dv), float("nan"), device="cuda", dtype=out_dtype)
         t["lse"] = torch.full((b, hq, nq), float("nan"), device="cuda")
         run = kernel_launcher(driver, meta_path, meta, t)
+        rmse = rmse_rotated = rmse_bf16 = None
+        if nq <= 2048:
+            ref = reference(*(x[n].double() for n in ("q", "k", "v")), meta)
+            # The same kernel on Q and K rotated before quantization.
+            r = hadamard_rotation(d)
+            for name in ("q", "k"):
+                rotated, descale = quantize(x[name] @ r, hkv)
+                t[name].copy_(rotated)
+                t[name + "_descale"].copy_(descale)
+            run()
+            torch.cuda.synchronize()
+            rmse_rotated = float((t["o"].double() - ref).pow(2).mean().sqrt())
+            for name in ("q", "k"):
+                t[name], t[name + "_descale"] = quantize(x[name], hkv)
+            run = kernel_launcher(driver, meta_path, meta, t)
+            t["o"].fill_(float("nan"))
+            bf16 = reference(*(x[n].bfloat16().float() for n in ("q", "k", "v")), meta)
+            rmse_bf16 = float((bf16.bfloat16().double() - ref).pow(2).mean().sqrt())
         run()
         torch.cuda.synchronize()
         finite = bool(torch.isfinite(t["o"]).all())
-        rmse = None
         if nq <= 2048:
-            ref = reference(*(x[n].double() for n in ("q", "k", "v")), meta)
             rmse = float((t["o"].double() - ref).pow(2).mean().sqrt())
             dq = {n: t[n].float().reshape(b, hkv, -1) * t[n + "_descale"][..., None]
                   for n in ("q", "k", "v")}
@@ -99,11 +129,13 @@ def main():
         name = os.path.basename(meta_path)[:-5]
         failed |= not finite
         row = dict(name=name, finite=finite, ms=ms, tflops=ours, cudnn_bf16_tflops=cudnn,
-                   rmse_vs_unquantized=rmse, rel_l2_vs_dequantized=rel)
+                   rmse_vs_unquantized=rmse, rmse_rotated=rmse_rotated,
+                   rmse_bf16_inputs=rmse_bf16, rel_l2_vs_dequantized=rel)
         rows.append(row)
         print(f"{name:34s} {'ok ' if finite else 'NaN'} {ours:7.1f} TFLOP/s  "
               f"cuDNN bf16 {cudnn:6.1f}  x{ours / cudnn:.2f}"
-              + (f"  rmse {rmse:.2e} (vs fp64 of unquantized)  rel {rel:.2e} (vs dequantized)"
+              + (f"  rmse {rmse:.2e} rotated {rmse_rotated:.2e} (bf16 inputs {rmse_bf16:.2e}; "
+                 f"vs fp64 of unquantized)  rel {rel:.2e} (vs dequantized)"
                  if rmse is not None else ""), flush=True)
     json.dump(rows, open(args.json, "w"), indent=1)
     sys.exit(1 if failed or not rows else 0)

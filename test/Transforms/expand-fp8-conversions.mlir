@@ -49,3 +49,28 @@ func.func @bf16_to_f32(%x: bf16) -> f32 {
   %y = arith.extf %x : bf16 to f32
   return %y : f32
 }
+
+// -----
+
+// An e4m3 encoding: the f32 magnitude's mantissa rounded to 3 bits by
+// integer addition and rebiased (normal), round(|x| 2^9) below 2^-6
+// (subnormal), 0x7F past 464 and for NaN, then the sign.
+// CHECK-LABEL: func @from_bf16
+// CHECK-DAG: %[[ROUND:.*]] = arith.constant 524287 : i32
+// CHECK-DAG: %[[SMALLEST_NORMAL:.*]] = arith.constant 1015021568 : i32
+// CHECK-DAG: %[[PAST_448:.*]] = arith.constant 1139277824 : i32
+// CHECK: %[[X:.*]] = arith.extf %arg0 : bf16 to f32
+// CHECK: arith.bitcast %[[X]] : f32 to i32
+// CHECK: arith.addi %{{.*}}, %[[ROUND]] : i32
+// CHECK: arith.fptoui
+// CHECK: arith.cmpi ult, %{{.*}}, %[[SMALLEST_NORMAL]] : i32
+// CHECK: arith.cmpi ugt, %{{.*}}, %[[PAST_448]] : i32
+// CHECK: %[[BYTE:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK: %[[V:.*]] = arith.bitcast %[[BYTE]] : i8 to f8E4M3FN
+// CHECK: return %[[V]] : f8E4M3FN
+// LLVM-LABEL: llvm.func @from_bf16
+// LLVM-NOT: f8E4M3FN
+func.func @from_bf16(%x: bf16) -> f8E4M3FN {
+  %y = arith.truncf %x : bf16 to f8E4M3FN
+  return %y : f8E4M3FN
+}

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionSupport.h"
+#include "FP8Support.h"
 #include "HostJit.h"
 
 #include "fa/Reference/Reference.h"
@@ -25,60 +26,6 @@ using namespace fa;
 using namespace fa::exectest;
 
 namespace {
-
-/// e4m3 (FN) bits of `x`, rounded to nearest even; finite values beyond
-/// the largest (448) saturate, as the quantizing kernels' `satfinite` does.
-uint8_t toE4M3(double x) {
-  llvm::APFloat v(x);
-  bool lost;
-  v.convert(llvm::APFloat::Float8E4M3FN(), llvm::APFloat::rmNearestTiesToEven,
-            &lost);
-  if (v.isNaN() && !std::isnan(x))
-    return x < 0 ? 0xFE : 0x7E; // -448 / 448
-  return static_cast<uint8_t>(v.bitcastToAPInt().getZExtValue());
-}
-
-double fromE4M3(uint8_t bits) {
-  return llvm::APFloat(llvm::APFloat::Float8E4M3FN(), llvm::APInt(8, bits))
-      .convertToDouble();
-}
-
-/// A dense [B, H, N, D] tensor of e4m3 bytes behind a memref descriptor.
-struct Fp8Tensor {
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  StridedMemRefType<uint8_t, 4> desc{};
-
-  explicit Fp8Tensor(std::vector<int64_t> s) : shape(std::move(s)) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    bytes.assign(n, 0);
-    desc.basePtr = desc.data = bytes.data();
-    int64_t stride = 1;
-    for (int d = 3; d >= 0; --d) {
-      desc.sizes[d] = shape[d];
-      desc.strides[d] = stride;
-      stride *= shape[d];
-    }
-  }
-  void *arg() { return &desc; }
-};
-
-/// A [B, Hkv] f32 tensor of descales.
-struct DescaleTensor {
-  std::vector<float> values;
-  StridedMemRefType<float, 2> desc{};
-
-  DescaleTensor(int64_t b, int64_t h) : values(b * h) {
-    desc.basePtr = desc.data = values.data();
-    desc.sizes[0] = b;
-    desc.sizes[1] = h;
-    desc.strides[0] = h;
-    desc.strides[1] = 1;
-  }
-  void *arg() { return &desc; }
-};
 
 struct Fp8Case {
   std::string name;

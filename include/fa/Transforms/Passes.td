@@ -93,15 +93,34 @@ def DecomposeAttention : Pass<"fa-decompose-attention"> {
                            "::mlir::math::MathDialect"];
 }
 
+def DecomposeQuantize : Pass<"fa-decompose-quantize"> {
+  let summary = "Decompose fa.quantize into linalg on tensors";
+  let description = [{
+    Lowers `fa.quantize` over `[B, H, N, D]` into `linalg.generic` ops in
+    the `[B, G, H/G, N, D]` space of its blocks: the f32 values (with
+    `rotate`, a contraction with the constant `diag(signs) Hd / sqrt(D)`),
+    each block's amax, its descale `amax / 448`, and the e4m3 values
+    `truncf(clamp(y * 448 / amax, -448, 448))`. The portable form, for the
+    host; GPUs take their own kernel.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def ExpandFP8Conversions : Pass<"fa-expand-fp8-conversions"> {
-  let summary = "Expand f8E4M3FN -> float extensions into integer arithmetic";
+  let summary = "Expand f8E4M3FN <-> float conversions into integer "
+                "arithmetic";
   let description = [{
     LLVM has no FP8 type, so a host lowering cannot translate
     `arith.extf` from `f8E4M3FN`. This pass decodes the byte instead (sign,
     4-bit exponent with bias 7, 3-bit mantissa, subnormals, the one NaN
     encoding per sign), exactly, to f32, then extends or truncates to the
-    result type (f16 and bf16 hold every e4m3 value exactly). Scalars and
-    vectors.
+    result type (f16 and bf16 hold every e4m3 value exactly); and encodes
+    `arith.truncf` to `f8E4M3FN` from f32 (f16 and bf16 via f32), rounded
+    to nearest even, NaN past 464 (448's rounding boundary) as APFloat's
+    conversion has it. Scalars and vectors.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

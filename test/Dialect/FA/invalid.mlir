@@ -457,3 +457,35 @@ func.func @f(%acc: tensor<64x64xf32>, %m: tensor<64xf32>, %d: tensor<1x1xf32>) {
   %o, %lse = fa.normalize %acc, %m, %m descale(%d : tensor<1x1xf32>) : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xbf16>, tensor<64xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x6x64x64xbf16>) {
+  // expected-error @+1 {{heads (H = 6) must be a multiple of the descale's blocks (G = 4)}}
+  %a, %d = fa.quantize %x : tensor<1x6x64x64xbf16> -> tensor<1x6x64x64xf8E4M3FN>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x4x64x96xbf16>) {
+  // expected-error @+1 {{rotate needs a static head dim that is a power of two, got 'tensor<1x4x64x96xbf16>'}}
+  %a, %d = fa.quantize %x rotate(seed = 1) : tensor<1x4x64x96xbf16> -> tensor<1x4x64x96xf8E4M3FN>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x64x64xbf16>) {
+  // expected-error @+1 {{descale dim 0 (B) is 1, expected 2 to match input dim 0}}
+  %a, %d = fa.quantize %x : tensor<2x4x64x64xbf16> -> tensor<2x4x64x64xf8E4M3FN>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x64x64xbf16>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of f8E4M3FN type values}}
+  %a, %d = fa.quantize %x : tensor<2x4x64x64xbf16> -> tensor<2x4x64x64xbf16>, tensor<2x4xf32>
+  return
+}

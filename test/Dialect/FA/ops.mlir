@@ -165,3 +165,17 @@ func.func @varlen(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %cq: ten
       seqlens(%c5, %c5 max %mq, %mk : tensor<5xi32>, tensor<5xi32>) scale = 0.125
   return %o, %a : tensor<1x8x?x64xbf16>, tensor<1x8x?x64xf32>
 }
+
+// -----
+
+// e4m3 per (batch, head group): plain, and rotated with a seed; dynamic
+// batch and length.
+// CHECK-LABEL: func @quantize
+// CHECK: fa.quantize %{{.*}} : tensor<2x8x?x128xbf16> -> tensor<2x8x?x128xf8E4M3FN>, tensor<2x2xf32>
+// CHECK: fa.quantize %{{.*}} rotate(seed = 7) : tensor<?x8x?x128xf16> -> tensor<?x8x?x128xf8E4M3FN>, tensor<?x8xf32>
+func.func @quantize(%x: tensor<2x8x?x128xbf16>, %y: tensor<?x8x?x128xf16>)
+    -> (tensor<2x8x?x128xf8E4M3FN>, tensor<2x2xf32>, tensor<?x8x?x128xf8E4M3FN>, tensor<?x8xf32>) {
+  %a, %da = fa.quantize %x : tensor<2x8x?x128xbf16> -> tensor<2x8x?x128xf8E4M3FN>, tensor<2x2xf32>
+  %b, %db = fa.quantize %y rotate(seed = 7) : tensor<?x8x?x128xf16> -> tensor<?x8x?x128xf8E4M3FN>, tensor<?x8xf32>
+  return %a, %da, %b, %db : tensor<2x8x?x128xf8E4M3FN>, tensor<2x2xf32>, tensor<?x8x?x128xf8E4M3FN>, tensor<?x8xf32>
+}

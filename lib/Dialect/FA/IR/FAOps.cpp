@@ -457,3 +457,41 @@ LogicalResult AttentionGradTileOp::verify() {
 
 #define GET_OP_CLASSES
 #include "fa/Dialect/FA/IR/FAOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+double QuantizeOp::hadamardSign(int64_t seed, int64_t i) {
+  // splitmix64's finalizer over (seed, i): every bit depends on both.
+  uint64_t z = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull +
+               static_cast<uint64_t>(i) + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (z >> 63) ? -1.0 : 1.0;
+}
+
+LogicalResult QuantizeOp::verify() {
+  ShapeBinder shapes(*this);
+  if (failed(
+          shapes.bind("input", getInput().getType(), {"B", "H", "N", "D"})) ||
+      failed(
+          shapes.bind("output", getOutput().getType(), {"B", "H", "N", "D"})) ||
+      failed(shapes.bind("descale", getDescale().getType(), {"B", "G"})))
+    return failure();
+  std::optional<int64_t> h = shapes.size("H"), g = shapes.size("G");
+  if (h && g && (*g == 0 || *h % *g != 0))
+    return emitOpError() << "heads (H = " << *h
+                         << ") must be a multiple of the descale's blocks "
+                            "(G = "
+                         << *g << ")";
+  if (getRotationSeed()) {
+    std::optional<int64_t> d = shapes.size("D");
+    if (!d || *d < 1 || !llvm::isPowerOf2_64(*d))
+      return emitOpError() << "rotate needs a static head dim that is a "
+                              "power of two, got "
+                           << getInput().getType();
+  }
+  return success();
+}

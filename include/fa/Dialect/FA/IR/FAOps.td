@@ -246,6 +246,47 @@ def FA_NormalizeOp : FA_Op<"normalize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def FA_QuantizeOp : FA_Op<"quantize", [Pure]> {
+  let summary = "e4m3 quantization per (batch, head group), optionally after "
+                "a random Hadamard rotation";
+  let description = [{
+    Turns a `[B, H, N, D]` tensor into e4m3 values and the `[B, G]` f32
+    descales that `fa.attention`'s `descale(...)` takes (G divides H; heads
+    `g H/G ... (g+1) H/G - 1` share block (b, g)): with `y` the input, or
+    with `rotate(seed = s)` the input rotated along D,
+    `y = x diag(signs) Hd / sqrt(D)` (Hd the Sylvester Hadamard matrix,
+    `Hd[i][j] = (-1)^popcount(i & j)`, `signs[i] = hadamardSign(s, i)`, so
+    D is a power of two),
+    `descale[b, g] = amax / 448` with `amax` the block's largest `|y|`
+    (at least 1e-12) and `output = e4m3(clamp(y * (448 / amax), -448,
+    448))` rounded to nearest even.
+
+    The rotation is orthogonal: Q and K rotated with the same seed keep
+    `Q Kᵀ`, while outliers spread over the head dim, which shrinks the
+    quantization error (FlashAttention 3's incoherent processing). V is
+    quantized without it (P V would change).
+  }];
+  let arguments = (ins RankedTensorOf<[F32, F16, BF16]>:$input,
+      OptionalAttr<I64Attr>:$rotation_seed);
+  let results = (outs RankedTensorOf<[F8E4M3FN]>:$output,
+      FA_F32Tensor:$descale);
+  let assemblyFormat = [{
+    $input (`rotate` `(` `seed` `=` $rotation_seed^ `)`)? attr-dict `:`
+    type($input) `->` type($output) `,` type($descale)
+  }];
+  let extraClassDeclaration = [{
+    /// The largest finite e4m3 value, which each block's amax maps to.
+    static constexpr double kE4M3Max = 448.0;
+    /// The floor of a block's amax (an all-zero block's descale).
+    static constexpr double kMinAmax = 1e-12;
+    /// The rotation's sign of head-dim index `i` for `seed`: +1 or -1 (the
+    /// top bit of a 64-bit mix of both). Every lowering takes its signs
+    /// from here, as constants.
+    static double hadamardSign(int64_t seed, int64_t i);
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Backward tile
 //===----------------------------------------------------------------------===//
