@@ -28,10 +28,16 @@ namespace fa::check {
 
 namespace {
 
-/// FP8's O bound over its output type's: P is rounded to e4m3 (3 mantissa
-/// bits) for P·V, as FlashAttention 3 does; the reference attends over the
-/// dequantized inputs, so this is P's rounding alone.
-constexpr double kFP8OutputFactor = 3.0;
+/// FP8's bounds, whatever O's type. O: P is rounded to e4m3 (3 mantissa
+/// bits) for P·V, as FlashAttention 3 does, and the reference attends over
+/// the dequantized inputs in fp64, so O's error is P's rounding (measured
+/// 1.0-1.8e-2, H100, 2026-12-05). LSE: Hopper's e4m3 WGMMA adds its
+/// products with fewer bits than f32 (DeepSeek-V3 measured about 14), so
+/// scores carry ~1e-4 relative errors that grow with D (measured 3e-5 at
+/// D = 128, Nk = 77 to 1.5e-4 at D = 256). A wrong lane or byte order is
+/// off by O(1).
+constexpr double kFP8OutputTolerance = 3e-2;
+constexpr double kFP8LSETolerance = 5e-4;
 
 /// The fp64 reference, in parallel over query heads: each query head is an
 /// independent problem with batch = heads = 1 against its KV head.
@@ -758,8 +764,9 @@ int checkKernel(const Kernel &kernel, const std::string &name,
       refLSE(static_cast<size_t>(nLSE));
   runReference(m, q, k, v, refO, refLSE);
 
-  const double tolO = outputTolerance(m.isFP8() ? m.outDtype : m.dtype) *
-                      (m.isFP8() ? kFP8OutputFactor : 1);
+  const double tolO =
+      m.isFP8() ? kFP8OutputTolerance : outputTolerance(m.dtype);
+  const double tolLSE = m.isFP8() ? kFP8LSETolerance : kLSETolerance;
   auto verdictProblems = [&](const CheckResult &r) {
     std::string p = r.problem;
     auto add = [&](const std::string &x) { p += (p.empty() ? "" : "; ") + x; };
@@ -768,9 +775,8 @@ int checkKernel(const Kernel &kernel, const std::string &name,
       std::snprintf(buf, sizeof buf, "err_o %.3e > %.0e", r.errO, tolO);
       add(buf);
     }
-    if (!(r.errLSE <= kLSETolerance)) {
-      std::snprintf(buf, sizeof buf, "err_lse %.3e > %.0e", r.errLSE,
-                    kLSETolerance);
+    if (!(r.errLSE <= tolLSE)) {
+      std::snprintf(buf, sizeof buf, "err_lse %.3e > %.0e", r.errLSE, tolLSE);
       add(buf);
     }
     return p;
