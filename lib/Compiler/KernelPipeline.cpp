@@ -60,21 +60,19 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // (H200: +12-17 % at N = 512, hd 64 and 128, docs/perf/README.md).
     split.tileBuffers = effective.qBuffers ? effective.qBuffers : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
+    // FP8: V transposed (WGMMA reads 8-bit operands K-major only) by the
+    // producer warpgroup's idle warps, not the compute warpgroups.
+    if (effective.isFP8())
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTransposeInProducer());
     // The softmax of block j under P·V of block j - 1 (FA3's
     // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128
     // registers a thread) it measured 0.87-0.89x cuDNN against 0.88-0.91x
     // without it.
-    // FP8 (first version): the compute warpgroups transpose each V tile
-    // together (fagpu.transpose_shared, a barrier of both) and wait for
-    // every product before it, which neither the overlap nor ping-pong's
-    // turns allow for yet.
-    if (std::max(effective.headDim, effective.headDimV) <= 128 &&
-        !effective.isFP8())
+    if (std::max(effective.headDim, effective.headDimV) <= 128)
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createOverlapSoftmax());
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
-    if (!effective.isFP8())
-      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
   } else if (effective.usesWgmmaBackward()) {
     pm.addPass(createConvertTiledAttentionGradToFAGPU(
         {effective.dqReduction, effective.transposeScores}));

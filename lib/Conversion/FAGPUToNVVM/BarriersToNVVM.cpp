@@ -292,8 +292,9 @@ void mlir::fagpu::markSingleWarpProducers(Operation *root) {
                  ? WalkResult::advance()
                  : WalkResult::interrupt();
     });
-    // (The verifier holds a producer beside a reducer to this.)
-    if (op.hasReducer() ||
+    // (The verifier holds a producer beside a reducer or a transposer to
+    // this.)
+    if (op.hasReducer() || op.hasTransposer() ||
         (!walk.wasInterrupted() && op.getProducerWarpgroups() == 1))
       op->setAttr(kFirstWarpProduces, UnitAttr::get(op.getContext()));
   });
@@ -334,7 +335,8 @@ void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
       Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                               producerTid, warpSize);
       auto only = scf::IfOp::create(b, loc, firstWarp,
-                                    /*withElseRegion=*/op.hasReducer());
+                                    /*withElseRegion=*/op.hasReducer() ||
+                                        op.hasTransposer());
       Block *body = only.thenBlock();
       body->getOperations().splice(
           std::prev(body->end()), then->getOperations(),
@@ -350,6 +352,13 @@ void mlir::fagpu::lowerWarpSpecialize(Operation *root) {
         reducerBody->getOperations().splice(
             std::prev(reducerBody->end()),
             op.getReducer().front().getOperations());
+      }
+      // The transposer on warps 1-3.
+      if (op.hasTransposer()) {
+        Block *transposer = only.elseBlock();
+        transposer->getOperations().splice(
+            std::prev(transposer->end()),
+            op.getTransposer().front().getOperations());
       }
     }
     fill(branch.elseBlock(), op.getConsumers(), op.getConsumerRegisters(),

@@ -65,6 +65,8 @@ ThreadGroup ThreadGroup::enclosing(OpBuilder &b) {
       return {0, producerThreads};
     if (region == &split.getReducer())
       return {32, 32}; // the producer warpgroup's second warp
+    if (region == &split.getTransposer())
+      return {32, 96}; // the producer warpgroup's warps 1-3
     return {producerThreads,
             static_cast<int64_t>(128 * split.getConsumerWarpgroups())};
   }
@@ -353,11 +355,13 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
       return;
     }
     // In a fagpu.warp_specialize region the "block" is the region's
-    // threads: the other region never comes to barrier 0.
-    id = arith::ConstantIntOp::create(
-        b, loc,
-        group.firstThread == 0 ? kProducerSyncBarrier : kConsumerSyncBarrier,
-        32);
+    // threads: the other region never comes to barrier 0. (A transposer
+    // takes the producer's: its first warp, alone, never syncs.)
+    id = arith::ConstantIntOp::create(b, loc,
+                                      group.firstThread < kWarpgroupThreads
+                                          ? kProducerSyncBarrier
+                                          : kConsumerSyncBarrier,
+                                      32);
     threads = arith::ConstantIntOp::create(b, loc, group.threads, 32);
   } else {
     Value thread = emitGroupThreadId(b, loc);

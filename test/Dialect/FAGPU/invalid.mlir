@@ -762,12 +762,59 @@ gpu.module @m {
 // A reducer runs on the producer warpgroup's second warp: one producer
 // warpgroup.
 func.func @split_reducer_warpgroups() {
-  // expected-error @+1 {{a reducer region runs on the second warp of one producer warpgroup, not of 2}}
+  // expected-error @+1 {{a reducer region runs on the warps of one producer warpgroup, not of 2}}
   fagpu.warp_specialize producer(warpgroups = 2, registers = 24) {
     %p = arith.constant 0 : index
   } reducer {
     fagpu.wait_global_sums
   } consumers(warpgroups = 1, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// A transposer runs on the producer warpgroup's warps 1-3: one producer
+// warpgroup, which a reducer cannot share.
+func.func @split_transposer_warpgroups() {
+  // expected-error @+1 {{a transposer region runs on the warps of one producer warpgroup, not of 2}}
+  fagpu.warp_specialize producer(warpgroups = 2, registers = 24) {
+    %p = arith.constant 0 : index
+  } transposer {
+    %t = arith.constant 0 : index
+  } consumers(warpgroups = 1, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @split_reducer_and_transposer() {
+  // expected-error @+1 {{a reducer and a transposer region would share the producer's warps}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    %p = arith.constant 0 : index
+  } reducer {
+    fagpu.wait_global_sums
+  } transposer {
+    %t = arith.constant 0 : index
+  } consumers(warpgroups = 1, registers = 240) {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// Beside a transposer the producer is one warp too.
+func.func @split_transposer_producer_work() {
+  // expected-error @+1 {{with a transposer region the producer runs on one warp: it may only issue TMA loads and wait on barriers}}
+  fagpu.warp_specialize producer(warpgroups = 1, registers = 24) {
+    fagpu.wait_global_sums
+  } transposer {
+    %t = arith.constant 0 : index
+  } consumers(warpgroups = 2, registers = 240) {
     %c = arith.constant 0 : index
   }
   return

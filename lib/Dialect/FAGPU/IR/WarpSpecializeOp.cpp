@@ -27,19 +27,24 @@ LogicalResult WarpSpecializeOp::verify() {
   }
   if (getProducerRegisters() % 8 || getConsumerRegisters() % 8)
     return emitOpError() << "register counts must be multiples of 8";
-  if (hasReducer()) {
+  if (hasReducer() && hasTransposer())
+    return emitOpError() << "a reducer and a transposer region would share "
+                            "the producer's warps";
+  if (hasReducer() || hasTransposer()) {
+    StringRef helper = hasReducer() ? "reducer" : "transposer";
     if (getProducerWarpgroups() != 1)
-      return emitOpError() << "a reducer region runs on the second warp of "
-                              "one producer warpgroup, not of "
+      return emitOpError() << "a " << helper
+                           << " region runs on the warps of one producer "
+                              "warpgroup, not of "
                            << getProducerWarpgroups();
     WalkResult many = getProducer().walk([](Operation *op) {
       return runsOnOneProducerWarp(op) ? WalkResult::advance()
                                        : WalkResult::interrupt();
     });
     if (many.wasInterrupted())
-      return emitOpError() << "with a reducer region the producer runs on "
-                              "one warp: it may only issue TMA loads and "
-                              "wait on barriers";
+      return emitOpError() << "with a " << helper
+                           << " region the producer runs on one warp: it "
+                              "may only issue TMA loads and wait on barriers";
   }
   // setmaxnreg moves registers within what the block was launched with:
   // 65536 per SM over its threads, in steps of 8 per thread. Asking for

@@ -164,6 +164,12 @@ struct OverlapSoftmaxPass
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](WarpSpecializeOp split) {
+      // A transposition the compute warpgroups do together (a barrier of
+      // all of them) stays where it is.
+      if (split.getConsumers()
+              .walk([](TransposeSharedOp) { return WalkResult::interrupt(); })
+              .wasInterrupted())
+        return;
       split.getConsumers().walk(
           [&](scf::ForOp loop) { loops.push_back(loop); });
     });

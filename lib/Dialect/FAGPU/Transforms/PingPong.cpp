@@ -47,7 +47,14 @@ constexpr int64_t kTurnThreads = 256;
 struct PingPongPass : fagpu::impl::PingPongBase<PingPongPass> {
   void runOnOperation() override {
     getOperation().walk([](WarpSpecializeOp split) {
-      if (split.getConsumerWarpgroups() >= 2)
+      // A transposition that the compute warpgroups do together (a barrier
+      // of all of them) inside one's turn would never be reached by the
+      // other: no turns then.
+      bool transposesTogether =
+          split.getConsumers()
+              .walk([](TransposeSharedOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+      if (split.getConsumerWarpgroups() >= 2 && !transposesTogether)
         takeTurns(split);
     });
   }

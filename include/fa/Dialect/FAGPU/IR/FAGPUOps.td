@@ -626,16 +626,24 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
     block-scope sync in it is a warp sync): the backward's dQ reductions,
     whose waits (for the compute warps' tiles, for their turn) then never
     hold up the loads. The other two warps go to the end.
+
+    With a non-empty `transposer` region instead (one producer warpgroup,
+    whose `producer` then runs on its first warp alone as above), the other
+    three warps run `transposer` (positions count from thread 32; a
+    block-scope sync in it is a named barrier of its 96 threads): the FP8
+    forward's V tiles transposed for WGMMA (FlashAttention 3 uses the
+    producer's idle warps so), off the compute warps' path.
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$producer_warpgroups,
                        ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$producer_registers,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$consumer_warpgroups,
                        ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>:$consumer_registers);
   let regions = (region SizedRegion<1>:$producer, MaxSizedRegion<1>:$reducer,
-                 SizedRegion<1>:$consumers);
+      MaxSizedRegion<1>:$transposer, SizedRegion<1>:$consumers);
   let assemblyFormat = [{
     `producer` `(` `warpgroups` `=` $producer_warpgroups `,` `registers` `=`
     $producer_registers `)` $producer (`reducer` $reducer^)?
+    (`transposer` $transposer^)?
     `consumers` `(` `warpgroups` `=` $consumer_warpgroups `,` `registers` `=`
     $consumer_registers `)` $consumers attr-dict
   }];
@@ -647,6 +655,8 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
     }
     /// Whether the producer's second warp runs a reducer region.
     bool hasReducer() { return !getReducer().empty(); }
+    /// Whether the producer's warps 1-3 run a transposer region.
+    bool hasTransposer() { return !getTransposer().empty(); }
     /// Whether one warp can run `op` of a producer region: it only issues
     /// (from one thread) or waits.
     static bool runsOnOneProducerWarp(Operation *op);

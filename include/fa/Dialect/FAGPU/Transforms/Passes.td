@@ -180,6 +180,36 @@ def WarpSpecialize : Pass<"fagpu-warp-specialize",
                            "::mlir::gpu::GPUDialect"];
 }
 
+def TransposeInProducer
+    : Pass<"fagpu-transpose-in-producer", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "The producer warpgroup's idle warps transpose the tiles "
+                "that the compute warpgroups transposed";
+  let description = [{
+    After `fagpu-warp-specialize`: where the consumer region of a
+    `fagpu.warp_specialize` (one producer warpgroup, no reducer) transposes
+    a stage of a TMA-loaded ring into a tile of its own
+    (`fagpu.transpose_shared %ring_stage, %tile`, the FP8 forward's V), the
+    transposition moves to a `transposer` region, which runs on the
+    producer warpgroup's warps 1-3 (FlashAttention 3's placement):
+
+    - the tile becomes a ring of the source ring's stages, with a "full"
+      and an "empty" mbarrier per stage appended to the kernel's array;
+    - the transposer walks the producer's loops (a clone of them without
+      the loads): for each load of the source ring it waits for the stage
+      to be full and for its own stage to be empty, transposes, releases
+      the source stage (whose "empty" barrier now counts the transposer's
+      three warps) and announces its stage as full;
+    - the consumers wait for the transposed stage instead of the source
+      one, read it in their product and release it after.
+
+    The compute warpgroups' loop is then the one of 16-bit operands, so
+    `fagpu-overlap-softmax` and `fagpu-pingpong` apply to it.
+  }];
+  let dependentDialects = ["::mlir::fagpu::FAGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PingPong : Pass<"fagpu-pingpong", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Compute warpgroups take turns on the tensor cores";
   let description = [{
