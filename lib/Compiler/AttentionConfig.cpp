@@ -373,7 +373,9 @@ std::string AttentionConfig::key() const {
          (backward && deterministic ? ":deterministic" : "") +
          (backward && transposeScores ? ":transpose-scores" : "") +
          (backward && gradLse ? ":grad-lse" : "") + (varlen ? ":varlen" : "") +
-         (isFP8() ? ":out-" + outDtype : "");
+         (isFP8() ? ":out-" + outDtype : "") +
+         (isFP8() && fp8Transpose != "auto" ? ":transpose-" + fp8Transpose
+                                            : "");
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {

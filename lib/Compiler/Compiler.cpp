@@ -488,6 +488,12 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  if (problem && effective.fp8Transpose != "auto" && !effective.isFP8()) {
+    problem->emitError() << "fp8-transpose=" << effective.fp8Transpose
+                         << " is for e4m3 (FP8) inputs, not "
+                         << effective.dtype;
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   // dQ by bulk reductions and the TMA producer are the WGMMA backward's:
   // asked for elsewhere, a located error rather than a flag silently
   // ignored.

@@ -59,10 +59,16 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // rings): the producer loads tile t + 1's Q under tile t's products
     // (H200: +12-17 % at N = 512, hd 64 and 128, docs/perf/README.md).
     split.tileBuffers = effective.qBuffers ? effective.qBuffers : 2;
+    // FP8 at head dim 256: one Q buffer, so that the transposed V's ring
+    // (fagpu-transpose-in-producer) fits beside the K and V rings.
+    if (effective.transposesInProducer() && !effective.qBuffers &&
+        std::max(effective.headDim, effective.headDimV) > 128)
+      split.tileBuffers = 1;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
     // FP8: V transposed (WGMMA reads 8-bit operands K-major only) by the
-    // producer warpgroup's idle warps, not the compute warpgroups.
-    if (effective.isFP8())
+    // producer warpgroup's idle warps, not the compute warpgroups (an
+    // option until measured on a GPU: AttentionConfig::fp8Transpose).
+    if (effective.transposesInProducer())
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTransposeInProducer());
     // The softmax of block j under P·V of block j - 1 (FA3's
     // intra-warpgroup overlap), up to head dim 128: at 256 (O alone is 128

@@ -132,6 +132,12 @@ cl::opt<std::string> dqHandoff(
              "dQ's TMA reductions (the compute warps only fill a two-stage "
              "staging ring): auto (the compiler's choice), on or off"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string> fp8Transpose(
+    "fp8-transpose",
+    cl::desc("with --dtype=e4m3, who transposes V for P·V: auto (the "
+             "compiler's choice: consumers), consumers (the compute "
+             "warpgroups) or producer (the producer warpgroup's warps 1-3)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<bool> transposeScores(
     "transpose-scores",
     cl::desc("the WGMMA backward computes S and dP transposed (K Qᵀ, V dOᵀ) "
@@ -258,6 +264,12 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
   config.deterministic = deterministic;
   config.gradLse = gradLse;
   config.transposeScores = transposeScores;
+  if (fp8Transpose != "auto" && fp8Transpose != "consumers" &&
+      fp8Transpose != "producer")
+    return invalid("--fp8-transpose must be auto, consumers or producer, "
+                   "got '" +
+                   fp8Transpose + "'");
+  config.fp8Transpose = fp8Transpose;
   config.chip = chip;
   config.entry = !entry.empty() ? entry.getValue()
                  : backward     ? std::string("fa_bwd")

@@ -91,6 +91,16 @@ struct AttentionConfig {
   /// (FlashAttention 3's SdP_swapAB; fa-convert-tiled-attention-grad-to-
   /// fagpu's transpose-scores). Needs 64 keys a compute warpgroup.
   bool transposeScores = false;
+  /// FP8 forward: who transposes V for P·V (WGMMA reads 8-bit operands
+  /// K-major only): "consumers" (the compute warpgroups, together, the
+  /// first version; measured correct on an H100) or "producer" (the
+  /// producer warpgroup's warps 1-3, fagpu-transpose-in-producer, which
+  /// lets the softmax overlap and ping-pong in; not yet run on a GPU).
+  /// "auto": consumers until producer is measured.
+  std::string fp8Transpose = "auto";
+  bool transposesInProducer() const {
+    return isFP8() && fp8Transpose == "producer";
+  }
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string entry = "fa_fwd"; ///< kernel symbol (backward: + _pre, _post)

@@ -281,7 +281,22 @@ struct TransposeInProducerPass
       FailureOr<Transposition> t = match(split);
       if (failed(t))
         return;
+      // The tile's further stages and their barriers must fit beside the
+      // rest (the kernel's pipeline gives up a Q buffer where they would
+      // not); else the compute warpgroups keep transposing.
+      auto kernel = split->getParentOfType<gpu::GPUFuncOp>();
+      int64_t stages = cast<SharedTileType>(t->ring.getType()).getStages();
+      int64_t extra = t->dest.getType().getRingType(stages).getSizeInBytes() -
+                      t->dest.getType().getSizeInBytes() + 2 * stages * 8 +
+                      kSharedTileAlignment;
+      if (!kernel || placeSharedTiles(kernel) + extra > kMaxSharedBytesPerBlock)
+        return;
       moveTransposition(split, *t);
+      if (kernel->hasAttr("fa.shared_bytes"))
+        kernel->setAttr(
+            "fa.shared_bytes",
+            IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
+                             placeSharedTiles(kernel)));
       IRRewriter rewriter(split.getContext());
       (void)runRegionDCE(rewriter, split.getTransposer());
     });
