@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 7
+#define FA_CAPI_VERSION 8
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -65,6 +65,10 @@ typedef enum faDType FA_ENUM_INT {
   FA_DTYPE_F16 = 1,
   /** Passed on to the compiler, which currently rejects it. */
   FA_DTYPE_F32 = 2,
+  /** FP8 (e4m3) q, k, v with per (batch, KV head) descales, o in the
+   *  config's out_dtype: the forward on sm_90a, head dims 128 or 256
+   *  (launch with faAttentionForwardFP8). API version 8. */
+  FA_DTYPE_E4M3 = 3,
 } faDType;
 
 typedef enum faDirection FA_ENUM_INT {
@@ -105,6 +109,9 @@ typedef struct faConfig {
    *  lse): launch it with faAttentionBackwardCall and its dlse. A forward
    *  kernel ignores it. API version 7. */
   int32_t grad_lse;
+  /** With FA_DTYPE_E4M3: o's faDType, FA_DTYPE_BF16 (the default) or
+   *  FA_DTYPE_F16; ignored otherwise. API version 8. */
+  int32_t out_dtype;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
@@ -235,6 +242,19 @@ FA_CAPI_EXPORT faStatus faAttentionForwardVarlen(
     int64_t max_seqlen_q, uint64_t q, uint64_t k, uint64_t v, uint64_t o,
     uint64_t lse, uint64_t cu_seqlens_q, uint64_t cu_seqlens_k,
     const faForwardStrides *strides, uint64_t stream);
+
+/** The forward of an FP8 kernel (FA_DTYPE_E4M3): q, k, v e4m3 [B,H,N,D]
+ *  device tensors, o [B,Hq,Nq,Dv] in the config's out_dtype, lse as
+ *  faAttentionForward's, and q_descale, k_descale, v_descale: f32 [B,Hkv]
+ *  device arrays, the factor that takes each (batch, KV head) block's e4m3
+ *  values back to its real ones (query heads of a group share q's). A
+ *  kernel with runtime shapes runs at batch, seq_q, seq_kv; any other takes
+ *  0 for each (or its own sizes). API version 8. */
+FA_CAPI_EXPORT faStatus faAttentionForwardFP8(
+    faKernel kernel, int64_t batch, int64_t seq_q, int64_t seq_kv, uint64_t q,
+    uint64_t k, uint64_t v, uint64_t o, uint64_t lse, uint64_t q_descale,
+    uint64_t k_descale, uint64_t v_descale, const faForwardStrides *strides,
+    uint64_t stream);
 
 /** Validates, then launches the backward's three kernels on `stream`.
  *  `workspace`: faBackwardWorkspaceBytes() bytes, 256-byte aligned. */

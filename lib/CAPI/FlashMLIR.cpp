@@ -58,10 +58,23 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   case FA_DTYPE_F32:
     out.dtype = "f32";
     break;
+  case FA_DTYPE_E4M3:
+    out.dtype = "e4m3";
+    break;
   default:
     return fail(FA_ERROR_INVALID_ARGUMENT,
                 "unknown dtype enum value " + std::to_string(c->dtype) +
-                    " (FA_DTYPE_BF16 = 0, FA_DTYPE_F16 = 1)");
+                    " (FA_DTYPE_BF16 = 0, FA_DTYPE_F16 = 1, FA_DTYPE_E4M3 "
+                    "= 3)");
+  }
+  // O's type of FP8 inputs; other inputs' outputs are their own type.
+  if (c->dtype == FA_DTYPE_E4M3) {
+    if (c->out_dtype != FA_DTYPE_BF16 && c->out_dtype != FA_DTYPE_F16)
+      return fail(FA_ERROR_INVALID_ARGUMENT,
+                  "out_dtype of FA_DTYPE_E4M3 inputs must be FA_DTYPE_BF16 "
+                  "(0) or FA_DTYPE_F16 (1), got " +
+                      std::to_string(c->out_dtype));
+    out.outDtype = c->out_dtype == FA_DTYPE_F16 ? "f16" : "bf16";
   }
   // Sizes are checked here, not only by the compiler: the JIT computes the
   // cache key (whose default block sizes multiply the head dims) before it

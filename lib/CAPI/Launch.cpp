@@ -98,6 +98,7 @@ struct ForwardCall {
   uint64_t q, k, v, o, lse;
   uint64_t cuSeqlensQ = 0, cuSeqlensK = 0;
   int64_t sequences = 0, maxSeqQ = 0;
+  uint64_t qDescale = 0, kDescale = 0, vDescale = 0; // FP8 kernels'
 };
 
 faStatus launchForward(faKernel kernel, const ForwardCall &call,
@@ -109,6 +110,9 @@ faStatus launchForward(faKernel kernel, const ForwardCall &call,
     return status;
   auto args = rt::AttentionArgs::fromMetadata(kh->kernel.metadata());
   copyCommonCall(call, args);
+  args.qDescale = call.qDescale;
+  args.kDescale = call.kDescale;
+  args.vDescale = call.vDescale;
   if (strides)
     copyCommonStrides(*strides, args);
   rt::Status s = rt::attentionForward(kh->kernel, args,
@@ -119,6 +123,39 @@ faStatus launchForward(faKernel kernel, const ForwardCall &call,
 }
 
 } // namespace
+
+faStatus faAttentionForwardFP8(faKernel kernel, int64_t batch, int64_t seq_q,
+                               int64_t seq_kv, uint64_t q, uint64_t k,
+                               uint64_t v, uint64_t o, uint64_t lse,
+                               uint64_t q_descale, uint64_t k_descale,
+                               uint64_t v_descale,
+                               const faForwardStrides *strides,
+                               uint64_t stream) {
+  faKernel_ *kh = liveKernel(kernel);
+  const rt::KernelMetadata *m = kh ? &kh->kernel.metadata() : nullptr;
+  if (m && !m->isFP8())
+    return fail(kh, FA_ERROR_INVALID_ARGUMENT,
+                std::string("faAttentionForwardFP8: the kernel takes ") +
+                    rt::toString(m->dtype) +
+                    " inputs, not e4m3 (faAttentionForward)");
+  // 0: the kernel's own sizes (a static kernel's only).
+  auto size = [&](int64_t given, int64_t own) {
+    return given == 0 && m ? own : given;
+  };
+  ForwardCall call{"faAttentionForwardFP8",
+                   size(batch, m ? m->batch : 0),
+                   size(seq_q, m ? m->seqQ : 0),
+                   size(seq_kv, m ? m->seqKV : 0),
+                   q,
+                   k,
+                   v,
+                   o,
+                   lse};
+  call.qDescale = q_descale;
+  call.kDescale = k_descale;
+  call.vDescale = v_descale;
+  return launchForward(kernel, call, strides, stream);
+}
 
 faStatus faAttentionForwardVarlen(faKernel kernel, int64_t total_q,
                                   int64_t total_kv, int64_t sequences,

@@ -72,7 +72,11 @@ _DTYPES = {"bf16": _capi.DTYPE_BF16, "bfloat16": _capi.DTYPE_BF16,
            "f16": _capi.DTYPE_F16, "fp16": _capi.DTYPE_F16,
            "float16": _capi.DTYPE_F16, "half": _capi.DTYPE_F16,
            "f32": _capi.DTYPE_F32, "fp32": _capi.DTYPE_F32,
-           "float32": _capi.DTYPE_F32, "float": _capi.DTYPE_F32}
+           "float32": _capi.DTYPE_F32, "float": _capi.DTYPE_F32,
+           "e4m3": _capi.DTYPE_E4M3, "float8_e4m3fn": _capi.DTYPE_E4M3}
+# O's types of FP8 (e4m3) inputs.
+_OUT_DTYPES = {"bf16": _capi.DTYPE_BF16, "bfloat16": _capi.DTYPE_BF16,
+               "f16": _capi.DTYPE_F16, "float16": _capi.DTYPE_F16}
 
 
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
@@ -121,6 +125,9 @@ class Config:
     # The backward also takes the gradient of lse (a loss that reads lse;
     # Kernel.backward_launch(dlse=...)), folded into its delta.
     grad_lse: bool = False
+    # O's type with dtype "e4m3" (FP8 inputs, Kernel.forward_fp8): bf16 or
+    # f16; other dtypes' O is their own type.
+    out_dtype: str = "bf16"
 
     def __post_init__(self):
         # ctypes would wrap an out-of-range int, truncate a float and take
@@ -155,6 +162,10 @@ class Config:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError("Config.%s must be True or False, got %r"
                                 % (name, getattr(self, name)))
+        out = str(self.out_dtype).replace("torch.", "").lower()
+        if out not in _OUT_DTYPES:
+            raise ValueError("Config.out_dtype must be 'bf16' or 'f16', got %r"
+                             % (self.out_dtype,))
         if self.chip is not None and not isinstance(self.chip, str):
             raise TypeError("Config.chip must be a string such as 'sm_90' or "
                             "None, got %r" % (self.chip,))
@@ -163,7 +174,7 @@ class Config:
         name = str(self.dtype).replace("torch.", "").lower()
         if name not in _DTYPES:
             raise FlashMLIRError("unsupported dtype %r: the GPU kernels take "
-                                 "bf16 or f16" % (self.dtype,),
+                                 "bf16, f16 or e4m3" % (self.dtype,),
                                  _capi.ERROR_INVALID_ARGUMENT)
         c = _capi.faConfig()
         _check(_library().faConfigInit(ctypes.byref(c)))
@@ -191,6 +202,8 @@ class Config:
         c.deterministic = 1 if self.deterministic else 0
         c.varlen = 1 if self.varlen else 0
         c.grad_lse = 1 if self.grad_lse else 0
+        c.out_dtype = _OUT_DTYPES[str(self.out_dtype).replace("torch.", "")
+                                  .lower()]
         return c
 
     def without_lengths(self):
@@ -286,6 +299,19 @@ class Kernel:
         batch, seq_q, seq_kv = (int(x) for x in shape)
         _check(_library().faAttentionForwardShape(
             self._handle, batch, seq_q, seq_kv, q, k, v, o, lse, s, stream))
+
+    def forward_fp8(self, q, k, v, o, lse, q_descale, k_descale, v_descale,
+                    strides=None, stream=0, shape=None):
+        """Launches an FP8 (Config dtype "e4m3") forward on device pointers
+        (ints): e4m3 q, k, v, o in the config's out_dtype, and the f32
+        [B, Hkv] descales of q, k and v. shape: (batch, seq_q, seq_kv) of a
+        kernel with runtime shapes; None: the kernel's own."""
+        s = ctypes.byref(strides) if strides is not None else None
+        batch, seq_q, seq_kv = (0, 0, 0) if shape is None else \
+            (int(x) for x in shape)
+        _check(_library().faAttentionForwardFP8(
+            self._handle, batch, seq_q, seq_kv, q, k, v, o, lse, q_descale,
+            k_descale, v_descale, s, stream))
 
     def forward_varlen(self, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
                        sequences, max_seqlen_q, total_q, total_kv,
@@ -466,4 +492,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 if _torch is not None:
     from .torch_ops import attention, FlashAttentionFunction  # noqa: F401
     from .varlen import varlen_attention  # noqa: F401
-    __all__ += ["attention", "FlashAttentionFunction", "varlen_attention"]
+    from .fp8 import attention_fp8  # noqa: F401
+    __all__ += ["attention", "FlashAttentionFunction", "varlen_attention",
+                "attention_fp8"]

@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 7
+API_VERSION = 8
 
 # faStatus
 SUCCESS = 0
@@ -14,7 +14,7 @@ ERROR_COMPILE = 3
 ERROR_DRIVER = 4
 ERROR_LAUNCH = 5
 
-DTYPE_BF16, DTYPE_F16, DTYPE_F32 = 0, 1, 2
+DTYPE_BF16, DTYPE_F16, DTYPE_F32, DTYPE_E4M3 = 0, 1, 2, 3
 FORWARD, BACKWARD = 0, 1
 
 c_int64_4 = ctypes.c_int64 * 4
@@ -43,6 +43,7 @@ class faConfig(ctypes.Structure):
         ("deterministic", ctypes.c_int32),
         ("varlen", ctypes.c_int32),
         ("grad_lse", ctypes.c_int32),
+        ("out_dtype", ctypes.c_int32),
     ]
 
 
@@ -114,6 +115,8 @@ def _declare(lib):
                                           u64, u64,
                                           ctypes.POINTER(faForwardStrides),
                                           u64]),
+        "faAttentionForwardFP8": (i32, [P, i64, i64, i64] + [u64] * 8 +
+                                  [ctypes.POINTER(faForwardStrides), u64]),
         "faAttentionForwardVarlen": (i32, [P, i64, i64, i64, i64] + [u64] * 7
                                      + [ctypes.POINTER(faForwardStrides),
                                         u64]),

@@ -207,12 +207,19 @@ bool checkLaunchStatus(faStatus s, const Model &model, void *h,
 /// What valid arguments of a launch on backward kernel `kernel` fail for
 /// without a GPU: the missing code, unless the call gives dlse to a set
 /// compiled without the gradient of lse or leaves it out for one with it.
-const char *expectedFailure(faKernel kernel, bool passesDlse) {
+const char *expectedFailure(faKernel kernel, bool passesDlse,
+                            bool passesDescales = false) {
   const bool takesDlse = std::strstr(faKernelMetadata(kernel), ",dlse,");
   if (takesDlse && !passesDlse)
     return "grad_lse pointer is null";
   if (!takesDlse && passesDlse)
     return "grad_lse pointer given";
+  // An FP8 kernel's descales come through faAttentionForwardFP8 only.
+  const bool fp8 = std::strstr(faKernelMetadata(kernel), "dtype = e4m3");
+  if (fp8 && !passesDescales)
+    return "descale";
+  if (!fp8 && passesDescales)
+    return "not e4m3";
   return "kernel is not loaded";
 }
 
@@ -220,7 +227,7 @@ const char *expectedFailure(faKernel kernel, bool passesDlse) {
 /// without a GPU, and valid arguments fail only for the missing code.
 void checkLaunch(faStatus s, const Model &model, void *h, bool valid,
                  faDirection direction, const char *call,
-                 bool passesDlse = false) {
+                 bool passesDlse = false, bool passesDescales = false) {
   if (!checkLaunchStatus(s, model, h, call) || !valid ||
       faKernelDirection(static_cast<faKernel>(h)) != direction)
     return;
@@ -229,9 +236,12 @@ void checkLaunch(faStatus s, const Model &model, void *h, bool valid,
   auto kernel = static_cast<faKernel>(h);
   const bool runtimeShapes =
       std::strstr(faKernelMetadata(kernel), "runtime_shapes = 1");
-  expect(error.find(runtimeShapes ? "must be positive"
-                                  : expectedFailure(kernel, passesDlse)) !=
-             std::string::npos,
+  // (faAttentionForwardFP8 refuses a 16-bit kernel before its sizes.)
+  const char *expected = expectedFailure(kernel, passesDlse, passesDescales);
+  const bool wrongDtype = std::strcmp(expected, "not e4m3") == 0;
+  expect(error.find(runtimeShapes && !wrongDtype
+                        ? "must be positive"
+                        : expected) != std::string::npos,
          "valid arguments were refused", call);
 }
 
@@ -243,6 +253,29 @@ void callForward(FuzzedDataProvider &in, const Model &model) {
   faStatus s = faAttentionForward(static_cast<faKernel>(h), p[0], p[1], p[2],
                                   p[3], p[4], a.stridesOrNull(), stream);
   checkLaunch(s, model, h, a.valid, FA_FORWARD, "faAttentionForward");
+}
+
+/// The FP8 forward: q, k, v, o, lse and the three descales, at the
+/// kernel's own sizes (0) or the input's.
+void callForwardFP8(FuzzedDataProvider &in, const Model &model) {
+  void *h = pickHandle(in, model);
+  LaunchArguments<8, faForwardStrides> a(in);
+  const uint64_t *p = a.pointers;
+  bool own = in.ConsumeBool();
+  int64_t batch = own ? 0 : fa::fuzz::pickSize(in, 2),
+          seqQ = own ? 0 : fa::fuzz::pickSize(in, 300),
+          seqKV = own ? 0 : fa::fuzz::pickSize(in, 200);
+  faStatus s =
+      faAttentionForwardFP8(static_cast<faKernel>(h), batch, seqQ, seqKV, p[0],
+                            p[1], p[2], p[3], p[4], p[5], p[6], p[7],
+                            a.stridesOrNull(), in.ConsumeIntegral<uint64_t>());
+  // At the input's sizes a static kernel may refuse them; at its own, valid
+  // arguments fail only for the missing code (or a 16-bit kernel's dtype).
+  if (own)
+    checkLaunch(s, model, h, a.valid, FA_FORWARD, "faAttentionForwardFP8",
+                /*passesDlse=*/false, /*passesDescales=*/true);
+  else
+    checkLaunchStatus(s, model, h, "faAttentionForwardFP8");
 }
 
 void callBackward(FuzzedDataProvider &in, const Model &model) {
@@ -371,7 +404,7 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
     return fa::fuzz::pickConfig(in, chip);
   faConfig c;
   faConfigInit(&c);
-  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 6)) {
   case 0:
     break;
   case 4: // packed sequences (one kernel, or set, for every batch of them)
@@ -394,6 +427,11 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
     c.seq_kv = 200;
     c.head_dim = c.head_dim_v = 32;
     break;
+  case 3: // FP8 (the WGMMA forward only)
+    c.dtype = FA_DTYPE_E4M3;
+    c.out_dtype = in.ConsumeBool() ? FA_DTYPE_BF16 : FA_DTYPE_F16;
+    c.head_dim = c.head_dim_v = 128;
+    break;
   default: // refused by the compiler
     c.heads_q = 3;
     c.heads_kv = 2;
@@ -409,7 +447,7 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
 void step(FuzzedDataProvider &in, Model &model) {
   std::string chip;
   bool null = false;
-  switch (in.ConsumeIntegralInRange<int>(0, 19)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 20)) {
   case 0: {
     std::string dir = pickCacheDir(in, null);
     bool nullOut = in.ConsumeIntegralInRange<int>(0, 15) == 0;
@@ -569,6 +607,8 @@ void step(FuzzedDataProvider &in, Model &model) {
     return callBackward(in, model);
   case 17:
     return callForwardVarlen(in, model);
+  case 19:
+    return callForwardFP8(in, model);
   case 18:
     return callBackwardVarlen(in, model);
   case 15: {

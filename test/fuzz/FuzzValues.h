@@ -83,8 +83,11 @@ inline faConfig pickConfig(FuzzedDataProvider &in, std::string &chipStorage) {
   faConfig c;
   faConfigInit(&c);
   if (in.ConsumeBool())
-    c.dtype = in.ConsumeBool() ? in.ConsumeIntegralInRange<int32_t>(0, 3)
+    c.dtype = in.ConsumeBool() ? in.ConsumeIntegralInRange<int32_t>(0, 4)
                                : in.ConsumeIntegral<int32_t>();
+  if (in.ConsumeBool())
+    c.out_dtype = in.ConsumeBool() ? in.ConsumeIntegralInRange<int32_t>(0, 4)
+                                   : in.ConsumeIntegral<int32_t>();
   if (in.ConsumeBool())
     c.causal = in.ConsumeIntegral<int32_t>();
   c.batch = pickSize(in, c.batch);

@@ -456,3 +456,25 @@ def test_cache_directory_others_can_write_is_refused(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert flashmlir.Context(str(cache)).precompile(cfg) is True
+
+
+def test_fp8_config_compiles_unloaded_and_takes_its_descales():
+    cfg = Config(dtype="e4m3", out_dtype="f16", head_dim=128, chip="sm_90a")
+    fwd = flashmlir.compile_unloaded(cfg)
+    md = fwd.metadata_dict()
+    assert md["dtype"] == "e4m3" and md["out_dtype"] == "f16"
+    assert md["args"].startswith("q,k,v,o,lse,q_descale,k_descale,v_descale")
+    # Every argument validates; only the missing code stops the launch.
+    with pytest.raises(FlashMLIRError, match="not loaded"):
+        fwd.forward_fp8(*[(i + 1) << 30 for i in range(8)])
+    # The 16-bit call has no descales to give.
+    with pytest.raises(FlashMLIRError, match="descale"):
+        fwd.forward(*[(i + 1) << 30 for i in range(5)])
+    with pytest.raises(FlashMLIRError, match="takes bf16 inputs, not e4m3"):
+        flashmlir.compile_unloaded(Config()).forward_fp8(
+            *[(i + 1) << 30 for i in range(8)])
+    with pytest.raises(ValueError,
+                       match="Config.out_dtype must be 'bf16' or 'f16'"):
+        Config(dtype="e4m3", out_dtype="e4m3")
+    with pytest.raises(FlashMLIRError, match="no FP8 backward"):
+        flashmlir.validate(cfg, backward=True)

@@ -71,3 +71,15 @@ def test_runtime_shapes_backward_only_where_measured_as_fast():
     assert not pays(Config(head_dim=128, window=(64, 64)))
     assert not pays(Config(head_dim=256))
     assert not pays(Config(head_dim=128, head_dim_v=256))
+
+
+def test_attention_fp8_checks_its_arguments():
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("this torch has no float8_e4m3fn")
+    q = torch.zeros(1, 2, 16, 128, dtype=torch.bfloat16)
+    d = torch.ones(1, 2)
+    with pytest.raises(TypeError, match="float8_e4m3fn"):
+        flashmlir.attention_fp8(q, q, q, d, d, d)
+    q8 = q.to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        flashmlir.attention_fp8(q8, q8, q8, d, d, d)

@@ -430,6 +430,56 @@ TEST_F(CApiTest, GradLseBackwardTakesDlseThroughTheCall) {
   EXPECT_TRUE(lastErrorContains("grad_lse must be 0 or 1"));
 }
 
+TEST_F(CApiTest, FP8KernelsTakeDescalesThroughTheirOwnCall) {
+  faConfig c = defaultConfig();
+  c.chip = "sm_90a";
+  c.dtype = FA_DTYPE_E4M3;
+  c.out_dtype = FA_DTYPE_F16;
+  c.head_dim = c.head_dim_v = 128;
+  faKernel forward = nullptr;
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
+      << faGetLastError();
+  std::string meta = faKernelMetadata(forward);
+  EXPECT_NE(meta.find("dtype = e4m3"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("out_dtype = f16"), std::string::npos) << meta;
+  const uint64_t gib = uint64_t(1) << 30;
+  // With its descales every argument validates; only the missing code
+  // stops the launch.
+  EXPECT_EQ(faAttentionForwardFP8(forward, 0, 0, 0, 1 * gib, 2 * gib, 3 * gib,
+                                  4 * gib, 5 * gib, 6 * gib, 7 * gib, 8 * gib,
+                                  nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("kernel is not loaded")) << faGetLastError();
+  // Without them (the 16-bit call) the runtime refuses it by name.
+  EXPECT_EQ(faAttentionForward(forward, 1 * gib, 2 * gib, 3 * gib, 4 * gib,
+                               5 * gib, nullptr, 0),
+            FA_ERROR_LAUNCH);
+  EXPECT_TRUE(lastErrorContains("descale")) << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+
+  // The FP8 call on a 16-bit kernel, and an out_dtype that is no output.
+  c = defaultConfig();
+  ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS);
+  EXPECT_EQ(faAttentionForwardFP8(forward, 0, 0, 0, 1 * gib, 2 * gib, 3 * gib,
+                                  4 * gib, 5 * gib, 6 * gib, 7 * gib, 8 * gib,
+                                  nullptr, 0),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("takes bf16 inputs, not e4m3"))
+      << faGetLastError();
+  EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
+  c.dtype = FA_DTYPE_E4M3;
+  c.out_dtype = FA_DTYPE_E4M3;
+  EXPECT_EQ(faValidateConfig(&c, FA_FORWARD), FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("out_dtype of FA_DTYPE_E4M3 inputs"))
+      << faGetLastError();
+  // No FP8 backward yet: a compile error, not a kernel.
+  c.out_dtype = FA_DTYPE_BF16;
+  c.chip = "sm_90a";
+  c.head_dim = c.head_dim_v = 128;
+  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &forward), FA_ERROR_COMPILE);
+  EXPECT_TRUE(lastErrorContains("no FP8 backward")) << faGetLastError();
+}
+
 TEST_F(CApiTest, PrecompileNeedsNoDriverAndHitsTheSecondTime) {
   faConfig c = defaultConfig();
   c.chip = "sm_80";
