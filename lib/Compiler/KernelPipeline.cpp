@@ -37,7 +37,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
         {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
-    pm.addPass(createConvertTiledAttentionToFAGPU());
+    // FP8 with the producer's transposition: FA3's register permutation
+    // too (both unmeasured, behind the one option).
+    pm.addPass(createConvertTiledAttentionToFAGPU(
+        {/*pairFP8Keys=*/effective.transposesInProducer()}));
     // Blocks that loop over the tiles where tiles are short.
     fagpu::PersistentGridOptions grid;
     grid.blocks = effective.effectivePersistentBlocks();

@@ -1,4 +1,5 @@
 // RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=128" -fa-convert-tiled-attention-to-fagpu -canonicalize -cse | FileCheck %s
+// RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=128" -fa-convert-tiled-attention-to-fagpu="pair-fp8-keys=true" -canonicalize -cse | FileCheck %s --check-prefix=PAIRS
 // RUN: not fa-opt %s -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=64" -fa-convert-tiled-attention-to-fagpu 2>&1 | FileCheck %s --check-prefix=KV64
 
 // KV64: error: cannot lower to the WGMMA kernel: FP8 takes block-kv 128 or 256 (V's transpose holds the keys in 128-byte rows), got 64
@@ -8,6 +9,15 @@
 // regrouped into the 8-bit A layout; V, whose keys are rows, is transposed
 // into a tile of its own, read K-major (transpose_b) as WGMMA's 8-bit
 // operands must be.
+
+// With pair-fp8-keys (FlashAttention 3's register permutation) P keeps the
+// accumulator's registers as the #fagpu.wgmma_a8_pairs operand (the
+// conversion is within each thread) and Vᵀ's keys follow (pair_keys).
+// PAIRS-LABEL: gpu.func @fp8
+// PAIRS: fagpu.transpose_shared %{{.*}}, %{{.*}} pair_keys
+// PAIRS: %[[P8:.*]] = arith.truncf %{{.*}} to tensor<128x128xf8E4M3FN, #fagpu.wgmma_acc<warps = 8>>
+// PAIRS: %[[PA:.*]] = fagpu.convert_layout %[[P8]] : {{.*}} -> tensor<128x128xf8E4M3FN, #fagpu.wgmma_a8_pairs<warps = 8>>
+// PAIRS: fagpu.mma %[[PA]], %{{.*}}, %{{.*}} transpose_b
 
 // CHECK-LABEL: gpu.func @fp8
 // CHECK-SAME: %[[DQ:[a-z0-9]+]]: memref<1x2xf32>, %[[DK:[a-z0-9]+]]: memref<1x2xf32>, %[[DV:[a-z0-9]+]]: memref<1x2xf32>) kernel

@@ -631,6 +631,90 @@ TEST(WgmmaOperandA, KThatIsNotAPowerOfTwo) {
   }
 }
 
+// wgmma .m64nNk32 register A of 8-bit elements (PTX ISA, "Register
+// fragments for matrix A", .e4m3/.e5m2): a0..a3 row groupID, columns
+// threadID_in_group * 4 + {0..3}; a4..a7 row groupID + 8; a8..a15 the same,
+// 16 columns on. Four bytes a register, k32 steps, then m-repeats.
+RC isaWgmmaA8(int64_t warpInWarpgroup, int64_t laneid, int64_t i) {
+  int64_t row = 16 * warpInWarpgroup + groupID(laneid) + ((i / 4) % 2) * 8;
+  int64_t col = threadIDInGroup(laneid) * 4 + i % 4 + (i / 8) * 16;
+  return {row, col};
+}
+
+RC expectWgmmaA8(const Shape &s, int64_t reg, int64_t lane, int64_t warp) {
+  int64_t kSteps = s.cols / 32, warpgroups = s.warps / 4;
+  int64_t i = reg % 16, step = reg / 16;
+  int64_t kStep = step % kSteps, repeat = step / kSteps;
+  RC a = isaWgmmaA8(warp % 4, lane, i);
+  return {64 * warpgroups * repeat + 64 * (warp / 4) + a.row,
+          32 * kStep + a.col};
+}
+
+// FlashAttention 3's permutation of the k index (section 3.3): the
+// instruction's position 4 t + 2 h + i (+ 16) reads key 2 t + 8 h + i
+// (+ 16), the keys that the accumulator gives lane t (pairs 2 t, 2 t + 1
+// every 8 columns).
+int64_t pairedKey(int64_t k) {
+  int64_t t = (k % 16) / 4, h = (k % 4) / 2, i = k % 2;
+  return k - k % 32 + (k % 32) / 16 * 16 + 2 * t + 8 * h + i;
+}
+
+TEST(WgmmaOperandA8, MatchesIsaFigure) {
+  for (Shape s : {Shape{64, 32, 4}, Shape{128, 128, 8}, Shape{128, 64, 4}}) {
+    TileLayout layout = TileLayout::wgmmaOperandA8(s.rows, s.cols, s.warps);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    expectMatches(layout, "wgmma A8 " + str(s),
+                  s.rows * s.cols / (32 * s.warps), s.warps,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    return expectWgmmaA8(s, reg, lane, warp);
+                  });
+    expectBijection(layout, "wgmma A8 " + str(s));
+  }
+}
+
+TEST(WgmmaOperandA8Pairs, IsTheIsaFigureWithPairedKeys) {
+  for (Shape s : {Shape{64, 32, 4}, Shape{128, 128, 8}, Shape{128, 64, 4}}) {
+    TileLayout layout =
+        TileLayout::wgmmaOperandA8Pairs(s.rows, s.cols, s.warps);
+    EXPECT_EQ(layout.verify(), "") << str(s);
+    expectMatches(layout, "wgmma A8 pairs " + str(s),
+                  s.rows * s.cols / (32 * s.warps), s.warps,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    RC a = expectWgmmaA8(s, reg, lane, warp);
+                    return RC{a.row, pairedKey(a.col)};
+                  });
+    expectBijection(layout, "wgmma A8 pairs " + str(s));
+  }
+}
+
+// The point of the permutation: each thread holds the same elements as in
+// the accumulator, so the conversion is a register permutation (no
+// shuffles), which the converter's check (equal lane and warp bases)
+// accepts.
+TEST(WgmmaOperandA8Pairs, HoldsTheAccumulatorsElementsInEachThread) {
+  for (Shape s : {Shape{128, 128, 8}, Shape{64, 64, 4}}) {
+    TileLayout acc = TileLayout::wgmmaAccumulator(s.rows, s.cols, s.warps);
+    TileLayout pairs = TileLayout::wgmmaOperandA8Pairs(s.rows, s.cols, s.warps);
+    TileLayout plain = TileLayout::wgmmaOperandA8(s.rows, s.cols, s.warps);
+    EXPECT_TRUE(llvm::equal(acc.laneBases(), pairs.laneBases())) << str(s);
+    EXPECT_TRUE(llvm::equal(acc.warpBasesRef(), pairs.warpBasesRef()))
+        << str(s);
+    EXPECT_FALSE(llvm::equal(acc.laneBases(), plain.laneBases())) << str(s);
+    for (int64_t warp = 0; warp < s.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        std::set<std::pair<int64_t, int64_t>> fromAcc, fromPairs;
+        for (int64_t reg = 0; reg < acc.numRegisters(); ++reg) {
+          TileCoord c = acc.apply(reg, lane, warp);
+          fromAcc.insert({c.row, c.col});
+          TileCoord p = pairs.apply(reg, lane, warp);
+          fromPairs.insert({p.row, p.col});
+        }
+        EXPECT_EQ(fromAcc, fromPairs)
+            << str(s) << " warp " << warp << " lane " << lane;
+      }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // 5. verify() and bijection.
 //===----------------------------------------------------------------------===//

@@ -95,7 +95,9 @@ struct AttentionConfig {
   /// K-major only): "consumers" (the compute warpgroups, together, the
   /// first version; measured correct on an H100) or "producer" (the
   /// producer warpgroup's warps 1-3, fagpu-transpose-in-producer, which
-  /// lets the softmax overlap and ping-pong in; not yet run on a GPU).
+  /// lets the softmax overlap and ping-pong in, with FA3's register
+  /// permutation: P's keys in pairs, no shuffles; not yet run correctly on
+  /// a GPU).
   /// "auto": consumers until producer is measured.
   std::string fp8Transpose = "auto";
   bool transposesInProducer() const {

@@ -56,7 +56,16 @@ def ConvertTiledAttentionToFAGPU
     `fagpu.store_tile`. The kernel carries the launch attributes of the
     mma.sync kernels (same argument ABI: q, k, v, o, lse). Block-q 64 or 128
     (one or two consumer warpgroups); head dims multiples of 64 up to 256.
+    FP8 (f8E4M3FN) operands: P is rounded to e4m3 for P·V and V transposed
+    in shared memory (WGMMA reads 8-bit operands K-major only); with
+    `pair-fp8-keys` P keeps the accumulator's registers as the
+    `#fagpu.wgmma_a8_pairs` operand and Vᵀ's keys follow (`pair_keys`).
   }];
+  let options =
+      [Option<"pairFP8Keys", "pair-fp8-keys", "bool", "false",
+              "FP8 P·V: P's keys in pairs (no shuffles), Vᵀ permuted to match "
+              "(FlashAttention 3's register permutation)">,
+  ];
   let dependentDialects = [
     "::mlir::fagpu::FAGPUDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

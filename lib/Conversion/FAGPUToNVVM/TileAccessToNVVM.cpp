@@ -211,9 +211,27 @@ struct LowerTransposeShared : OpConversionPattern<TransposeSharedOp> {
             rewriter, loc, base,
             emitSharedByteOffset(rewriter, loc, tile, row, col));
       };
+      // Destination columns row0 .. row0 + 3 (4-aligned) hold source rows
+      // sourceRowOf(row0 + r): consecutive, or with pair_keys the pairs
+      // (s, s + 1, s + 8, s + 9) of a 32-row group.
       SmallVector<Value> words;
       for (int64_t r = 0; r < 4; ++r) {
         Value row = arith::AddIOp::create(rewriter, loc, row0, index(r));
+        if (op.getPairKeys()) {
+          // row0 = 32 c + 16 u + 4 t: source 32 c + 16 u + 2 t + [0, 1, 8, 9].
+          Value group = arith::SubIOp::create(
+              rewriter, loc, row0,
+              arith::RemUIOp::create(rewriter, loc, row0, index(16)));
+          Value t = arith::DivUIOp::create(
+              rewriter, loc,
+              arith::RemUIOp::create(rewriter, loc, row0, index(16)), index(4));
+          Value base = arith::AddIOp::create(
+              rewriter, loc, group,
+              arith::MulIOp::create(rewriter, loc, t, index(2)));
+          row = arith::AddIOp::create(
+              rewriter, loc, base,
+              index(TransposeSharedOp::sourceRowOf(r, /*pairKeys=*/true)));
+        }
         words.push_back(LLVM::LoadOp::create(
             rewriter, loc, i32,
             addressOf(source, adaptor.getSource(), row, col0), 4));

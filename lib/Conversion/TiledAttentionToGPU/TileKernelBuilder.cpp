@@ -18,6 +18,8 @@ TileKernelBuilder::TileKernelBuilder(OpBuilder &b, int64_t warps)
     : b(b), warps(warps) {}
 
 fagpu::DistributedLayoutAttr TileKernelBuilder::aLayoutOf(Type element) {
+  if (element.getIntOrFloatBitWidth() == 8 && pairFP8Keys)
+    return fagpu::WgmmaA8PairsLayoutAttr::get(b.getContext(), warps);
   if (element.getIntOrFloatBitWidth() == 8)
     return fagpu::WgmmaA8LayoutAttr::get(b.getContext(), warps);
   return fagpu::WgmmaALayoutAttr::get(b.getContext(), warps);

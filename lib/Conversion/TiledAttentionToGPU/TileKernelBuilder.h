@@ -55,6 +55,10 @@ public:
   /// Register tiles spread over `warps` warps (4 per 64-row warpgroup).
   TileKernelBuilder(OpBuilder &b, int64_t warps);
 
+  /// 8-bit P·V with P's keys in pairs (#fagpu.wgmma_a8_pairs: no shuffles)
+  /// and Vᵀ transposed to match (pair_keys).
+  bool pairFP8Keys = false;
+
   IRMapping map;
   /// Tensors that are one value everywhere (fills and slices of fills).
   DenseMap<Value, Value> splats;
@@ -146,7 +150,7 @@ private:
   OpBuilder &b;
   int64_t warps;
   /// The register A layout of `element` operands (#fagpu.wgmma_a, or
-  /// #fagpu.wgmma_a8 for 8-bit ones).
+  /// #fagpu.wgmma_a8 / #fagpu.wgmma_a8_pairs for 8-bit ones).
   fagpu::DistributedLayoutAttr aLayoutOf(Type element);
   /// The shared tile each register value (by its tensor) was last written
   /// to: a tile read twice (dS for dK and dQ) is written once.

@@ -71,7 +71,7 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
         b.getContext(), {bType.getCols(), bType.getRows()}, element,
         kTileSwizzleBytes);
     Value transposed = sharedTile({b2, transposedType}, loc);
-    fagpu::TransposeSharedOp::create(b, loc, b2, transposed);
+    fagpu::TransposeSharedOp::create(b, loc, b2, transposed, pairFP8Keys);
     b2 = transposed;
     transposeB = true;
   }

@@ -108,6 +108,7 @@ FailureOr<SmallVector<BlockArgument>> traceDescales(func::FuncOp func) {
 struct ConvertTiledAttentionToFAGPUPass
     : fa::impl::ConvertTiledAttentionToFAGPUBase<
           ConvertTiledAttentionToFAGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs;
@@ -179,6 +180,7 @@ struct ConvertTiledAttentionToFAGPUPass
     b.setInsertionPointToStart(&entry);
 
     TileKernelBuilder builder(b, warps);
+    builder.pairFP8Keys = pairFP8Keys;
     builder.entry = &entry;
     for (auto [slice, role] : inputs->roles) {
       builder.sliceArguments[slice] = entry.getArgument(role);

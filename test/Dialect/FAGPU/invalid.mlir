@@ -924,3 +924,25 @@ func.func @f(%s: !fagpu.smem<64x64xbf16, swizzle = 128>, %d: !fagpu.smem<64x64xb
   fagpu.transpose_shared %s, %d : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>
   return
 }
+
+// -----
+
+func.func @transpose_pair_keys_rows(%s: !fagpu.smem<16x128xf8E4M3FN, swizzle = 128>, %d: !fagpu.smem<128x16xf8E4M3FN, swizzle = 0>) {
+  // expected-error @+1 {{pair_keys permutes rows within groups of 32, got 16 rows}}
+  fagpu.transpose_shared %s, %d pair_keys : !fagpu.smem<16x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x16xf8E4M3FN, swizzle = 0>
+  return
+}
+
+// -----
+
+#acc = #fagpu.wgmma_acc<warps = 4>
+#pairs = #fagpu.wgmma_a8_pairs<warps = 4>
+// The paired-key operand's elements are the accumulator's in each thread:
+// a register permutation, which the verifier's general rule accepts; the
+// transposed accumulator's are not.
+func.func @convert_to_a8_pairs(%p: tensor<64x64xf8E4M3FN, #acc>, %t: tensor<64x64xf8E4M3FN, #fagpu.transposed<#acc>>) {
+  %ok = fagpu.convert_layout %p : tensor<64x64xf8E4M3FN, #acc> -> tensor<64x64xf8E4M3FN, #pairs>
+  // expected-error @+1 {{the layouts place elements in different threads; only register permutations are supported}}
+  %bad = fagpu.convert_layout %t : tensor<64x64xf8E4M3FN, #fagpu.transposed<#acc>> -> tensor<64x64xf8E4M3FN, #pairs>
+  return
+}

@@ -120,6 +120,9 @@ FAGPU_TENSOR_CORE_LAYOUT(WgmmaALayoutAttr, 16, 16, true, wgmmaOperandA,
                          "WGMMA A operand")
 FAGPU_TENSOR_CORE_LAYOUT(WgmmaA8LayoutAttr, 16, 32, true, wgmmaOperandA8,
                          "8-bit WGMMA A operand")
+FAGPU_TENSOR_CORE_LAYOUT(WgmmaA8PairsLayoutAttr, 16, 32, true,
+                         wgmmaOperandA8Pairs,
+                         "8-bit WGMMA A operand (keys in pairs)")
 #undef FAGPU_TENSOR_CORE_LAYOUT
 
 // One 64-row tile whose columns the warpgroups split.
@@ -181,7 +184,7 @@ static int64_t parentColumns(DistributedLayoutAttr parent) {
     return isa<WgmmaAccLayoutAttr>(transposed.getParent())
                ? 64 * (parent.getWarps() / 4)
                : 16 * parent.getWarps();
-  if (isa<WgmmaA8LayoutAttr>(parent))
+  if (isa<WgmmaA8LayoutAttr, WgmmaA8PairsLayoutAttr>(parent))
     return 32;
   return isa<MmaSyncALayoutAttr, WgmmaALayoutAttr>(parent) ? 16 : 8;
 }

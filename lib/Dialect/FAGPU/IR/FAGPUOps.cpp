@@ -159,8 +159,9 @@ LogicalResult MmaOp::verify() {
     auto aTensor = cast<RankedTensorType>(getA().getType());
     Attribute aLayout = aTensor.getEncoding();
     bool eightBit = aTensor.getElementType().getIntOrFloatBitWidth() == 8;
-    bool wgmmaA = eightBit ? isa<WgmmaA8LayoutAttr>(aLayout)
-                           : isa<WgmmaALayoutAttr>(aLayout);
+    bool wgmmaA = eightBit
+                      ? isa<WgmmaA8LayoutAttr, WgmmaA8PairsLayoutAttr>(aLayout)
+                      : isa<WgmmaALayoutAttr>(aLayout);
     if (wgmma ? !wgmmaA : !isa<MmaSyncALayoutAttr>(aLayout))
       return emitOpError() << "a register A operand must have the "
                            << (!wgmma     ? "#fagpu.mma_sync_a"
@@ -405,6 +406,10 @@ LogicalResult TransposeSharedOp::verify() {
                          << "x" << dest.getCols();
   if (source.getRows() % 4 != 0 || source.getCols() % 4 != 0)
     return emitOpError() << "transposes tiles of 4 x 4 blocks";
+  if (getPairKeys() && source.getRows() % 32 != 0)
+    return emitOpError() << "pair_keys permutes rows within groups of 32, "
+                            "got "
+                         << source.getRows() << " rows";
   return success();
 }
 

@@ -340,18 +340,32 @@ TileLayout TileLayout::wgmmaOperandA(int64_t rows, int64_t cols,
                     warpRepeat);
 }
 
-TileLayout TileLayout::wgmmaOperandA8(int64_t rows, int64_t cols,
-                                      int64_t warps) {
+/// An 8-bit WGMMA A operand: `regs` the four register bits of a k32 step
+/// (the k32 steps and m-repeats after them), `lanes` the lane bits, warps
+/// over rows.
+static TileLayout wgmmaOperandA8Of(int64_t rows, int64_t cols, int64_t warps,
+                                   SmallVector<TileCoord> regs,
+                                   const SmallVector<TileCoord> &lanes) {
   assert(warps % 4 == 0 && "whole warpgroups");
-  SmallVector<TileCoord> regs = {{0, 1}, {0, 2}, {8, 0}, {0, 16}};
   IndexRepeat repeat;
   appendDigits(regs, repeat, /*alongRows=*/false, 32, cols);
   appendDigits(regs, repeat, /*alongRows=*/true, 16 * warps, rows);
   SmallVector<TileCoord> warpBases;
   IndexRepeat warpRepeat;
   appendDigits(warpBases, warpRepeat, /*alongRows=*/true, 16, 16 * warps);
-  const SmallVector<TileCoord> lanes = {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}};
   return TileLayout(rows, cols, regs, lanes, warpBases, repeat, warpRepeat);
+}
+
+TileLayout TileLayout::wgmmaOperandA8(int64_t rows, int64_t cols,
+                                      int64_t warps) {
+  return wgmmaOperandA8Of(rows, cols, warps, {{0, 1}, {0, 2}, {8, 0}, {0, 16}},
+                          {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}});
+}
+
+TileLayout TileLayout::wgmmaOperandA8Pairs(int64_t rows, int64_t cols,
+                                           int64_t warps) {
+  return wgmmaOperandA8Of(rows, cols, warps, {{0, 1}, {0, 8}, {8, 0}, {0, 16}},
+                          fragmentLanes());
 }
 
 namespace {

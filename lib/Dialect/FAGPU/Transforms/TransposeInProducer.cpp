@@ -89,6 +89,7 @@ struct Transposition {
   InitBarriersOp init;
   int64_t emptyBase = 0; // the ring's "empty" barriers
   int64_t loads = 0;     // the producer's loads into the ring
+  bool pairKeys = false; // the transpositions' key order
 };
 
 FailureOr<Site> matchSite(TransposeSharedOp transpose, int64_t &emptyBase) {
@@ -136,9 +137,12 @@ FailureOr<Transposition> match(WarpSpecializeOp split) {
         (t.dest &&
          (dest != t.dest || ring != t.ring || emptyBase != t.emptyBase)))
       return failure();
+    if (t.dest && transpose.getPairKeys() != t.pairKeys)
+      return failure();
     t.dest = dest;
     t.ring = ring;
     t.emptyBase = emptyBase;
+    t.pairKeys = transpose.getPairKeys();
     t.sites.push_back(*site);
   }
   // Nothing but the transpositions and their products reads the tile.
@@ -220,7 +224,7 @@ void buildTransposer(WarpSpecializeOp split, Transposition &t, Value ring,
     WaitBarrierOp::create(b, loc, l.load.getBarriers(), l.load.getIndex(),
                           addIndex(b, loc, phase, 1));
     Value own = StageOp::create(b, loc, t.dest.getType(), ring, index);
-    TransposeSharedOp::create(b, loc, stage, own);
+    TransposeSharedOp::create(b, loc, stage, own, t.pairKeys);
     ArriveBarrierOp::create(b, loc, l.load.getBarriers(),
                             addIndex(b, loc, index, t.emptyBase));
     ArriveBarrierOp::create(b, loc, l.load.getBarriers(),

@@ -73,7 +73,8 @@ int64_t deepestRingThatFits(int64_t wanted, int64_t fixedBytes,
 
 /// True for the accumulator layouts that pick a matrix instruction.
 inline bool isWgmmaFamily(Attribute layout) {
-  return isa<WgmmaAccLayoutAttr, WgmmaALayoutAttr, WgmmaA8LayoutAttr>(layout);
+  return isa<WgmmaAccLayoutAttr, WgmmaALayoutAttr, WgmmaA8LayoutAttr,
+             WgmmaA8PairsLayoutAttr>(layout);
 }
 
 } // namespace fagpu

@@ -100,6 +100,23 @@ def FAGPU_WgmmaA8Layout
   }];
 }
 
+def FAGPU_WgmmaA8PairsLayout
+    : FAGPU_TensorCoreLayout<
+          "WgmmaA8PairsLayout", "wgmma_a8_pairs",
+          "wgmma register A operand fragments, 8-bit elements, keys in "
+          "pairs"> {
+  let description = [{
+    The 8-bit A operand of `#fagpu.wgmma_a8` read with its k index
+    permuted within each 32 columns (FlashAttention 3, section 3.3): the
+    instruction's k position `4 t + 2 h + i` (+ 16 for the second word
+    pair) holds column `2 t + 8 h + i` (+ 16). Lane t thus holds the
+    columns the accumulator gives it (pairs 2 t, 2 t + 1 every 8 columns),
+    so a conversion from the accumulator stays in each thread's registers.
+    The B operand it multiplies must have its k rows in the same order:
+    `fagpu.transpose_shared ... pair_keys` writes such a Vᵀ.
+  }];
+}
+
 def FAGPU_TransposedLayout : FAGPU_Attr<"TransposedLayout", "transposed",
     [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
   let summary = "A tile held as its transpose in the `parent` layout";

@@ -334,11 +334,27 @@ def FAGPU_TransposeSharedOp : FAGPU_Op<"transpose_shared"> {
     the threads wait until nobody reads its previous contents. WGMMA takes
     8-bit operands K-major only: V ([keys, Dv], Dv contiguous) becomes Vᵀ
     for P·V this way.
+
+    With `pair_keys`, the source rows come in the order of the
+    `#fagpu.wgmma_a8_pairs` operand's k index: `dest[j, 32 c + 4 t + 2 h +
+    i (+ 16)] = source[32 c + 2 t + 8 h + i (+ 16), j]`.
   }];
-  let arguments = (ins FAGPU_SharedTile:$source, FAGPU_SharedTile:$dest);
+  let arguments = (ins FAGPU_SharedTile:$source, FAGPU_SharedTile:$dest,
+      UnitAttr:$pair_keys);
   let assemblyFormat = [{
-    $source `,` $dest attr-dict `:` qualified(type($source)) `,`
-    qualified(type($dest))
+    $source `,` $dest (`pair_keys` $pair_keys^)? attr-dict `:`
+    qualified(type($source)) `,` qualified(type($dest))
+  }];
+  let extraClassDeclaration = [{
+    /// The source row that destination column `col` holds: `col` itself,
+    /// or with pair_keys its key-pair position.
+    static int64_t sourceRowOf(int64_t col, bool pairKeys) {
+      if (!pairKeys)
+        return col;
+      int64_t chunk = col - col % 32, k = col % 32;
+      int64_t t = (k % 16) / 4, h = (k % 4) / 2, i = k % 2;
+      return chunk + (k / 16) * 16 + 2 * t + 8 * h + i;
+    }
   }];
   let hasVerifier = 1;
 }

@@ -185,6 +185,13 @@ public:
   /// step, register bits 0-1 four adjacent columns (4 t + i), bit 2 row + 8,
   /// bit 3 column + 16; lanes 4 columns (t) and rows (g).
   static TileLayout wgmmaOperandA8(int64_t rows, int64_t cols, int64_t warps);
+  /// wgmmaOperandA8 with the k index permuted within each 32 columns so
+  /// that a thread holds the accumulator's columns: register bit 0 column
+  /// + 1, bit 1 column + 8, bit 2 row + 8, bit 3 column + 16; lanes as the
+  /// accumulator's (columns 2 t, rows g). Instruction position 4 t + 2 h +
+  /// i (+ 16) then holds column 2 t + 8 h + i (+ 16).
+  static TileLayout wgmmaOperandA8Pairs(int64_t rows, int64_t cols,
+                                        int64_t warps);
 
 private:
   /// (the index of the register bits, the repeat's digit) of register `reg`.
