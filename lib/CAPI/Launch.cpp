@@ -9,6 +9,8 @@
 
 #include "fa/Runtime/Attention.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <string>
 
 using namespace fa;
@@ -49,31 +51,49 @@ void copyCommonCall(const Call &call, Args &args) {
   args.maxSeqQ = call.maxSeqQ;
 }
 
+/// What every workspace query checks: a backward kernel (of packed
+/// sequences or not, as `varlen` says; else `otherKind`), a place for the
+/// answer; then `needed(metadata)`, whose 0 is an error naming its text.
+faStatus workspaceQuery(faKernel kernel, const char *what, bool varlen,
+                        const char *otherKind, uint64_t *bytes,
+                        llvm::function_ref<std::pair<uint64_t, std::string>(
+                            const rt::KernelMetadata &)>
+                            needed) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward, what, status);
+  if (!k)
+    return status;
+  const rt::KernelMetadata &m = k->kernel.metadata();
+  if (m.varlen != varlen)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                std::string(what) + ": " + otherKind);
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  auto [size, problem] = needed(m);
+  if (size == 0)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT,
+                std::string(what) + ": " + problem);
+  *bytes = size;
+  return ok();
+}
+
 } // namespace
 
 extern "C" {
 
 faStatus faBackwardWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
-                              "faBackwardWorkspaceBytes", status);
-  if (!k)
-    return status;
-  if (!bytes)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  if (k->kernel.metadata().varlen)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytes: a varlen kernel's workspace is the "
-                "call's (faBackwardWorkspaceBytesVarlen)");
-  uint64_t needed = rt::attentionBackwardWorkspaceBytes(k->kernel.metadata());
-  // 0 is how the runtime says the sizes are beyond what it supports; a
-  // caller must not take it for "no workspace needed".
-  if (needed == 0)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytes: the kernel's sizes are beyond what "
-                "the runtime supports (at most 2^31-1 elements per tensor)");
-  *bytes = needed;
-  return ok();
+  return workspaceQuery(
+      kernel, "faBackwardWorkspaceBytes", /*varlen=*/false,
+      "a varlen kernel's workspace is the call's "
+      "(faBackwardWorkspaceBytesVarlen)",
+      bytes, [](const rt::KernelMetadata &m) {
+        // 0 is how the runtime says the sizes are beyond what it supports;
+        // a caller must not take it for "no workspace needed".
+        return std::pair(rt::attentionBackwardWorkspaceBytes(m),
+                         std::string("the kernel's sizes are beyond what the "
+                                     "runtime supports (at most 2^31-1 "
+                                     "elements per tensor)"));
+      });
 }
 
 faStatus faAttentionForward(faKernel kernel, uint64_t q, uint64_t k, uint64_t v,
@@ -184,62 +204,39 @@ faStatus faAttentionForwardShape(faKernel kernel, int64_t batch, int64_t seq_q,
 faStatus faBackwardWorkspaceBytesShape(faKernel kernel, int64_t batch,
                                        int64_t seq_q, int64_t seq_kv,
                                        uint64_t *bytes) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
-                              "faBackwardWorkspaceBytesShape", status);
-  if (!k)
-    return status;
-  const rt::KernelMetadata &m = k->kernel.metadata();
-  if (m.varlen)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytesShape: a varlen kernel's workspace "
-                "is faBackwardWorkspaceBytesVarlen's");
-  if (!bytes)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  auto args = rt::AttentionBackwardArgs::fromMetadata(m);
-  args.batch = batch;
-  args.seqQ = seq_q;
-  args.seqKV = seq_kv;
-  uint64_t needed = rt::attentionBackwardWorkspaceBytes(m, args);
-  if (needed == 0)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytesShape: the shape (" +
-                    std::to_string(batch) + ", " + std::to_string(seq_q) +
-                    ", " + std::to_string(seq_kv) +
-                    ") must be positive, with at most 2^31-1 elements per "
-                    "tensor");
-  *bytes = needed;
-  return ok();
+  return workspaceQuery(
+      kernel, "faBackwardWorkspaceBytesShape", /*varlen=*/false,
+      "a varlen kernel's workspace is faBackwardWorkspaceBytesVarlen's", bytes,
+      [&](const rt::KernelMetadata &m) {
+        auto args = rt::AttentionBackwardArgs::fromMetadata(m);
+        args.batch = batch;
+        args.seqQ = seq_q;
+        args.seqKV = seq_kv;
+        return std::pair(rt::attentionBackwardWorkspaceBytes(m, args),
+                         "the shape (" + std::to_string(batch) + ", " +
+                             std::to_string(seq_q) + ", " +
+                             std::to_string(seq_kv) +
+                             ") must be positive, with at most 2^31-1 "
+                             "elements per tensor");
+      });
 }
 
 faStatus faBackwardWorkspaceBytesVarlen(faKernel kernel, int64_t total_q,
                                         uint64_t *bytes) {
-  faStatus status = FA_SUCCESS;
-  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Backward,
-                              "faBackwardWorkspaceBytesVarlen", status);
-  if (!k)
-    return status;
-  const rt::KernelMetadata &m = k->kernel.metadata();
-  if (!m.varlen)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytesVarlen: not a varlen kernel "
-                "(faBackwardWorkspaceBytes)");
-  if (!bytes)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  // The workspace has delta and dQ rows of every packed query row.
-  rt::KernelMetadata call = m;
-  call.batch = 1;
-  call.seqQ = total_q;
-  uint64_t needed =
-      total_q > 0 ? rt::attentionBackwardWorkspaceBytes(call) : 0;
-  if (needed == 0)
-    return fail(k, FA_ERROR_INVALID_ARGUMENT,
-                "faBackwardWorkspaceBytesVarlen: total_q = " +
-                    std::to_string(total_q) +
-                    " must be positive, with at most 2^31-1 elements per "
-                    "tensor");
-  *bytes = needed;
-  return ok();
+  return workspaceQuery(
+      kernel, "faBackwardWorkspaceBytesVarlen", /*varlen=*/true,
+      "not a varlen kernel (faBackwardWorkspaceBytes)", bytes,
+      [&](const rt::KernelMetadata &m) {
+        // The workspace has delta and dQ rows of every packed query row.
+        rt::KernelMetadata call = m;
+        call.batch = 1;
+        call.seqQ = total_q;
+        return std::pair(
+            total_q > 0 ? rt::attentionBackwardWorkspaceBytes(call) : 0,
+            "total_q = " + std::to_string(total_q) +
+                " must be positive, with at most 2^31-1 elements per "
+                "tensor");
+      });
 }
 
 namespace {
