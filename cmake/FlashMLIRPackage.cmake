@@ -37,6 +37,7 @@ set(fa_jit_libraries
   MLIRFAGPUTransforms
   MLIRFAGPUToNVVM
   MLIRFATiledAttentionToGPU
+  MLIRFAQuantizeToGPU
   MLIRFATransforms
   FAGPUTileLayout)
 install(TARGETS ${fa_jit_libraries} EXPORT FlashMLIRJitTargets

@@ -336,6 +336,17 @@ lowerKernels(ModuleOp module, MLIRContext &context,
   return object.getObject().getValue().str();
 }
 
+/// The kernels a compile made, by their `fa.kind` (forward, backward,
+/// backward_pre, quantize, ...).
+static llvm::StringMap<gpu::GPUFuncOp> kernelsByKind(ModuleOp module) {
+  llvm::StringMap<gpu::GPUFuncOp> kernels;
+  module->walk([&](gpu::GPUFuncOp func) {
+    if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
+      kernels[kind.getValue()] = func;
+  });
+  return kernels;
+}
+
 /// A module of hand-written GPU-tile-level kernels (a gpu.module, no
 /// attention op): lowered as it is; the metadata names each kernel and its
 /// dynamic shared memory.
@@ -355,6 +366,49 @@ compileKernelModule(ModuleOp module, MLIRContext &context,
   });
   llvm::Expected<std::string> payload =
       lowerKernels(module, context, options, emit, diagnostics);
+  if (!payload)
+    return payload.takeError();
+  result.payload = std::move(*payload);
+  return result;
+}
+
+/// A function of one `fa.quantize`: its two kernels
+/// (fa-convert-quantize-to-gpu) and their .meta (kind = quantize).
+static llvm::Expected<CompiledKernel>
+compileQuantizeModule(ModuleOp module, MLIRContext &context,
+                      const AttentionConfig &options, EmitKind emit,
+                      const std::string &diagnostics,
+                      MutableArrayRef<QuantizeOp> quantizations) {
+  if (quantizations.size() > 1) {
+    quantizations[1].emitError()
+        << "fa-compile compiles one quantization per input; found "
+        << quantizations.size();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
+  // cvt.rn.satfinite.e4m3x2 is sm_89's.
+  if (options.chip == "sm_80" || options.chip == "sm_86") {
+    quantizations[0].emitError()
+        << "e4m3 conversion needs sm_89 or later; the chip is " << options.chip;
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
+  PassManager toKernels(&context);
+  toKernels.addPass(createConvertQuantizeToGPU());
+  toKernels.addPass(createCanonicalizerPass());
+  toKernels.addPass(createCSEPass());
+  if (failed(toKernels.run(module)))
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  llvm::StringMap<gpu::GPUFuncOp> kernels = kernelsByKind(module);
+  FailureOr<std::string> metadata = quantizeMetadata(kernels, options.chip);
+  if (failed(metadata))
+    return compileError("describing the kernel failed", diagnostics);
+  CompiledKernel result;
+  result.metadata = std::move(*metadata);
+  // LLVM selects the e4m3 conversion on sm_89 from PTX 8.1 (sm_90: 7.8).
+  AttentionConfig target = options;
+  if (target.chip == "sm_89" && target.features == "+ptx80")
+    target.features = "+ptx81";
+  llvm::Expected<std::string> payload =
+      lowerKernels(module, context, target, emit, diagnostics);
   if (!payload)
     return payload.takeError();
   result.payload = std::move(*payload);
@@ -410,6 +464,12 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     problem = op;
     return WalkResult::interrupt();
   });
+  // A quantization (no attention): its own kernels.
+  SmallVector<QuantizeOp> quantizations;
+  module->walk([&](QuantizeOp op) { quantizations.push_back(op); });
+  if (!problem && !quantizations.empty())
+    return compileQuantizeModule(*module, context, options, emit, diagnostics,
+                                 quantizations);
   if (problem && failed(checkRuntimeLimits(problem)))
     return compileError("compiling to a GPU kernel failed", diagnostics);
 
@@ -542,11 +602,7 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   if (failed(toKernel.run(*module)))
     return compileError("compiling to a GPU kernel failed", diagnostics);
 
-  llvm::StringMap<gpu::GPUFuncOp> kernels;
-  module->walk([&](gpu::GPUFuncOp func) {
-    if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
-      kernels[kind.getValue()] = func;
-  });
+  llvm::StringMap<gpu::GPUFuncOp> kernels = kernelsByKind(*module);
   if (!kernels.count("forward") && !kernels.count("backward")) {
     // Located like every other input error: on the op that produced no
     // kernel, else on the module (the input's 1:1 for an implicit one).

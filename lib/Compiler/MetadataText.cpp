@@ -223,3 +223,30 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   os << "compiler = " << compilerVersion() << "\n";
   return text;
 }
+
+FailureOr<std::string>
+mlir::fa::quantizeMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
+                           StringRef chip) {
+  gpu::GPUFuncOp scale = kernels.lookup("quantize");
+  gpu::GPUFuncOp amax = kernels.lookup("quantize_amax");
+  if (!scale || !amax)
+    return failure();
+  ArrayRef<int64_t> input =
+      cast<MemRefType>(scale.getArgumentTypes()[0]).getShape();
+  ArrayRef<int64_t> blocks =
+      cast<MemRefType>(scale.getArgumentTypes()[1]).getShape();
+  Type element = cast<MemRefType>(scale.getArgumentTypes()[0]).getElementType();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "kind = quantize\nchip = " << chip
+     << "\ndtype = " << (element.isF16() ? "f16" : "bf16")
+     << "\nbatch = " << input[0] << "\nheads = " << input[1]
+     << "\ngroups = " << blocks[1] << "\nseq = " << input[2]
+     << "\nhead_dim = " << input[3] << "\n";
+  if (auto seed = scale->getAttrOfType<IntegerAttr>("fa.rotation_seed"))
+    os << "rotation_seed = " << seed.getInt() << "\n";
+  launchKeys(os, scale, "", "x,amax,out,descale");
+  launchKeys(os, amax, "pre_", "x,amax");
+  os << "compiler = " << compilerVersion() << "\n";
+  return text;
+}

@@ -24,6 +24,14 @@ FailureOr<std::string>
 kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
                const AttentionConfig &options);
 
+/// The .meta of a quantization's kernels (fa-convert-quantize-to-gpu):
+/// kind = quantize, the input's shape and dtype, the rotation's seed, the
+/// scale kernel's launch (args x,amax,out,descale) and, as `pre_`, the
+/// amax kernel's (args x,amax), which the launcher runs after zeroing amax.
+FailureOr<std::string>
+quantizeMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
+                 StringRef chip);
+
 } // namespace mlir::fa
 
 #endif // FA_LIB_COMPILER_METADATATEXT_H

@@ -113,14 +113,20 @@ def kernel_launcher(driver, meta_path, meta, tensors):
     """One call that launches a .meta's kernels on `tensors`: the forward,
     or the backward's pre, main and post kernels in turn."""
     ptx = meta_path[:-5] + ".ptx"
-    prefixes = ("pre_", "", "post_") if meta["kind"] == "backward" else ("",)
-    # A deterministic backward takes turns on dq_turns, zero at every call.
-    turns = None
+    prefixes = {"backward": ("pre_", "", "post_"),
+                "quantize": ("pre_", "")}.get(meta["kind"], ("",))
+    # A deterministic backward takes turns on dq_turns, zero at every call;
+    # a quantization's amax (i32 bits of non-negative floats) starts at 0.
+    zeroed = None
     if meta.get("deterministic") == "1":
         q_blocks = -(-int(meta["seq_q"]) // int(meta["block_q"]))
-        turns = torch.zeros(int(meta["batch"]), int(meta["heads_q"]), q_blocks,
-                            dtype=torch.int32, device="cuda")
-        tensors = dict(tensors, dq_turns=turns)
+        zeroed = torch.zeros(int(meta["batch"]), int(meta["heads_q"]), q_blocks,
+                             dtype=torch.int32, device="cuda")
+        tensors = dict(tensors, dq_turns=zeroed)
+    if meta["kind"] == "quantize":
+        zeroed = torch.zeros(int(meta["batch"]), int(meta["groups"]),
+                             dtype=torch.int32, device="cuda")
+        tensors = dict(tensors, amax=zeroed)
     launches = []
     for prefix in prefixes:
         sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
@@ -128,8 +134,8 @@ def kernel_launcher(driver, meta_path, meta, tensors):
         launches.append(driver.launcher(driver.load(ptx, sub), sub, tensors))
 
     def run():
-        if turns is not None:
-            turns.zero_()
+        if zeroed is not None:
+            zeroed.zero_()
         for launch in launches:
             launch()
     return run

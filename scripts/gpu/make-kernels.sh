@@ -10,6 +10,9 @@
 #   scripts/gpu/make-kernels.sh --fp8 [OUT_DIR] [CHIP]    FP8 (e4m3) forward
 #       matrix and its FA3-paper benchmark shapes -> .gpu-carry/fp8, run by
 #       scripts/gpu/check.sh
+#   scripts/gpu/make-kernels.sh --quantize [OUT_DIR] [CHIP]  fa.quantize's
+#       kernels (.mlir written here, one fa.quantize each) -> .gpu-carry/quant,
+#       run by scripts/gpu/quantize-check.py
 #   scripts/gpu/make-kernels.sh --bench [OUT_DIR] [CHIP]  FA3-paper shapes
 #       (16k tokens, hidden 2048), forward and backward -> .gpu-carry/bench,
 #       run by bench.py
@@ -30,12 +33,14 @@ case "${1:-}" in
   --bwd) mode=bwd; shift ;;
   --bwd-wgmma) mode=bwd_wgmma; shift ;;
   --fp8) mode=fp8; shift ;;
+  --quantize) mode=quantize; shift ;;
 esac
 default_out=.gpu-carry/kernels
 [ "$mode" = bench ] && default_out=.gpu-carry/bench
 [ "$mode" = bwd ] && default_out=.gpu-carry/bwd
 [ "$mode" = bwd_wgmma ] && default_out=.gpu-carry/bwdw
 [ "$mode" = fp8 ] && default_out=.gpu-carry/fp8
+[ "$mode" = quantize ] && default_out=.gpu-carry/quant
 out=${1:-$default_out}
 chip=${2:-sm_90}
 compile=${FA_COMPILE:-build/bin/fa-compile}
@@ -243,6 +248,36 @@ bench_matrix() {
     done
   done
 }
+
+# name  dtype batch heads groups seq head_dim seed (- for no rotation)
+quantize_matrix() {
+  cat <<'MATRIX'
+quantize_d128_rot_bf16       bf16 2 16 16 1000 128 12345
+quantize_d128_gqa_rot_f16    f16  2 16 4  777  128 7
+quantize_d256_plain_bf16     bf16 1 8  8  4096 256 -
+quantize_d256_rot_bf16       bf16 1 8  2  333  256 99
+quantize_d64_rot_f16         f16  1 4  2  100  64  3
+quantize_bench_d128_n16k_rot bf16 1 16 16 16384 128 1
+quantize_bench_d256_n16k_rot bf16 1 16 16 16384 256 1
+MATRIX
+}
+
+if [ "$mode" = quantize ]; then
+  while read -r name dtype b h g n d seed; do
+    [[ "$name" =~ ${FA_MATRIX_MATCH:-.} ]] || continue
+    rotate=""
+    [ "$seed" != - ] && rotate=" rotate(seed = $seed)"
+    x="tensor<${b}x${h}x${n}x${d}x${dtype}>"
+    q="tensor<${b}x${h}x${n}x${d}xf8E4M3FN>"
+    s="tensor<${b}x${g}xf32>"
+    printf '%s\n' "func.func @$name(%x: $x) -> ($q, $s) {" \
+      "  %q, %s = fa.quantize %x$rotate : $x -> $q, $s" \
+      "  return %q, %s : $q, $s" "}" > "$out/$name.mlir"
+    "$compile" --chip="$chip" "$out/$name.mlir" -o "$out/$name"
+  done < <(quantize_matrix)
+  echo "make-kernels: $(ls "$out"/*.ptx | wc -l) kernels in $out"
+  exit 0
+fi
 
 while read -r name flags; do
   [ -z "$name" ] && continue

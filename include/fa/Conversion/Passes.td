@@ -121,6 +121,43 @@ def ConvertTiledAttentionGradToFAGPU
   ];
 }
 
+def ConvertQuantizeToGPU
+    : Pass<"fa-convert-quantize-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower fa.quantize to two GPU kernels (amax, then scale)";
+  let description = [{
+    Turns each function whose body is one `fa.quantize` of its argument
+    (static shapes, head dim 64 to 256 in steps of 64) into two `gpu.func`
+    kernels in a `gpu.module`, over the rows of the `[B, H, N, D]` input:
+    a warp takes a row, each lane D / 32 contiguous elements (one vector
+    load); the grid is (row blocks of 64, groups, batch), so that a thread
+    block's rows lie in one (batch, group) block.
+
+    - `NAME_amax(x, amax)`: each block's largest `|y|` into `amax`
+      (`[B, G]` i32, zeroed by the launcher): the bits of `|y|` (the sign
+      bit cleared; non-negative floats order as integers), their maximum
+      over the warp's rows and lanes, one `atomic_rmw maxs` per warp.
+    - `NAME(x, amax, output, descale)`: `output` (the e4m3 bytes) is
+      `cvt.rn.satfinite.e4m3x2` of `clamp(y * 448 / amax)` with `amax`
+      floored at 1e-12; `descale[b, g] = amax / 448`.
+
+    With `rotate(seed = s)`, `y = x diag(signs) Hd / sqrt(D)` is computed
+    as the Walsh-Hadamard butterfly on each lane's registers: the signs
+    flip the floats' sign bits (a constant mask per register, bit `lane`),
+    log2(D / 32) stages inside the lane, five across lanes by
+    `gpu.shuffle xor`; each kernel recomputes it. The signs and bounds are
+    the op's (`QuantizeOp::hadamardSign`, `kE4M3Max`, `kMinAmax`), the
+    ones `fa-decompose-quantize` uses. The host function is removed; the
+    kernels carry `fa.kind`, `fa.grid`, `fa.block` and `fa.shared_bytes`
+    for the launcher.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FinalizeNVVMKernels : Pass<"fa-finalize-nvvm-kernels",
                                "::mlir::gpu::GPUModuleOp"> {
   let summary = "Fix-ups on NVVM kernels before PTX generation";
