@@ -54,6 +54,37 @@ def hadamard_rotation(d, seed=1):
     return (signs[:, None] * h / d ** 0.5).float()
 
 
+def compiler_quantized_rmse(driver, quantize_dir, meta, x, t, ref, meta_path):
+    """RMSE of O with Q, K and V quantized from bf16 by the compiler's
+    fa.quantize kernels (Q and K rotated with one seed, V plain), or None
+    without those kernels. Leaves t's q, k, v as plain torch quantization."""
+    if not quantize_dir:
+        return None
+    d = int(meta["head_dim"])
+    kernels = {}
+    for kind in ("rot", "plain"):
+        path = os.path.join(quantize_dir, f"quantize_fp8acc_d{d}_{kind}.meta")
+        if not os.path.exists(path):
+            return None
+        qmeta = read_meta(path)
+        if [int(qmeta[k]) for k in ("batch", "heads", "seq")] != list(x["k"].shape[:3]):
+            return None
+        kernels[kind] = (path, qmeta)
+    saved = {n: t[n].clone() for n in ("q", "k", "v", "q_descale", "k_descale", "v_descale")}
+    for name, kind in (("q", "rot"), ("k", "rot"), ("v", "plain")):
+        path, qmeta = kernels[kind]
+        io = {"x": x[name].to(torch.bfloat16).contiguous(), "out": t[name].view(torch.uint8),
+              "descale": t[name + "_descale"]}
+        kernel_launcher(driver, path, qmeta, io)()
+    t["o"].fill_(float("nan"))
+    kernel_launcher(driver, meta_path, meta, t)()
+    torch.cuda.synchronize()
+    rmse = float((t["o"].double() - ref).pow(2).mean().sqrt())
+    for n, v in saved.items():
+        t[n].copy_(v)
+    return rmse
+
+
 def reference(q, k, v, meta):
     hq, hkv = q.shape[1], k.shape[1]
     k = k.repeat_interleave(hq // hkv, 1)
@@ -70,6 +101,9 @@ def reference(q, k, v, meta):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("kernel_dir")
+    parser.add_argument("--quantize-dir", help="the compiler's quantization kernels "
+                        "(make-kernels.sh --quantize: quantize_fp8acc_*): the accuracy test "
+                        "again on Q, K, V quantized by them from bf16, Q and K rotated")
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "fp8-bench.json"))
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -89,7 +123,7 @@ def main():
         t["o"] = torch.full((b, hq, nq, dv), float("nan"), device="cuda", dtype=out_dtype)
         t["lse"] = torch.full((b, hq, nq), float("nan"), device="cuda")
         run = kernel_launcher(driver, meta_path, meta, t)
-        rmse = rmse_rotated = rmse_bf16 = None
+        rmse = rmse_rotated = rmse_bf16 = rmse_compiler = None
         if nq <= 2048:
             ref = reference(*(x[n].double() for n in ("q", "k", "v")), meta)
             # The same kernel on Q and K rotated before quantization.
@@ -107,6 +141,8 @@ def main():
             t["o"].fill_(float("nan"))
             bf16 = reference(*(x[n].bfloat16().float() for n in ("q", "k", "v")), meta)
             rmse_bf16 = float((bf16.bfloat16().double() - ref).pow(2).mean().sqrt())
+            rmse_compiler = compiler_quantized_rmse(driver, args.quantize_dir, meta, x, t, ref,
+                                                    meta_path)
         run()
         torch.cuda.synchronize()
         finite = bool(torch.isfinite(t["o"]).all())
@@ -130,12 +166,14 @@ def main():
         failed |= not finite
         row = dict(name=name, finite=finite, ms=ms, tflops=ours, cudnn_bf16_tflops=cudnn,
                    rmse_vs_unquantized=rmse, rmse_rotated=rmse_rotated,
-                   rmse_bf16_inputs=rmse_bf16, rel_l2_vs_dequantized=rel)
+                   rmse_bf16_inputs=rmse_bf16, rel_l2_vs_dequantized=rel,
+                   rmse_compiler_quantized_rotated=rmse_compiler)
         rows.append(row)
         print(f"{name:34s} {'ok ' if finite else 'NaN'} {ours:7.1f} TFLOP/s  "
               f"cuDNN bf16 {cudnn:6.1f}  x{ours / cudnn:.2f}"
               + (f"  rmse {rmse:.2e} rotated {rmse_rotated:.2e} (bf16 inputs {rmse_bf16:.2e}; "
                  f"vs fp64 of unquantized)  rel {rel:.2e} (vs dequantized)"
+                 + (f"  compiler-quantized rotated {rmse_compiler:.2e}" if rmse_compiler else "")
                  if rmse is not None else ""), flush=True)
     json.dump(rows, open(args.json, "w"), indent=1)
     sys.exit(1 if failed or not rows else 0)

@@ -249,7 +249,8 @@ bench_matrix() {
   done
 }
 
-# name  dtype batch heads groups seq head_dim seed (- for no rotation)
+# name  dtype batch heads groups seq head_dim seed (- for no rotation);
+# quantize_fp8acc_*: Q/K (rotated) and V of fp8-bench.py's accuracy shapes.
 quantize_matrix() {
   cat <<'MATRIX'
 quantize_d128_rot_bf16       bf16 2 16 16 1000 128 12345
@@ -259,6 +260,10 @@ quantize_d256_rot_bf16       bf16 1 8  2  333  256 99
 quantize_d64_rot_f16         f16  1 4  2  100  64  3
 quantize_bench_d128_n16k_rot bf16 1 16 16 16384 128 1
 quantize_bench_d256_n16k_rot bf16 1 16 16 16384 256 1
+quantize_fp8acc_d128_rot     bf16 8 16 16 2048 128 2026
+quantize_fp8acc_d128_plain   bf16 8 16 16 2048 128 -
+quantize_fp8acc_d256_rot     bf16 8 8  8  2048 256 2026
+quantize_fp8acc_d256_plain   bf16 8 8  8  2048 256 -
 MATRIX
 }
 
