@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 8
+#define FA_CAPI_VERSION 9
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -74,6 +74,11 @@ typedef enum faDType FA_ENUM_INT {
 typedef enum faDirection FA_ENUM_INT {
   FA_FORWARD = 0,
   FA_BACKWARD = 1, /**< the backward kernel set (pre, main, post kernels) */
+  /** Not an attention: fa.quantize of a [batch, heads_q, seq_q, head_dim]
+   *  bf16 or f16 tensor to e4m3 with one descale per (batch, group of
+   *  heads_q / heads_kv heads), rotated first with `rotate` (launch with
+   *  faQuantize). API version 9. */
+  FA_QUANTIZE = 2,
 } faDirection;
 
 typedef struct faContext_ *faContext;
@@ -112,6 +117,12 @@ typedef struct faConfig {
   /** With FA_DTYPE_E4M3: o's faDType, FA_DTYPE_BF16 (the default) or
    *  FA_DTYPE_F16; ignored otherwise. API version 8. */
   int32_t out_dtype;
+  /** FA_QUANTIZE: 1 rotates the rows by the Hadamard rotation of seed
+   *  `rotation_seed` before quantizing (FlashAttention 3's incoherent
+   *  processing: Q and K rotated with one seed keep Q Kᵀ); 0 does not.
+   *  Ignored otherwise. API version 9. */
+  int32_t rotate;
+  int64_t rotation_seed;
 } faConfig;
 
 /** Element strides of the forward's tensors (q,k,v,o [B,H,N,D], lse [B,H,N]).
@@ -255,6 +266,22 @@ FA_CAPI_EXPORT faStatus faAttentionForwardFP8(
     uint64_t k, uint64_t v, uint64_t o, uint64_t lse, uint64_t q_descale,
     uint64_t k_descale, uint64_t v_descale, const faForwardStrides *strides,
     uint64_t stream);
+
+/** Bytes of device workspace faQuantize() needs (4 per (batch, group));
+ *  fails for an attention kernel. API version 9. */
+FA_CAPI_EXPORT faStatus faQuantizeWorkspaceBytes(faKernel kernel,
+                                                 uint64_t *bytes);
+
+/** Runs a quantization kernel (FA_QUANTIZE) on `stream`: x dense [batch,
+ *  heads_q, seq_q, head_dim] of the config's dtype to out (the same shape,
+ *  one e4m3 byte each) and descale (f32 [batch, heads_kv]: amax / 448 of
+ *  each (batch, group) block, amax of the rotated values with `rotate`),
+ *  what faAttentionForwardFP8 takes. x and out 16-byte aligned;
+ *  `workspace` faQuantizeWorkspaceBytes() bytes, 4-byte aligned, zeroed by
+ *  the call. API version 9. */
+FA_CAPI_EXPORT faStatus faQuantize(faKernel kernel, uint64_t x, uint64_t out,
+                                   uint64_t descale, uint64_t workspace,
+                                   uint64_t stream);
 
 /** Validates, then launches the backward's three kernels on `stream`.
  *  `workspace`: faBackwardWorkspaceBytes() bytes, 256-byte aligned. */

@@ -40,14 +40,54 @@ faStatus classify(const std::string &message) {
   return FA_ERROR_COMPILE;
 }
 
+/// FA_QUANTIZE: the quantization's fields of `c` (dtype, batch, heads_q,
+/// heads_kv as the groups, seq_q, head_dim, rotate, rotation_seed, chip).
+faStatus toQuantizeConfig(const faConfig *c, mlir::fa::AttentionConfig &out) {
+  if (c->dtype != FA_DTYPE_BF16 && c->dtype != FA_DTYPE_F16)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "FA_QUANTIZE quantizes FA_DTYPE_BF16 (0) or FA_DTYPE_F16 (1) "
+                "tensors, got dtype " +
+                    std::to_string(c->dtype));
+  const std::pair<const char *, int64_t> sizes[] = {
+      {"batch", c->batch},
+      {"heads_q", c->heads_q},
+      {"heads_kv", c->heads_kv},
+      {"seq_q", c->seq_q},
+      {"head_dim", c->head_dim}};
+  for (auto [name, value] : sizes)
+    if (value <= 0)
+      return fail(FA_ERROR_INVALID_ARGUMENT, std::string(name) +
+                                                 " must be positive, got " +
+                                                 std::to_string(value));
+  if (c->rotate != 0 && c->rotate != 1)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "rotate must be 0 or 1, got " + std::to_string(c->rotate));
+  out.quantize = true;
+  out.dtype = c->dtype == FA_DTYPE_F16 ? "f16" : "bf16";
+  out.batch = c->batch;
+  out.headsQ = c->heads_q;
+  out.headsKV = c->heads_kv;
+  out.seqQ = out.seqKV = c->seq_q;
+  out.headDim = out.headDimV = c->head_dim;
+  if (c->rotate == 1)
+    out.rotationSeed = c->rotation_seed;
+  out.chip = c->chip ? c->chip : "";
+  out.entry = "fa_quantize";
+  return FA_SUCCESS;
+}
+
 faStatus toAttentionConfig(const faConfig *c, faDirection direction,
                            mlir::fa::AttentionConfig &out) {
   if (!c)
     return fail(FA_ERROR_INVALID_ARGUMENT, "config is NULL");
-  if (direction != FA_FORWARD && direction != FA_BACKWARD)
+  if (direction != FA_FORWARD && direction != FA_BACKWARD &&
+      direction != FA_QUANTIZE)
     return fail(FA_ERROR_INVALID_ARGUMENT,
-                "direction must be FA_FORWARD (0) or FA_BACKWARD (1), got " +
+                "direction must be FA_FORWARD (0), FA_BACKWARD (1) or "
+                "FA_QUANTIZE (2), got " +
                     std::to_string(int(direction)));
+  if (direction == FA_QUANTIZE)
+    return toQuantizeConfig(c, out);
   switch (c->dtype) {
   case FA_DTYPE_BF16:
     out.dtype = "bf16";
@@ -140,6 +180,17 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
   out.backward = direction == FA_BACKWARD;
   out.entry = out.backward ? "fa_bwd" : "fa_fwd"; // fa-compile's names
   return FA_SUCCESS;
+}
+
+/// The JIT's build (cache or compiler) of `direction`'s kernel.
+rt::StatusOr<jit::JitArtifact>
+buildKernelOf(faDirection direction, const mlir::fa::AttentionConfig &c,
+              rt::KernelCache &cache, const jit::JitOptions &options) {
+  if (direction == FA_BACKWARD)
+    return jit::buildBackwardKernel(c, cache, options);
+  if (direction == FA_QUANTIZE)
+    return jit::buildQuantizeKernel(c, cache, options);
+  return jit::buildForwardKernel(c, cache, options);
 }
 
 /// Compiles `config` to PTX (no driver): the metadata text, or an error.
@@ -268,14 +319,14 @@ faStatus faCompile(faContext context, const faConfig *config,
   c.backward = false; // getBackwardKernel sets it itself.
   auto got = direction == FA_BACKWARD
                  ? jit::getBackwardKernel(c, *context->cache, options)
+             : direction == FA_QUANTIZE
+                 ? jit::getQuantizeKernel(c, *context->cache, options)
                  : jit::getForwardKernel(c, *context->cache, options);
   if (!got.ok())
     return fail(context, classify(got.status().message()),
                 got.status().message());
   // The metadata text: the same build again is a memory hit of the cache.
-  auto artifact = direction == FA_BACKWARD
-                      ? jit::buildBackwardKernel(c, *context->cache, options)
-                      : jit::buildForwardKernel(c, *context->cache, options);
+  auto artifact = buildKernelOf(direction, c, *context->cache, options);
   setWarning(context, got->warning);
   auto *k = new faKernel_(std::move(got->kernel));
   k->direction = direction;
@@ -329,9 +380,7 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   jit::JitOptions options;
   options.chip = c.chip.empty() ? "sm_90" : c.chip;
   c.backward = false; // buildBackwardKernel sets it itself.
-  auto built = direction == FA_BACKWARD
-                   ? jit::buildBackwardKernel(c, *context->cache, options)
-                   : jit::buildForwardKernel(c, *context->cache, options);
+  auto built = buildKernelOf(direction, c, *context->cache, options);
   if (!built.ok())
     return fail(context, classify(built.status().message()),
                 built.status().message());

@@ -97,9 +97,7 @@ faKernel_ *kernelOfKind(faKernel kernel, rt::KernelKind kind,
   if (k->kernel.metadata().kind != kind) {
     status =
         fail(k, FA_ERROR_INVALID_ARGUMENT,
-             std::string(fn) + ": not a " +
-                 (kind == rt::KernelKind::Forward ? "forward" : "backward") +
-                 " kernel");
+             std::string(fn) + ": not a " + rt::toString(kind) + " kernel");
     return nullptr;
   }
   return k;

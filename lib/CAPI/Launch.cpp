@@ -8,6 +8,7 @@
 #include "Handles.h"
 
 #include "fa/Runtime/Attention.h"
+#include "fa/Runtime/Quantize.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -398,6 +399,32 @@ faStatus faAttentionBackwardCall(faKernel kernel, const faBackwardCall *c,
                          c->cu_seqlens_k,
                          c->workspace},
                         strides, stream);
+}
+
+faStatus faQuantizeWorkspaceBytes(faKernel kernel, uint64_t *bytes) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k = kernelOfKind(kernel, rt::KernelKind::Quantize,
+                              "faQuantizeWorkspaceBytes", status);
+  if (!k)
+    return status;
+  if (!bytes)
+    return fail(k, FA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  *bytes = rt::quantizeWorkspaceBytes(k->kernel.metadata());
+  return ok();
+}
+
+faStatus faQuantize(faKernel kernel, uint64_t x, uint64_t out,
+                    uint64_t descale, uint64_t workspace, uint64_t stream) {
+  faStatus status = FA_SUCCESS;
+  faKernel_ *k =
+      kernelOfKind(kernel, rt::KernelKind::Quantize, "faQuantize", status);
+  if (!k)
+    return status;
+  rt::Status s = rt::quantize(k->kernel, {x, out, descale}, workspace,
+                              reinterpret_cast<CUstream>(stream));
+  if (!s.ok())
+    return fail(k, FA_ERROR_LAUNCH, s.message());
+  return ok();
 }
 
 } // extern "C"

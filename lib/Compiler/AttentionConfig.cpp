@@ -348,6 +348,14 @@ int64_t AttentionConfig::effectivePersistentBlocks() const {
 }
 
 std::string AttentionConfig::key() const {
+  // A quantization: what its kernels depend on, nothing of an attention's.
+  if (quantize)
+    return llvm::formatv("{0}:quantize:b{1}:h{2}/{3}:n{4}:d{5}:rot{6}:{7}{8}:"
+                         "{9}",
+                         dtype, batch, headsQ, headsKV, seqQ, headDim,
+                         rotationSeed ? std::to_string(*rotationSeed) : "none",
+                         chip, features, entry)
+        .str();
   return llvm::formatv(
              "{19}:{0}:b{1}:h{2}/{3}:n{4}/{5}:d{6}/"
              "{7}:s{8}:c{9}:w{10},{11}:cap{12}:"
@@ -379,6 +387,22 @@ std::string AttentionConfig::key() const {
 }
 
 std::string mlir::fa::configToMLIR(const AttentionConfig &c) {
+  if (c.quantize) {
+    std::string x = llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", c.batch,
+                                  c.headsQ, c.seqQ, c.headDim, c.dtype);
+    std::string q = llvm::formatv("tensor<{0}x{1}x{2}x{3}xf8E4M3FN>", c.batch,
+                                  c.headsQ, c.seqQ, c.headDim);
+    std::string d =
+        llvm::formatv("tensor<{0}x{1}xf32>", c.batch, c.headsKV).str();
+    std::string rotate =
+        c.rotationSeed
+            ? llvm::formatv(" rotate(seed = {0})", *c.rotationSeed).str()
+            : "";
+    return llvm::formatv("func.func @{0}(%x: {1}) -> ({2}, {3}) {{\n"
+                         "  %q, %d = fa.quantize %x{4} : {1} -> {2}, {3}\n"
+                         "  return %q, %d : {2}, {3}\n}\n",
+                         c.entry, x, q, d, rotate);
+  }
   // Runtime shapes: `?` for the batch and the sequence lengths; packed
   // sequences: batch 1, `?` rows.
   bool dynamic = c.runtimeShapes || c.varlen;

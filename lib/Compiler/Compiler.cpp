@@ -631,6 +631,27 @@ llvm::Expected<CompiledKernel>
 mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
   // Packed sequences have the call's lengths.
   AttentionConfig config = asked;
+  if (config.quantize) {
+    if (config.dtype != "bf16" && config.dtype != "f16")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "unsupported dtype '%s' to quantize: bf16 or f16",
+          config.dtype.c_str());
+    for (int64_t dim : {config.batch, config.headsQ, config.headsKV,
+                        config.seqQ, config.headDim})
+      if (dim <= 0)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "every dimension must be positive (batch, heads, groups, "
+            "sequence length, head dim)");
+    if (!isValidEntryName(config.entry))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "invalid kernel name '%s': expected an identifier "
+          "([A-Za-z_][A-Za-z0-9_]*)",
+          config.entry.c_str());
+    return compileSource(configToMLIR(config), "<config>", config, emit);
+  }
   config.runtimeShapes |= config.varlen;
   if (config.dtype != "bf16" && config.dtype != "f16" && !config.isFP8())
     return llvm::createStringError(

@@ -106,14 +106,51 @@ CacheKey jit::forwardCacheKey(const AttentionConfig &config,
                   mlir::fa::compilerVersion(), chip};
 }
 
+namespace {
+
+/// metadataMismatch() of a quantization: its keys against the config's.
+std::string quantizeMismatch(const KernelMetadata &m,
+                             const AttentionConfig &config) {
+  if (m.pre.entry != config.entry + "_amax")
+    return differs("pre_entry", m.pre.entry, config.entry + "_amax");
+  if (m.chip != config.chip)
+    return differs("chip", m.chip, config.chip);
+  if (toString(m.dtype) != config.dtype)
+    return differs<std::string>("dtype", toString(m.dtype), config.dtype);
+  const std::pair<const char *, std::pair<int64_t, int64_t>> sizes[] = {
+      {"batch", {m.batch, config.batch}},
+      {"heads", {m.headsQ, config.headsQ}},
+      {"groups", {m.headsKV, config.headsKV}},
+      {"seq", {m.seqQ, config.seqQ}},
+      {"head_dim", {m.headDim, config.headDim}},
+  };
+  for (const auto &[field, values] : sizes)
+    if (values.first != values.second)
+      return differs(field, values.first, values.second);
+  if (m.rotated != config.rotationSeed.has_value())
+    return differs("rotated", int(m.rotated),
+                   int(config.rotationSeed.has_value()));
+  if (m.rotated && m.rotationSeed != *config.rotationSeed)
+    return differs("rotation_seed", m.rotationSeed, *config.rotationSeed);
+  if (m.compiler != mlir::fa::compilerVersion())
+    return differs<std::string>("compiler", m.compiler,
+                                mlir::fa::compilerVersion());
+  return "";
+}
+
+} // namespace
+
 std::string jit::metadataMismatch(const KernelMetadata &m,
                                   const AttentionConfig &config) {
-  KernelKind kind =
-      config.backward ? KernelKind::Backward : KernelKind::Forward;
+  KernelKind kind = config.quantize   ? KernelKind::Quantize
+                    : config.backward ? KernelKind::Backward
+                                      : KernelKind::Forward;
   if (m.kind != kind)
     return differs<std::string>("kind", toString(m.kind), toString(kind));
   if (m.entry != config.entry)
     return differs("entry", m.entry, config.entry);
+  if (kind == KernelKind::Quantize)
+    return quantizeMismatch(m, config);
   if (kind == KernelKind::Backward) {
     if (m.pre.entry != config.entry + "_pre")
       return differs("pre_entry", m.pre.entry, config.entry + "_pre");
@@ -247,7 +284,17 @@ StatusOr<JitKernel> getKernel(const AttentionConfig &config, KernelKind kind,
   return JitKernel{std::move(*kernel), a.outcome, a.compiled, a.warning};
 }
 
+Status attentionOnly(const AttentionConfig &config, const char *function) {
+  if (!config.quantize)
+    return Status::success();
+  return Status::error(std::string(function) +
+                       " compiles attention kernels; the config asks for a "
+                       "quantization (use buildQuantizeKernel / "
+                       "getQuantizeKernel)");
+}
+
 Status forwardOnly(const AttentionConfig &config, const char *function) {
+  FA_RT_RETURN_IF_ERROR(attentionOnly(config, function));
   if (!config.backward)
     return Status::success();
   return Status::error(std::string(function) +
@@ -259,6 +306,14 @@ Status forwardOnly(const AttentionConfig &config, const char *function) {
 AttentionConfig asBackward(AttentionConfig config) {
   config.backward = true;
   return config;
+}
+
+Status quantizeOnly(const AttentionConfig &config, const char *function) {
+  if (config.quantize)
+    return Status::success();
+  return Status::error(std::string(function) +
+                       " compiles quantizations; the config is an "
+                       "attention's (config.quantize is not set)");
 }
 
 } // namespace
@@ -279,8 +334,24 @@ StatusOr<jit::JitKernel> jit::getForwardKernel(const AttentionConfig &config,
 }
 
 StatusOr<jit::JitArtifact>
+jit::buildQuantizeKernel(const AttentionConfig &config, KernelCache &cache,
+                         const JitOptions &options, Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(quantizeOnly(config, "buildQuantizeKernel"));
+  return buildKernel(config, KernelKind::Quantize, cache, options, driver);
+}
+
+StatusOr<jit::JitKernel> jit::getQuantizeKernel(const AttentionConfig &config,
+                                                KernelCache &cache,
+                                                const JitOptions &options,
+                                                Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(quantizeOnly(config, "getQuantizeKernel"));
+  return getKernel(config, KernelKind::Quantize, cache, options, driver);
+}
+
+StatusOr<jit::JitArtifact>
 jit::buildBackwardKernel(const AttentionConfig &config, KernelCache &cache,
                          const JitOptions &options, Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(attentionOnly(config, "buildBackwardKernel"));
   return buildKernel(asBackward(config), KernelKind::Backward, cache, options,
                      driver);
 }
@@ -289,6 +360,7 @@ StatusOr<jit::JitKernel> jit::getBackwardKernel(const AttentionConfig &config,
                                                 KernelCache &cache,
                                                 const JitOptions &options,
                                                 Driver &driver) {
+  FA_RT_RETURN_IF_ERROR(attentionOnly(config, "getBackwardKernel"));
   return getKernel(asBackward(config), KernelKind::Backward, cache, options,
                    driver);
 }

@@ -449,7 +449,8 @@ StatusOr<TensorMapEncodeFn> encoderFor(const Kernel &kernel) {
   return tensorMapEncoder(*kernel.driver());
 }
 
-/// Launches one kernel of a set with `params` (one per `launch.args` name).
+} // namespace
+
 Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
                  KernelParams &params, CUstream stream) {
   Driver &driver = *kernel.driver();
@@ -461,8 +462,6 @@ Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
              "cuLaunchKernel")
       .withContext("launching '" + launch.entry + "'");
 }
-
-} // namespace
 
 StatusOr<KernelParams> forwardKernelParams(const KernelMetadata &m,
                                            const AttentionArgs &args,

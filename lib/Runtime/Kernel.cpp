@@ -215,12 +215,12 @@ StatusOr<Kernel> Kernel::fromModule(Module module,
   Kernel kernel;
   FA_RT_RETURN_IF_ERROR(
       prepareFunction(module, metadata.mainLaunch(), kernel.function_));
-  if (metadata.kind == KernelKind::Backward) {
+  if (metadata.kind != KernelKind::Forward)
     FA_RT_RETURN_IF_ERROR(
         prepareFunction(module, metadata.pre, kernel.preFunction_));
+  if (metadata.kind == KernelKind::Backward)
     FA_RT_RETURN_IF_ERROR(
         prepareFunction(module, metadata.post, kernel.postFunction_));
-  }
   kernel.metadata_ = metadata;
   kernel.module_ = std::move(module);
   return kernel;

@@ -23,7 +23,15 @@ namespace fa::rt {
 using namespace detail;
 
 const char *toString(KernelKind kind) {
-  return kind == KernelKind::Forward ? "forward" : "backward";
+  switch (kind) {
+  case KernelKind::Forward:
+    return "forward";
+  case KernelKind::Backward:
+    return "backward";
+  case KernelKind::Quantize:
+    return "quantize";
+  }
+  return "?";
 }
 
 const char *toString(DType dtype) {
@@ -76,6 +84,8 @@ LaunchSpec KernelMetadata::mainLaunch() const {
 std::vector<LaunchSpec> KernelMetadata::launches() const {
   if (kind == KernelKind::Forward)
     return {mainLaunch()};
+  if (kind == KernelKind::Quantize)
+    return {pre, mainLaunch()};
   return {pre, mainLaunch(), post};
 }
 
@@ -96,7 +106,8 @@ enum class KeyType {
   SharedBytes,
   Args,
   TensorMaps,
-  Text
+  Text,
+  Seed
 };
 
 struct KeySpec {
@@ -135,6 +146,11 @@ const KeySpec kKeys[] = {
     {"args", KeyType::Args, true},
     {"compiler", KeyType::Text, false},
     {"tensor_maps", KeyType::TensorMaps, false},
+    // A quantization's (kind = quantize), checked by finishQuantize.
+    {"heads", KeyType::PositiveInt, false},
+    {"groups", KeyType::PositiveInt, false},
+    {"seq", KeyType::PositiveInt, false},
+    {"rotation_seed", KeyType::Seed, false},
     // Backward only: required for kind = backward, rejected for forward.
     {"pre_entry", KeyType::Entry, false},
     {"pre_grid", KeyType::Dim3, false},
@@ -201,11 +217,11 @@ const KeySpec *findKey(std::string_view name) {
 int64_t *intField(KernelMetadata &m, std::string_view key) {
   if (key == "batch")
     return &m.batch;
-  if (key == "heads_q")
+  if (key == "heads_q" || key == "heads")
     return &m.headsQ;
-  if (key == "heads_kv")
+  if (key == "heads_kv" || key == "groups")
     return &m.headsKV;
-  if (key == "seq_q")
+  if (key == "seq_q" || key == "seq")
     return &m.seqQ;
   if (key == "seq_kv")
     return &m.seqKV;
@@ -241,8 +257,10 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
       m.kind = KernelKind::Forward;
     else if (value == "backward")
       m.kind = KernelKind::Backward;
+    else if (value == "quantize")
+      m.kind = KernelKind::Quantize;
     else
-      return bad("'forward' or 'backward'");
+      return bad("'forward', 'backward' or 'quantize'");
     return "";
   case KeyType::Text:
     if (value.empty())
@@ -372,6 +390,11 @@ std::string parseValue(const KeySpec &spec, std::string_view value,
   }
   case KeyType::TensorMaps:
     return parseTensorMaps(value, m.tensorMaps);
+  case KeyType::Seed:
+    if (!parseInt(value, m.rotationSeed))
+      return bad("an integer");
+    m.rotated = true;
+    return "";
   }
   return "internal error";
 }
@@ -412,6 +435,69 @@ std::string callParameterNames(const KernelMetadata &m) {
   return std::string(m.varlen ? ", cu_seqlens_q, cu_seqlens_k" : "") +
          (m.runtimeShapes ? ", batch, seq_q, seq_kv" : "") +
          (m.varlen ? ", seq_offsets" : "");
+}
+
+} // namespace
+
+namespace {
+
+/// The keys of a quantization (kind = quantize) and whether each is
+/// required.
+const std::pair<const char *, bool> kQuantizeKeys[] = {
+    {"kind", true},           {"entry", true},     {"chip", true},
+    {"dtype", true},          {"batch", true},     {"heads", true},
+    {"groups", true},         {"seq", true},       {"head_dim", true},
+    {"rotation_seed", false}, {"grid", true},      {"block", true},
+    {"shared_bytes", true},   {"args", true},      {"pre_entry", true},
+    {"pre_grid", true},       {"pre_block", true}, {"pre_shared_bytes", true},
+    {"pre_args", true},       {"compiler", false}};
+
+/// kind = quantize: its keys and only those, consistent with each other.
+Status finishQuantize(KernelMetadata &m,
+                      const std::map<std::string, int> &seenOnLine) {
+  auto at = [&](const char *key) {
+    auto it = seenOnLine.find(key);
+    return " (line " + std::to_string(it->second) + ")";
+  };
+  for (const auto &[key, line] : seenOnLine)
+    if (std::none_of(std::begin(kQuantizeKeys), std::end(kQuantizeKeys),
+                     [&](const auto &k) { return key == k.first; }))
+      return Status::error("line " + std::to_string(line) + ": key '" + key +
+                           "' is not a quantization's (kind = quantize" +
+                           at("kind") + ")");
+  std::string missing;
+  for (const auto &[key, required] : kQuantizeKeys)
+    if (required && !seenOnLine.count(key))
+      missing += (missing.empty() ? "" : ", ") + std::string(key);
+  if (!missing.empty())
+    return Status::error(
+        "missing required key" +
+        std::string(missing.find(',') == std::string::npos ? "" : "s") +
+        " for a quantization (kind = quantize" + at("kind") + "): " + missing);
+  if (m.isFP8())
+    return Status::error("dtype" + at("dtype") +
+                         ": a quantization's input is bf16 or f16");
+  if (m.headsQ % m.headsKV != 0)
+    return Status::error("heads = " + std::to_string(m.headsQ) + at("heads") +
+                         " is not a multiple of groups = " +
+                         std::to_string(m.headsKV) + at("groups"));
+  if (m.args != std::vector<std::string>{"x", "amax", "out", "descale"})
+    return Status::error("args" + at("args") +
+                         ": a quantization's scale kernel takes "
+                         "x,amax,out,descale");
+  if (m.pre.args != std::vector<std::string>{"x", "amax"})
+    return Status::error("pre_args" + at("pre_args") +
+                         ": a quantization's amax kernel takes x,amax");
+  if (m.pre.entry == m.entry)
+    return Status::error("entry" + at("entry") + " and pre_entry" +
+                         at("pre_entry") + " must name two kernels");
+  if (m.chipVersion() < 89)
+    return Status::error("chip" + at("chip") +
+                         ": e4m3 conversion needs sm_89 or later");
+  m.seqKV = m.seqQ;
+  m.headDimV = m.headDim;
+  m.outDtype = m.dtype;
+  return Status::success();
 }
 
 } // namespace
@@ -458,6 +544,17 @@ Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
       return Status::error(where + problem);
   }
 
+  if (m.kind == KernelKind::Quantize) {
+    FA_RT_RETURN_IF_ERROR(finishQuantize(m, seenOnLine));
+    out = std::move(m);
+    return Status::success();
+  }
+  for (const char *key : {"heads", "groups", "seq", "rotation_seed"})
+    if (seenOnLine.count(key))
+      return Status::error("line " + std::to_string(seenOnLine[key]) +
+                           ": key '" + key +
+                           "' is a quantization's (kind = quantize), not an "
+                           "attention kernel's");
   std::string missing;
   for (const KeySpec &spec : kKeys)
     if (spec.required && !seenOnLine.count(spec.name) &&

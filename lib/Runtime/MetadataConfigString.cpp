@@ -24,31 +24,44 @@ std::string KernelMetadata::configString() const {
   };
   add("kind", toString(kind));
   add("entry", entry);
-  add("chip", chip);
-  add("dtype", toString(dtype));
-  add("batch", std::to_string(batch));
-  add("heads_q", std::to_string(headsQ));
-  add("heads_kv", std::to_string(headsKV));
-  add("seq_q", std::to_string(seqQ));
-  add("seq_kv", std::to_string(seqKV));
-  add("head_dim", std::to_string(headDim));
-  add("head_dim_v", std::to_string(headDimV));
-  add("scale", detail::formatShortest(scale));
-  add("causal", causal ? "1" : "0");
-  add("window_left", std::to_string(windowLeft));
-  add("window_right", std::to_string(windowRight));
-  add("softcap", detail::formatShortest(softcap));
-  add("block_q", std::to_string(blockQ));
-  add("block_kv", std::to_string(blockKV));
-  add("rows_per_warp", std::to_string(rowsPerWarp));
-  // Only when set, so that the other kernels' strings (and cache keys) stay
-  // as they were.
-  if (runtimeShapes)
-    add("runtime_shapes", "1");
-  if (deterministic)
-    add("deterministic", "1");
-  if (varlen)
-    add("varlen", "1");
+  // A quantization: its own keys (fa/Runtime/Metadata.h).
+  if (kind == KernelKind::Quantize) {
+    add("chip", chip);
+    add("dtype", toString(dtype));
+    add("batch", std::to_string(batch));
+    add("heads", std::to_string(headsQ));
+    add("groups", std::to_string(headsKV));
+    add("seq", std::to_string(seqQ));
+    add("head_dim", std::to_string(headDim));
+    if (rotated)
+      add("rotation_seed", std::to_string(rotationSeed));
+  } else {
+    add("chip", chip);
+    add("dtype", toString(dtype));
+    add("batch", std::to_string(batch));
+    add("heads_q", std::to_string(headsQ));
+    add("heads_kv", std::to_string(headsKV));
+    add("seq_q", std::to_string(seqQ));
+    add("seq_kv", std::to_string(seqKV));
+    add("head_dim", std::to_string(headDim));
+    add("head_dim_v", std::to_string(headDimV));
+    add("scale", detail::formatShortest(scale));
+    add("causal", causal ? "1" : "0");
+    add("window_left", std::to_string(windowLeft));
+    add("window_right", std::to_string(windowRight));
+    add("softcap", detail::formatShortest(softcap));
+    add("block_q", std::to_string(blockQ));
+    add("block_kv", std::to_string(blockKV));
+    add("rows_per_warp", std::to_string(rowsPerWarp));
+    // Only when set, so that the other kernels' strings (and cache keys)
+    // stay as they were.
+    if (runtimeShapes)
+      add("runtime_shapes", "1");
+    if (deterministic)
+      add("deterministic", "1");
+    if (varlen)
+      add("varlen", "1");
+  }
   add("grid", dim(grid));
   add("block", dim(block));
   add("shared_bytes", std::to_string(sharedBytes));
@@ -66,10 +79,12 @@ std::string KernelMetadata::configString() const {
   }
   if (!compiler.empty())
     add("compiler", compiler);
-  if (kind == KernelKind::Backward) {
+  if (kind != KernelKind::Forward) {
     for (const auto &[prefix, l] :
          {std::make_pair(std::string("pre_"), &pre),
           std::make_pair(std::string("post_"), &post)}) {
+      if (prefix == "post_" && kind == KernelKind::Quantize)
+        continue;
       std::string list;
       for (const std::string &a : l->args)
         list += (list.empty() ? "" : ",") + a;

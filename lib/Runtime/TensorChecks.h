@@ -1,7 +1,8 @@
 //===- TensorChecks.h - A launch's tensors checked one by one ---*- C++ -*-===//
 //
-// Internal to the runtime: the views validateAttentionForward/Backward build
-// of their tensors and the checks each goes through.
+// Internal to the runtime: the views validateAttentionForward/Backward (and
+// validateQuantize) build of their tensors, the checks each goes through,
+// and the launch of one kernel of a set.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,10 @@ TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
 /// An FP8 descale: f32 [b, h_kv], dense (4-byte aligned).
 TensorView descaleView(const char *name, CUdeviceptr ptr, int64_t b,
                        int64_t hkv, bool required);
+
+/// Launches one kernel of a set with `params` (one per `launch.args` name).
+Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
+                 KernelParams &params, CUstream stream);
 
 } // namespace fa::rt
 

@@ -87,3 +87,11 @@ func.func @more(%x: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf8E4M3FN> {
   %e = arith.constant 0 : index
   return %q : tensor<1x2x64x64xf8E4M3FN>
 }
+
+// -----
+
+func.func @huge(%x: tensor<1x2x1073741824x64xf16>) -> (tensor<1x2x1073741824x64xf8E4M3FN>, tensor<1x2xf32>) {
+  // expected-error @+1 {{the GPU quantization takes at most 2^31 - 1 elements}}
+  %q, %d = fa.quantize %x : tensor<1x2x1073741824x64xf16> -> tensor<1x2x1073741824x64xf8E4M3FN>, tensor<1x2xf32>
+  return %q, %d : tensor<1x2x1073741824x64xf8E4M3FN>, tensor<1x2xf32>
+}

@@ -27,6 +27,12 @@ namespace fa {
 /// compile it.
 struct AttentionConfig {
   bool backward = false;
+  /// Not an attention: fa.quantize of a [batch, headsQ, seqQ, headDim]
+  /// tensor of `dtype` (bf16 or f16) to e4m3 with one descale per
+  /// (batch, group of headsQ / headsKV heads), rotated first if
+  /// rotationSeed is set (fa-convert-quantize-to-gpu's two kernels).
+  bool quantize = false;
+  std::optional<int64_t> rotationSeed;
   std::string dtype = "bf16"; ///< bf16 | f16 | e4m3 (FP8 forward)
   /// O's type with e4m3 inputs: bf16 | f16 (other dtypes write their own).
   std::string outDtype = "bf16";

@@ -143,6 +143,18 @@ getBackwardKernel(const mlir::fa::AttentionConfig &config,
                   rt::KernelCache &cache, const JitOptions &options = {},
                   rt::Driver &driver = rt::Driver::get());
 
+/// The quantization counterparts (config.quantize set: fa.quantize's amax
+/// and scale kernels, kind = quantize; launch with rt::quantize()). The
+/// forward and backward functions reject a quantization config.
+rt::StatusOr<JitArtifact>
+buildQuantizeKernel(const mlir::fa::AttentionConfig &config,
+                    rt::KernelCache &cache, const JitOptions &options = {},
+                    rt::Driver &driver = rt::Driver::get());
+rt::StatusOr<JitKernel>
+getQuantizeKernel(const mlir::fa::AttentionConfig &config,
+                  rt::KernelCache &cache, const JitOptions &options = {},
+                  rt::Driver &driver = rt::Driver::get());
+
 /// Loads a kernel fa-compile produced ahead of time (PTX + .meta files; a
 /// forward kernel or a backward kernel set), caching the driver-assembled
 /// cubin (rt::loadKernelCached; its cache warning in JitKernel::warning).

@@ -35,6 +35,17 @@
 // dq_acc,dq), launched pre, main, post on one stream. The pre_/post_ keys are
 // required for a backward kernel and rejected for a forward one.
 //
+// A quantization (kind = quantize: a function of one fa.quantize, compiled
+// by fa-convert-quantize-to-gpu) has its own keys instead of the
+// attention's: dtype (bf16 or f16, the input's), batch, heads, groups (a
+// divisor of heads: one descale per (batch, group)), seq, head_dim,
+// rotation_seed (optional: the Hadamard rotation's seed), the main launch
+// (args x,amax,out,descale: the scale kernel) and a `pre_` launch (args
+// x,amax: the amax kernel), launched pre, main after amax ([batch, groups]
+// i32) is zeroed. x is [batch, heads, seq, head_dim], out the same in
+// e4m3, descale [batch, groups] f32. heads, groups and seq are stored in
+// headsQ, headsKV and seqQ (seqKV = seqQ, headDimV = headDim).
+//
 // A kernel parameter is a device pointer (u64) to a dense row-major tensor:
 // q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all of
 // `dtype`), lse [B,Hq,Nq] (f32); backward also do like o, dq like q, dk like
@@ -66,12 +77,13 @@
 
 namespace fa::rt {
 
-enum class KernelKind { Forward, Backward };
+enum class KernelKind { Forward, Backward, Quantize };
 /// Element types: E4M3 (FP8, f8E4M3FN) for a forward's inputs only, whose
 /// output is BF16 or F16 (`out_dtype`).
 enum class DType { BF16, F16, E4M3 };
 
-const char *toString(KernelKind kind); ///< "forward" / "backward"
+/// "forward" / "backward" / "quantize"
+const char *toString(KernelKind kind);
 const char *toString(DType dtype);     ///< "bf16" / "f16" / "e4m3"
 /// Bytes per element (2; 1 for E4M3).
 size_t elementSize(DType dtype);
@@ -147,6 +159,11 @@ struct KernelMetadata {
   /// query head and Q block of block_q rows; zero before the launch).
   bool deterministic = false;
 
+  /// A quantization's Hadamard rotation (`rotation_seed`): whether it
+  /// rotates, and with which seed.
+  bool rotated = false;
+  int64_t rotationSeed = 0;
+
   int64_t blockQ = 0;      ///< Informational; 0 if absent.
   int64_t blockKV = 0;     ///< Informational; 0 if absent.
   int64_t rowsPerWarp = 0; ///< Informational; 0 if absent.
@@ -168,7 +185,7 @@ struct KernelMetadata {
   /// The main kernel's launch (entry, grid, block, sharedBytes, args).
   LaunchSpec mainLaunch() const;
   /// Every launch, in launch order: forward {main}; backward {pre, main,
-  /// post}.
+  /// post}; quantize {pre, main}.
   std::vector<LaunchSpec> launches() const;
 
   bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }

@@ -17,6 +17,7 @@
 #include "fa/Runtime/KernelCache.h"
 #include "fa/Runtime/KernelParams.h"
 #include "fa/Runtime/Metadata.h"
+#include "fa/Runtime/Quantize.h"
 #include "fa/Runtime/Sha256.h"
 #include "fa/Runtime/Status.h"
 #include "fa/Runtime/TensorMap.h"

@@ -169,11 +169,15 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
   bool matrixStores;
 };
 
-/// The executing threads split the source into 4 x 4 blocks of bytes, the
-/// blocks down a column of blocks going to consecutive threads, so that
-/// their stores fill consecutive words of a destination row: each thread
-/// reads a block's four 4-byte row pieces, regroups the bytes by column
-/// and writes four 4-byte pieces of the destination's rows.
+/// The executing threads split the source into 4 x 4 blocks of bytes: each
+/// thread reads a block's four 4-byte row pieces, regroups the bytes by
+/// column and writes four 4-byte pieces of the destination's rows. Where
+/// the blocks form 32 x 32 squares, the 32 lanes of a warp take a diagonal
+/// of one: lane t the block (row (t + s) % 32, column t) of square pass s.
+/// Their loads then hit 32 banks (consecutive words of a source row band)
+/// and so do their stores (a 128-byte swizzle puts rows 8 apart on the
+/// same banks, so lanes down a block column, the plain order, conflict
+/// 16-way on one side).
 struct LowerTransposeShared : OpConversionPattern<TransposeSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -197,14 +201,37 @@ struct LowerTransposeShared : OpConversionPattern<TransposeSharedOp> {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(loop.getBody());
       Value block = loop.getInductionVar();
-      Value row0 = arith::MulIOp::create(
-          rewriter, loc,
-          arith::RemUIOp::create(rewriter, loc, block, index(blockRows)),
-          index(4));
-      Value col0 = arith::MulIOp::create(
-          rewriter, loc,
-          arith::DivUIOp::create(rewriter, loc, block, index(blockRows)),
-          index(4));
+      auto rem = [&](Value v, int64_t d) {
+        return arith::RemUIOp::create(rewriter, loc, v, index(d)).getResult();
+      };
+      auto div = [&](Value v, int64_t d) {
+        return arith::DivUIOp::create(rewriter, loc, v, index(d)).getResult();
+      };
+      auto times4 = [&](Value v) {
+        return arith::MulIOp::create(rewriter, loc, v, index(4)).getResult();
+      };
+      Value row0, col0;
+      int64_t blockCols = source.getCols() / 4;
+      if (blockRows % 32 == 0 && blockCols % 32 == 0) {
+        // b = 32 (32 square + s) + t.
+        Value t = rem(block, 32), pass = div(block, 32);
+        Value s = rem(pass, 32), square = div(pass, 32);
+        Value rowBlock = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, rem(square, blockRows / 32),
+                                  index(32)),
+            rem(arith::AddIOp::create(rewriter, loc, t, s), 32));
+        Value colBlock = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, div(square, blockRows / 32),
+                                  index(32)),
+            t);
+        row0 = times4(rowBlock);
+        col0 = times4(colBlock);
+      } else {
+        row0 = times4(rem(block, blockRows));
+        col0 = times4(div(block, blockRows));
+      }
       auto addressOf = [&](SharedTileType tile, Value base, Value row,
                            Value col) {
         return emitSharedAddress(

@@ -25,6 +25,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <climits>
 #include <cmath>
 
 namespace mlir {
@@ -359,6 +362,13 @@ FailureOr<QuantizeShape> quantizeShape(QuantizeOp op) {
                              "256 in steps of 64 (a lane's share of a row "
                              "in pairs); got "
                           << s.headDim;
+  // The runtime indexes a tensor with 32 bits (fa/Runtime/Limits.h).
+  int64_t elements = 1;
+  for (int64_t dim : type.getShape())
+    if (llvm::MulOverflow(elements, dim, elements) || elements > INT32_MAX)
+      return op.emitError() << "the GPU quantization takes at most 2^31 - 1 "
+                               "elements; got "
+                            << type;
   if (s.batch > 65535 || s.groups > 65535)
     return op.emitError() << "the GPU quantization's grid has at most 65535 "
                              "batches and groups";
