@@ -15,7 +15,7 @@ from typing import Optional
 
 from . import _capi
 
-__all__ = ["Config", "Kernel", "FlashMLIRError", "FlashMLIRWarning",
+__all__ = ["Config", "QuantizeConfig", "Kernel", "FlashMLIRError", "FlashMLIRWarning",
            "compile", "validate",
            "precompile", "compile_unloaded", "library_path", "compiler_version"]
 
@@ -214,14 +214,67 @@ class Config:
         return dataclasses.replace(self, batch=1, seq_q=1, seq_kv=None)
 
 
-def _direction(backward):
+@dataclasses.dataclass(frozen=True)
+class QuantizeConfig:
+    """fa.quantize of x [batch, heads, seq, head_dim] (bf16 or f16) to e4m3
+    with one float32 descale per (batch, group of heads / groups heads),
+    the rows rotated first by the Hadamard rotation of `rotation_seed`
+    (None: not rotated; FlashAttention 3's incoherent processing rotates Q
+    and K with one seed). Compiles to a kernel whose Kernel.quantize runs
+    it; flashmlir.quantize_fp8 on tensors."""
+    dtype: str = "bf16"
+    batch: int = 1
+    heads: int = 1
+    groups: int = 1
+    seq: int = 128
+    head_dim: int = 128
+    rotation_seed: Optional[int] = None
+    chip: Optional[str] = None
+
+    def __post_init__(self):
+        for name in ("batch", "heads", "groups", "seq", "head_dim"):
+            _check_int(name, getattr(self, name))
+        if self.rotation_seed is not None:
+            _check_int("rotation_seed", self.rotation_seed)
+        if self.chip is not None and not isinstance(self.chip, str):
+            raise TypeError("QuantizeConfig.chip must be a string such as "
+                            "'sm_90' or None, got %r" % (self.chip,))
+
+    def to_c(self):
+        name = str(self.dtype).replace("torch.", "").lower()
+        if name not in ("bf16", "bfloat16", "f16", "float16"):
+            raise FlashMLIRError("unsupported dtype %r to quantize: bf16 or "
+                                 "f16" % (self.dtype,),
+                                 _capi.ERROR_INVALID_ARGUMENT)
+        c = _capi.faConfig()
+        _check(_library().faConfigInit(ctypes.byref(c)))
+        c.dtype = _DTYPES[name]
+        c.batch = int(self.batch)
+        c.heads_q = int(self.heads)
+        c.heads_kv = int(self.groups)
+        c.seq_q = c.seq_kv = int(self.seq)
+        c.head_dim = c.head_dim_v = int(self.head_dim)
+        c.rotate = 0 if self.rotation_seed is None else 1
+        c.rotation_seed = 0 if self.rotation_seed is None \
+            else int(self.rotation_seed)
+        c.chip = self.chip.encode() if self.chip else None
+        return c
+
+    def without_lengths(self):
+        return self
+
+
+def _direction(backward, config=None):
+    if isinstance(config, QuantizeConfig):
+        return _capi.QUANTIZE
     return _capi.BACKWARD if backward else _capi.FORWARD
 
 
 def validate(config, backward=False):
     """Runs the compiler's checks (no GPU needed); raises FlashMLIRError."""
     c = config.to_c()
-    _check(_library().faValidateConfig(ctypes.byref(c), _direction(backward)))
+    _check(_library().faValidateConfig(ctypes.byref(c),
+                                       _direction(backward, config)))
 
 
 class Kernel:
@@ -286,6 +339,20 @@ class Kernel:
             _check(_library().faBackwardWorkspaceBytesShape(
                 self._handle, batch, seq_q, seq_kv, ctypes.byref(n)))
         return n.value
+
+    def quantize_workspace_bytes(self):
+        """A quantization kernel's workspace (4 bytes per (batch, group))."""
+        n = ctypes.c_uint64(0)
+        _check(_library().faQuantizeWorkspaceBytes(self._handle,
+                                                   ctypes.byref(n)))
+        return n.value
+
+    def quantize(self, x, out, descale, workspace, stream=0):
+        """Launches a quantization kernel (QuantizeConfig) on device
+        pointers: x to out (e4m3 bytes) and descale (float32 [batch,
+        groups]); workspace: quantize_workspace_bytes() bytes."""
+        _check(_library().faQuantize(self._handle, x, out, descale, workspace,
+                                     stream))
 
     def forward(self, q, k, v, o, lse, strides=None, stream=0, shape=None):
         """Launches the forward on device pointers (ints). shape: (batch,
@@ -422,7 +489,8 @@ class Context:
         c = config.to_c()
         out = ctypes.c_void_p()
         _check(_library().faCompile(self._handle, ctypes.byref(c),
-                                    _direction(backward), ctypes.byref(out)))
+                                    _direction(backward, config),
+                                    ctypes.byref(out)))
         self._warn()
         return Kernel(out.value, config, backward)
 
@@ -433,7 +501,7 @@ class Context:
         c = config.to_c()
         hit = ctypes.c_int(0)
         _check(_library().faPrecompile(self._handle, ctypes.byref(c),
-                                       _direction(backward),
+                                       _direction(backward, config),
                                        ctypes.byref(hit)))
         self._warn()
         return bool(hit.value)
@@ -479,7 +547,8 @@ def compile_unloaded(config, backward=False):
     code (launches validate their arguments, then fail)."""
     c = config.to_c()
     out = ctypes.c_void_p()
-    _check(_library().faCompileUnloaded(ctypes.byref(c), _direction(backward),
+    _check(_library().faCompileUnloaded(ctypes.byref(c),
+                                        _direction(backward, config),
                                         ctypes.byref(out)))
     return Kernel(out.value, config, backward)
 
@@ -492,6 +561,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 if _torch is not None:
     from .torch_ops import attention, FlashAttentionFunction  # noqa: F401
     from .varlen import varlen_attention  # noqa: F401
-    from .fp8 import attention_fp8  # noqa: F401
+    from .fp8 import attention_fp8, quantize_fp8  # noqa: F401
     __all__ += ["attention", "FlashAttentionFunction", "varlen_attention",
-                "attention_fp8"]
+                "attention_fp8", "quantize_fp8"]

@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 8
+API_VERSION = 9
 
 # faStatus
 SUCCESS = 0
@@ -15,7 +15,7 @@ ERROR_DRIVER = 4
 ERROR_LAUNCH = 5
 
 DTYPE_BF16, DTYPE_F16, DTYPE_F32, DTYPE_E4M3 = 0, 1, 2, 3
-FORWARD, BACKWARD = 0, 1
+FORWARD, BACKWARD, QUANTIZE = 0, 1, 2
 
 c_int64_4 = ctypes.c_int64 * 4
 c_int64_3 = ctypes.c_int64 * 3
@@ -44,6 +44,8 @@ class faConfig(ctypes.Structure):
         ("varlen", ctypes.c_int32),
         ("grad_lse", ctypes.c_int32),
         ("out_dtype", ctypes.c_int32),
+        ("rotate", ctypes.c_int32),
+        ("rotation_seed", ctypes.c_int64),
     ]
 
 
@@ -132,6 +134,8 @@ def _declare(lib):
         "faAttentionBackwardVarlen": (i32, [P] + [i64] * 5 + [u64] * 12 +
                                       [ctypes.POINTER(faBackwardStrides),
                                        u64]),
+        "faQuantizeWorkspaceBytes": (i32, [P, ctypes.POINTER(u64)]),
+        "faQuantize": (i32, [P, u64, u64, u64, u64, u64]),
         "faAttentionBackwardCall": (i32, [P, ctypes.POINTER(faBackwardCall),
                                           ctypes.POINTER(faBackwardStrides),
                                           u64]),

@@ -380,7 +380,8 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
 
 
 def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
-              return_lse=False, runtime_shapes=None, deterministic=False):
+              return_lse=False, runtime_shapes=None, deterministic=False,
+              fp8=False):
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
 
     q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
@@ -405,7 +406,25 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     run (dQ added in a fixed order of KV blocks; sm_90's WGMMA backward,
     3-36 % slower on the H200, docs/perf). The forward is deterministic
     either way.
+
+    fp8: True computes the forward in FP8 (e4m3; sm_90a, head dims 128 and
+    256): Q and K quantized after a Hadamard rotation, V plain, by the
+    compiler's quantization kernels (flashmlir.fp8.attention_fp8_quantized).
+    Forward only: inputs that require a gradient are refused.
     """
+    if fp8 is True:
+        if torch.is_grad_enabled() and any(
+                t.requires_grad for t in (q, k, v)):
+            raise NotImplementedError(
+                "flashmlir.attention(fp8=True) has no backward yet: call it "
+                "under torch.no_grad() or on tensors without requires_grad")
+        from .fp8 import attention_fp8_quantized
+        return attention_fp8_quantized(q, k, v, causal=causal, scale=scale,
+                                       window=window, softcap=softcap,
+                                       return_lse=return_lse)
+    if fp8 is not False:
+        raise TypeError("flashmlir.attention: fp8 must be True or False, got "
+                        "%r" % (fp8,))
     if not isinstance(deterministic, bool):
         raise TypeError("flashmlir.attention: deterministic must be True or "
                         "False, got %r" % (deterministic,))

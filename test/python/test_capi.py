@@ -208,3 +208,57 @@ def test_last_warning_needs_a_live_context():
     assert lib.faContextGetLastWarning(ctx) == b""
     assert lib.faContextDestroy(ctx) == _capi.SUCCESS
     assert lib.faKernelDestroy(k) == _capi.SUCCESS
+
+
+def test_quantize_kernels_compile_unloaded_and_check_their_calls():
+    config = flashmlir.QuantizeConfig(batch=2, heads=4, groups=2, seq=100,
+                                      head_dim=128, rotation_seed=12345,
+                                      chip="sm_90a")
+    flashmlir.validate(config)
+    kernel = flashmlir.compile_unloaded(config)
+    meta = kernel.metadata_dict()
+    assert meta["kind"] == "quantize"
+    assert meta["rotation_seed"] == "12345"
+    assert meta["groups"] == "2"
+    assert kernel.quantize_workspace_bytes() == 2 * 2 * 4
+    # A valid call reaches the launch, which an unloaded kernel cannot do.
+    try:
+        kernel.quantize(0x10000000, 0x20000000, 0x30000000, 0x40000000)
+        raise AssertionError("an unloaded kernel launched")
+    except flashmlir.FlashMLIRError as e:
+        assert "kernel is not loaded" in str(e)
+    try:
+        kernel.quantize(0, 0x20000000, 0x30000000, 0x40000000)
+        raise AssertionError("a null x was accepted")
+    except flashmlir.FlashMLIRError as e:
+        assert e.status == _capi.ERROR_LAUNCH
+    # Attention calls on it fail by kind.
+    assert lib.faAttentionForward(kernel.handle, 1, 2, 3, 4, 5, None, 0) == \
+        _capi.ERROR_INVALID_ARGUMENT
+    assert "not a forward kernel" in last_error()
+
+
+def test_quantize_configs_are_checked():
+    bad = [
+        (dict(dtype="e4m3"), "to quantize"),
+        (dict(groups=3), "must be a multiple of the descale's blocks"),
+        (dict(head_dim=96), "power of two"),
+        (dict(head_dim=32), "head dims of 64 to 256"),
+        (dict(chip="sm_80"), "e4m3 conversion needs sm_89 or later"),
+    ]
+    for fields, message in bad:
+        kwargs = dict(batch=1, heads=4, groups=2, seq=64, head_dim=128,
+                      rotation_seed=1, chip="sm_90a")
+        kwargs.update(fields)
+        try:
+            flashmlir.validate(flashmlir.QuantizeConfig(**kwargs))
+            raise AssertionError("accepted: %r" % (fields,))
+        except flashmlir.FlashMLIRError as e:
+            assert message in str(e), (fields, str(e))
+    for name, value in (("seq", 2.5), ("rotation_seed", True),
+                        ("heads", 2 ** 64)):
+        try:
+            flashmlir.QuantizeConfig(**{name: value})
+            raise AssertionError("accepted %s=%r" % (name, value))
+        except (TypeError, ValueError):
+            pass

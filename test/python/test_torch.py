@@ -83,3 +83,43 @@ def test_attention_fp8_checks_its_arguments():
     q8 = q.to(torch.float8_e4m3fn)
     with pytest.raises(ValueError, match="CUDA tensor"):
         flashmlir.attention_fp8(q8, q8, q8, d, d, d)
+
+
+def test_attention_fp8_true_refuses_gradients_and_bad_flags():
+    q = torch.zeros(1, 2, 16, 128, dtype=torch.bfloat16, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="no backward yet"):
+        flashmlir.attention(q, q, q, fp8=True)
+    with pytest.raises(TypeError, match="fp8 must be True or False"):
+        flashmlir.attention(q, q, q, fp8="yes")
+    with pytest.raises(TypeError, match="bfloat16 or float16 CUDA tensor"):
+        flashmlir.quantize_fp8(q.detach())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_quantize_fp8_and_attention_fp8_true_against_float64():
+    torch.manual_seed(0)
+    major, _ = torch.cuda.get_device_capability()
+    if major < 9:
+        pytest.skip("FP8 attention runs on sm_90a")
+    q, k, v = (torch.randn(2, 4, 300, 128, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    # The quantization alone: the descales are amax / 448 of the rotated
+    # rows, and dequantizing gives them back within e4m3's precision.
+    q8, qd = flashmlir.quantize_fp8(q, groups=2, rotation_seed=7)
+    assert q8.dtype == torch.float8_e4m3fn and qd.shape == (2, 2)
+    from flashmlir.fp8 import DEFAULT_ROTATION_SEED  # noqa: F401
+    v8, vd = flashmlir.quantize_fp8(v, groups=2)
+    amax = v.double().reshape(2, 2, -1).abs().amax(-1)
+    assert torch.allclose(vd.double(), amax / 448, rtol=1e-6)
+    back = v8.double().reshape(2, 2, -1) * vd.double()[..., None]
+    err = (back - v.double().reshape(2, 2, -1)).norm() / v.double().norm()
+    assert err < 0.04, err
+    # The whole FP8 forward against float64.
+    o = torch.full_like(q, float("nan"))
+    with torch.no_grad():
+        o = flashmlir.attention(q, k, v, causal=True, fp8=True)
+    s = (q.double() @ k.double().transpose(-1, -2)) / 128 ** 0.5
+    mask = torch.ones(300, 300, device="cuda", dtype=torch.bool).tril()
+    ref = torch.softmax(s.masked_fill(~mask, float("-inf")), -1) @ v.double()
+    rel = (o.double() - ref).norm() / ref.norm()
+    assert o.dtype == torch.bfloat16 and rel < 3e-2, rel
