@@ -573,7 +573,8 @@ void step(FuzzedDataProvider &in, Model &model) {
     void *h = pickHandle(in, model);
     int direction = faKernelDirection(static_cast<faKernel>(h));
     expect(model.isLive(h, Kind::Kernel)
-               ? direction == FA_FORWARD || direction == FA_BACKWARD
+               ? direction == FA_FORWARD || direction == FA_BACKWARD ||
+                     direction == FA_QUANTIZE
                : direction == -1,
            "a direction, or -1 for a bad handle", "faKernelDirection");
     int hit = faKernelCacheHit(static_cast<faKernel>(h));

@@ -115,9 +115,14 @@ inline faConfig pickConfig(FuzzedDataProvider &in, std::string &chipStorage) {
 
 /// FA_FORWARD, FA_BACKWARD or any other value.
 inline faDirection pickDirection(FuzzedDataProvider &in) {
-  if (in.ConsumeIntegralInRange<int>(0, 7) == 0)
+  switch (in.ConsumeIntegralInRange<int>(0, 7)) {
+  case 0:
     return faDirection(in.ConsumeIntegral<int32_t>());
-  return in.ConsumeBool() ? FA_BACKWARD : FA_FORWARD;
+  case 1: // a quantization of the config's q (FA_QUANTIZE)
+    return FA_QUANTIZE;
+  default:
+    return in.ConsumeBool() ? FA_BACKWARD : FA_FORWARD;
+  }
 }
 
 } // namespace fa::fuzz

@@ -524,7 +524,7 @@ TEST(CApi, EnumArgumentsOutOfRangeAreRefused) {
   // to declare the enums without a fixed underlying type, so a direction of
   // 2^31 was not a value the type could hold; UBSan: invalid enum load).
   faConfig c = defaultConfig();
-  for (int32_t direction : {2, -1, std::numeric_limits<int32_t>::min(),
+  for (int32_t direction : {3, -1, std::numeric_limits<int32_t>::min(),
                             std::numeric_limits<int32_t>::max()}) {
     EXPECT_EQ(faValidateConfig(&c, static_cast<faDirection>(direction)),
               FA_ERROR_INVALID_ARGUMENT);
