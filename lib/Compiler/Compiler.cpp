@@ -631,6 +631,14 @@ llvm::Expected<CompiledKernel>
 mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
   // Packed sequences have the call's lengths.
   AttentionConfig config = asked;
+  // The entry is pasted into the generated MLIR: only a plain identifier
+  // keeps it one symbol name.
+  if (!isValidEntryName(config.entry))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "invalid kernel name '%s': expected an identifier "
+        "([A-Za-z_][A-Za-z0-9_]*)",
+        config.entry.c_str());
   if (config.quantize) {
     if (config.dtype != "bf16" && config.dtype != "f16")
       return llvm::createStringError(
@@ -644,12 +652,6 @@ mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
             llvm::inconvertibleErrorCode(),
             "every dimension must be positive (batch, heads, groups, "
             "sequence length, head dim)");
-    if (!isValidEntryName(config.entry))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "invalid kernel name '%s': expected an identifier "
-          "([A-Za-z_][A-Za-z0-9_]*)",
-          config.entry.c_str());
     return compileSource(configToMLIR(config), "<config>", config, emit);
   }
   config.runtimeShapes |= config.varlen;
@@ -679,13 +681,5 @@ mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
           llvm::inconvertibleErrorCode(),
           "every dimension must be positive (batch, heads, sequence "
           "lengths, head dims)");
-  // The entry is pasted into the generated MLIR: only a plain identifier
-  // keeps it one symbol name.
-  if (!isValidEntryName(config.entry))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "invalid kernel name '%s': expected an identifier "
-        "([A-Za-z_][A-Za-z0-9_]*)",
-        config.entry.c_str());
   return compileSource(configToMLIR(config), "<config>", config, emit);
 }
