@@ -37,10 +37,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
         {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
-    // FP8 with the producer's transposition: FA3's register permutation
-    // too (both unmeasured, behind the one option).
-    pm.addPass(createConvertTiledAttentionToFAGPU(
-        {/*pairFP8Keys=*/effective.transposesInProducer()}));
+    // FP8: FA3's register permutation (P keeps the accumulator's registers,
+    // V's keys permuted to match), which the transposition's ldmatrix /
+    // stmatrix lowering yields for free, wherever V is transposed.
+    pm.addPass(createConvertTiledAttentionToFAGPU({/*pairFP8Keys=*/true}));
     // Blocks that loop over the tiles where tiles are short.
     fagpu::PersistentGridOptions grid;
     grid.blocks = effective.effectivePersistentBlocks();
@@ -69,8 +69,9 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
       split.tileBuffers = 1;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
     // FP8: V transposed (WGMMA reads 8-bit operands K-major only) by the
-    // producer warpgroup's idle warps, not the compute warpgroups (an
-    // option until measured on a GPU: AttentionConfig::fp8Transpose).
+    // producer warpgroup's idle warps, not the compute warpgroups, unless
+    // fp8-transpose=consumers (H100: hd128 +17 %, hd256 +8 %,
+    // docs/perf/README.md).
     if (effective.transposesInProducer())
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTransposeInProducer());
     // The softmax of block j under P·V of block j - 1 (FA3's

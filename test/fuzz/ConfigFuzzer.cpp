@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::abort();
   // The direction is checked before anything else reads the config.
   if (direction != FA_FORWARD && direction != FA_BACKWARD &&
-      status != FA_ERROR_INVALID_ARGUMENT)
+      direction != FA_QUANTIZE && status != FA_ERROR_INVALID_ARGUMENT)
     std::abort();
   return 0;
 }

@@ -135,7 +135,7 @@ cl::opt<std::string> dqHandoff(
 cl::opt<std::string> fp8Transpose(
     "fp8-transpose",
     cl::desc("with --dtype=e4m3, who transposes V for P·V: auto (the "
-             "compiler's choice: consumers), consumers (the compute "
+             "compiler's choice: producer), consumers (the compute "
              "warpgroups) or producer (the producer warpgroup's warps 1-3)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<bool> transposeScores(

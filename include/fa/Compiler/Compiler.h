@@ -98,16 +98,15 @@ struct AttentionConfig {
   /// fagpu's transpose-scores). Needs 64 keys a compute warpgroup.
   bool transposeScores = false;
   /// FP8 forward: who transposes V for P·V (WGMMA reads 8-bit operands
-  /// K-major only): "consumers" (the compute warpgroups, together, the
-  /// first version; measured correct on an H100) or "producer" (the
-  /// producer warpgroup's warps 1-3, fagpu-transpose-in-producer, which
-  /// lets the softmax overlap and ping-pong in, with FA3's register
-  /// permutation: P's keys in pairs, no shuffles; not yet run correctly on
-  /// a GPU).
-  /// "auto": consumers until producer is measured.
+  /// K-major only): "consumers" (the compute warpgroups, together, between
+  /// barriers of both) or "producer" (the producer warpgroup's warps 1-3,
+  /// fagpu-transpose-in-producer, which lets the softmax overlap and
+  /// ping-pong in). "auto": producer (H100, ldmatrix/stmatrix
+  /// transposition: 1.07-1.17x the consumers' at hd128 and 256,
+  /// docs/perf/README.md, twenty-eighth session).
   std::string fp8Transpose = "auto";
   bool transposesInProducer() const {
-    return isFP8() && fp8Transpose == "producer";
+    return isFP8() && fp8Transpose != "consumers";
   }
   std::string chip = "sm_90";
   std::string features = "+ptx80";

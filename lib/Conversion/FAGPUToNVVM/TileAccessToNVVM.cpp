@@ -169,6 +169,100 @@ struct LowerStoreToShared : OpConversionPattern<StoreToSharedOp> {
   bool matrixStores;
 };
 
+/// With pair_keys, on tiles whose sides are multiples of 32 (FlashAttention
+/// 3's transposition, section 3.3): a warp at a time takes a unit of 16
+/// source rows x 32 source columns. ldmatrix.trans.x4 reads it as four 8 x 8
+/// matrices of 16-bit column pairs (m0: rows 0-7, columns 0-15; m1: rows
+/// 8-15; m2, m3: the same at columns 16-31); lane t then holds, per matrix,
+/// rows 2q and 2q + 1 (q = t % 4) of the pair column j = t / 4. Two byte
+/// permutes of (m0, m1) split those pairs into even and odd columns: source
+/// rows (2q, 2q + 1, 2q + 8, 2q + 9) of column 2j (and 2j + 1), which is
+/// destination row 2j (2j + 1) at columns 4q .. 4q + 3 in pair_keys order.
+/// stmatrix.x4 writes the four words as row j of four 8 x 16-byte matrices
+/// whose rows are destination rows (2r, 2r + 1, 16 + 2r, 17 + 2r). Per 16
+/// bytes a thread: one ldmatrix, four permutes, one stmatrix.
+static void emitMatrixTranspose(OpBuilder &b, Location loc,
+                                TransposeSharedOp op, Value source,
+                                Value dest) {
+  SharedTileType sourceType = op.getSource().getType();
+  SharedTileType destType = op.getDest().getType();
+  // One op a statement: a call's arguments are built in an unspecified
+  // order, and the IR must not depend on the host compiler.
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  auto mul = [&](Value x, int64_t c) {
+    Value constant = index(c);
+    return arith::MulIOp::create(b, loc, x, constant).getResult();
+  };
+  auto div = [&](Value x, int64_t c) {
+    Value constant = index(c);
+    return arith::DivUIOp::create(b, loc, x, constant).getResult();
+  };
+  auto rem = [&](Value x, int64_t c) {
+    Value constant = index(c);
+    return arith::RemUIOp::create(b, loc, x, constant).getResult();
+  };
+  ThreadPosition thread = ThreadPosition::get(b, loc);
+  Value warps = div(emitGroupThreads(b, loc), 32);
+  // The lane's matrix (i) and row in it (r), for both instructions' row
+  // addresses.
+  Value matrix = div(thread.lane, 8);
+  Value matrixRow = rem(thread.lane, 8);
+  Value matrixLow = rem(matrix, 2);
+  Value matrixHigh = div(matrix, 2);
+  // ldmatrix: source row r + 8 (i % 2), column 16 (i / 2) of the unit.
+  Value loadRow = add(matrixRow, mul(matrixLow, 8));
+  Value loadCol = mul(matrixHigh, 16);
+  // stmatrix: destination row 16 (i / 2) + 2 r + i % 2, column 0 of the
+  // unit's 16 destination columns.
+  Value storeBand = mul(matrixHigh, 16);
+  Value storeRow = add(add(storeBand, mul(matrixRow, 2)), matrixLow);
+  int64_t rowUnits = sourceType.getRows() / 16;
+  int64_t units = rowUnits * (sourceType.getCols() / 32);
+  Value unitCount = index(units);
+  auto loop = scf::ForOp::create(b, loc, thread.warp, unitCount, warps);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value firstRow = mul(rem(unit, rowUnits), 16);
+  Value firstCol = mul(div(unit, rowUnits), 32);
+  Value loadRowOfTile = add(firstRow, loadRow);
+  Value loadColOfTile = add(firstCol, loadCol);
+  Value loadAt = emitSharedAddress(
+      b, loc, source,
+      emitSharedByteOffset(b, loc, sourceType, loadRowOfTile, loadColOfTile));
+  Type i32 = b.getI32Type();
+  auto wordsType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                    SmallVector<Type>(4, i32));
+  auto shape = NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8);
+  Value loaded = NVVM::LdMatrixOp::create(b, loc, wordsType, loadAt, 4,
+                                          NVVM::MMALayout::col, shape,
+                                          NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> pairs;
+  for (int64_t m = 0; m < 4; ++m)
+    pairs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, m));
+  // Bytes 0 and 2 (the even columns) of each word, then 1 and 3, the lower
+  // matrix's in the low half.
+  Value even = arith::ConstantIntOp::create(b, loc, i32, 0x6420);
+  Value odd = arith::ConstantIntOp::create(b, loc, i32, 0x7531);
+  SmallVector<Value> words;
+  for (int64_t m = 0; m < 4; m += 2)
+    for (Value selector : {even, odd})
+      words.push_back(NVVM::PermuteOp::create(b, loc, i32, pairs[m],
+                                              pairs[m + 1], selector,
+                                              NVVM::PermuteMode::DEFAULT));
+  Value storeRowOfTile = add(firstCol, storeRow);
+  Value storeAt = emitSharedAddress(
+      b, loc, dest,
+      emitSharedByteOffset(b, loc, destType, storeRowOfTile, firstRow));
+  NVVM::StMatrixOp::create(b, loc, storeAt, words, NVVM::MMALayout::row, shape,
+                           NVVM::LdStMatrixEltType::B16);
+}
+
 /// The executing threads split the source into 4 x 4 blocks of bytes: each
 /// thread reads a block's four 4-byte row pieces, regroups the bytes by
 /// column and writes four 4-byte pieces of the destination's rows. Where
@@ -188,6 +282,14 @@ struct LowerTransposeShared : OpConversionPattern<TransposeSharedOp> {
     SharedTileType dest = op.getDest().getType();
     // Nobody reads the destination's previous contents any more.
     emitSync(rewriter, loc, SyncScope::block);
+    if (op.getPairKeys() && source.getRows() % 32 == 0 &&
+        source.getCols() % 32 == 0) {
+      emitMatrixTranspose(rewriter, loc, op, adaptor.getSource(),
+                          adaptor.getDest());
+      publishSharedWrites(rewriter, loc, SyncScope::block);
+      rewriter.eraseOp(op);
+      return success();
+    }
     auto index = [&](int64_t v) {
       return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
     };

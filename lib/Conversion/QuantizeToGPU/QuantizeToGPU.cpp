@@ -86,20 +86,23 @@ public:
 
   /// Row `k` of this warp within its (batch, group) block.
   Value blockRow(Value k) {
-    Value first = arith::MulIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, blockX, index(kWarpsPerBlock)), warp),
-        index(kRowsPerWarp));
+    // Operands are built one statement each: the order of a call's
+    // arguments is unspecified, and the IR's order must not depend on the
+    // host compiler.
+    Value warps = index(kWarpsPerBlock);
+    Value blockWarp = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockX, warps), warp);
+    Value rowsPerWarp = index(kRowsPerWarp);
+    Value first = arith::MulIOp::create(b, loc, blockWarp, rowsPerWarp);
     return arith::AddIOp::create(b, loc, first, k);
   }
 
   /// [b, h, n, lane * D/32] of block row `row`.
   SmallVector<Value> rowStart(Value row) {
-    Value head = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, group, index(s.headsPerGroup())),
-        arith::DivUIOp::create(b, loc, row, index(s.rows)));
+    Value groupHead =
+        arith::MulIOp::create(b, loc, group, index(s.headsPerGroup()));
+    Value headInGroup = arith::DivUIOp::create(b, loc, row, index(s.rows));
+    Value head = arith::AddIOp::create(b, loc, groupHead, headInGroup);
     Value n = arith::RemUIOp::create(b, loc, row, index(s.rows));
     Value column = arith::MulIOp::create(b, loc, lane, index(s.perLane()));
     return {batch, head, n, column};
@@ -128,17 +131,23 @@ public:
   /// The bits of |y|: non-negative floats order as their bits (as
   /// unsigned integers), so maxima are integer maxima.
   Value magnitudeBits(Value y) {
-    return arith::AndIOp::create(
-        b, loc, arith::BitcastOp::create(b, loc, b.getI32Type(), y),
-        i32(0x7fffffff));
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), y);
+    return arith::AndIOp::create(b, loc, bits, i32(0x7fffffff));
+  }
+
+  /// The value of the lane whose index differs from this one's by `offset`
+  /// (an xor).
+  Value shuffleXor(Value v, int64_t offset) {
+    Value mask = i32(offset);
+    Value width = i32(kLanes);
+    return gpu::ShuffleOp::create(b, loc, v, mask, width, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
   }
 
   /// The largest of `bits` and the other lanes' (a butterfly of maxima).
   Value warpMax(Value bits) {
     for (int64_t offset = kLanes / 2; offset > 0; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, bits, i32(offset),
-                                           i32(kLanes), gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
+      Value other = shuffleXor(bits, offset);
       bits = arith::MaxUIOp::create(b, loc, bits, other);
     }
     return bits;
@@ -161,11 +170,9 @@ private:
           mask |= 1u << l;
       if (mask == 0)
         continue;
-      Value bit = arith::AndIOp::create(
-          b, loc,
-          arith::ShRUIOp::create(b, loc, i32(static_cast<int32_t>(mask)),
-                                 laneI32),
-          i32(1));
+      Value shifted = arith::ShRUIOp::create(
+          b, loc, i32(static_cast<int32_t>(mask)), laneI32);
+      Value bit = arith::AndIOp::create(b, loc, shifted, i32(1));
       Value signBit = arith::ShLIOp::create(b, loc, bit, i32(31));
       Value bits = arith::BitcastOp::create(b, loc, i32Type, values[t]);
       values[t] = arith::BitcastOp::create(
@@ -182,13 +189,11 @@ private:
         values[t + stride] = arith::SubFOp::create(b, loc, low, high);
       }
     for (int64_t laneBit = 1; laneBit < kLanes; laneBit *= 2) {
-      Value high = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(b, loc, laneI32, i32(laneBit)), i32(0));
+      Value laneHasBit = arith::AndIOp::create(b, loc, laneI32, i32(laneBit));
+      Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         laneHasBit, i32(0));
       for (Value &v : values) {
-        Value other = gpu::ShuffleOp::create(b, loc, v, i32(laneBit),
-                                             i32(kLanes), gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
+        Value other = shuffleXor(v, laneBit);
         // The lane with the bit clear holds a (y = a + b), the other b
         // (y = a - b, a being the partner's).
         Value sum = arith::AddFOp::create(b, loc, v, other);
@@ -236,8 +241,10 @@ gpu::GPUFuncOp createKernel(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
 Value forEachRow(OpBuilder &b, Location loc, QuantizeKernelBuilder &kb,
                  const QuantizeShape &s, Value init,
                  function_ref<Value(Value row, Value carried)> body) {
-  auto loop = scf::ForOp::create(b, loc, kb.index(0), kb.index(kRowsPerWarp),
-                                 kb.index(1), ValueRange{init});
+  Value lower = kb.index(0);
+  Value upper = kb.index(kRowsPerWarp);
+  Value step = kb.index(1);
+  auto loop = scf::ForOp::create(b, loc, lower, upper, step, ValueRange{init});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value carried = loop.getRegionIterArgs()[0];
@@ -288,13 +295,11 @@ void buildScaleKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   kb.readCoordinates();
   Value input = func.getArgument(0), amaxBits = func.getArgument(1);
   Value output = func.getArgument(2), descale = func.getArgument(3);
+  Value floor = kb.f32(QuantizeOp::kMinAmax);
+  Value bits =
+      memref::LoadOp::create(b, loc, amaxBits, ValueRange{kb.batch, kb.group});
   Value amax = arith::MaximumFOp::create(
-      b, loc,
-      arith::BitcastOp::create(
-          b, loc, b.getF32Type(),
-          memref::LoadOp::create(b, loc, amaxBits,
-                                 ValueRange{kb.batch, kb.group})),
-      kb.f32(QuantizeOp::kMinAmax));
+      b, loc, arith::BitcastOp::create(b, loc, b.getF32Type(), bits), floor);
   Value largest = kb.f32(QuantizeOp::kE4M3Max);
   Value lowest = kb.f32(-QuantizeOp::kE4M3Max);
   Value scale = arith::DivFOp::create(b, loc, largest, amax);
@@ -332,13 +337,13 @@ void buildScaleKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                             llvm::MaybeAlign(e));
     return carried;
   });
-  Value first = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kb.blockX,
-                            kb.index(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                            gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-                            kb.index(0)));
+  Value zero = kb.index(0);
+  Value firstBlock =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kb.blockX, zero);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value firstThread =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+  Value first = arith::AndIOp::create(b, loc, firstBlock, firstThread);
   auto ifFirst = scf::IfOp::create(b, loc, first, false);
   b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
   memref::StoreOp::create(b, loc, arith::DivFOp::create(b, loc, amax, largest),

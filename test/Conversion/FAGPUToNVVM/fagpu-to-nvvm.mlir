@@ -534,3 +534,53 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// An 8-bit tile's transpose (V for P·V in FP8). With pair_keys, a warp at a
+// time takes 16 source rows x 32 columns: one ldmatrix.trans.x4 of 16-bit
+// pairs, four byte permutes (even bytes 0x6420, odd 0x7531 of matrices 0
+// and 1, then 2 and 3), one stmatrix.x4; 128 x 128 bytes are 32 such units
+// for the block's 8 warps, between the barrier that frees the destination
+// and the proxy fence that publishes it. Without pair_keys (or on sides not
+// multiples of 32), threads regroup 4 x 4 byte blocks: 4 loads and 4 stores
+// of 32 bits each.
+
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @transpose_pairs
+  // CHECK: gpu.barrier
+  // CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{(_[0-9]+)?}} step %{{.*}} {
+  // CHECK: %[[M:.*]] = nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+  // CHECK-DAG: %[[M0:.*]] = llvm.extractvalue %[[M]][0]
+  // CHECK-DAG: %[[M1:.*]] = llvm.extractvalue %[[M]][1]
+  // CHECK-DAG: %[[M2:.*]] = llvm.extractvalue %[[M]][2]
+  // CHECK-DAG: %[[M3:.*]] = llvm.extractvalue %[[M]][3]
+  // CHECK-DAG: %[[EVEN:.*]] = arith.constant 25632 : i32
+  // CHECK-DAG: %[[ODD:.*]] = arith.constant 30001 : i32
+  // CHECK: %[[E0:.*]] = nvvm.prmt <default> %[[EVEN]], %[[M0]], %[[M1]] : i32
+  // CHECK: %[[O0:.*]] = nvvm.prmt <default> %[[ODD]], %[[M0]], %[[M1]] : i32
+  // CHECK: %[[E1:.*]] = nvvm.prmt <default> %[[EVEN]], %[[M2]], %[[M3]] : i32
+  // CHECK: %[[O1:.*]] = nvvm.prmt <default> %[[ODD]], %[[M2]], %[[M3]] : i32
+  // CHECK: nvvm.stmatrix %{{.*}}, %[[E0]], %[[O0]], %[[E1]], %[[O1]] {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+  // CHECK-NOT: llvm.load
+  // CHECK: }
+  // CHECK: nvvm.fence.proxy
+  // CHECK-LABEL: gpu.func @transpose_blocks
+  // CHECK-NOT: nvvm.ldmatrix
+  // CHECK: scf.for
+  // CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+  // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+  // CHECK: nvvm.fence.proxy
+  gpu.func @transpose_pairs() kernel attributes {fa.block = array<i64: 256, 1, 1>} {
+    %v = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    %vt = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    fagpu.transpose_shared %v, %vt pair_keys : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    gpu.return
+  }
+  gpu.func @transpose_blocks() kernel attributes {fa.block = array<i64: 256, 1, 1>} {
+    %v = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    %vt = fagpu.alloc_shared : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    fagpu.transpose_shared %v, %vt : !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x128xf8E4M3FN, swizzle = 128>
+    gpu.return
+  }
+}
