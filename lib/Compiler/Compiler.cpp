@@ -2,7 +2,9 @@
 
 #include "fa/Compiler/Compiler.h"
 
+#include "KernelModules.h"
 #include "KernelPipeline.h"
+#include "LowerKernels.h"
 #include "MetadataText.h"
 
 #include "fa/Conversion/Passes.h"
@@ -81,12 +83,9 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -188,12 +187,6 @@ DialectRegistry &registry() {
   return *instance;
 }
 
-llvm::Error compileError(const Twine &what, StringRef diagnostics) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
-}
-
 /// The whole-problem tensors of an attention op, named as in its syntax.
 SmallVector<std::pair<Value, StringRef>> problemTensors(Operation *op) {
   if (auto fwd = dyn_cast<AttentionOp>(op))
@@ -273,147 +266,6 @@ LogicalResult checkRuntimeLimits(Operation *op) {
 }
 
 } // namespace
-
-/// Lowers the module's gpu.module (attention kernels from the GPU
-/// conversion, or kernels written at the fagpu tile level) to what `emit`
-/// asks for: MLIR text, LLVM IR, PTX or a cubin.
-static llvm::Expected<std::string>
-lowerKernels(ModuleOp module, MLIRContext &context,
-             const AttentionConfig &options, EmitKind emit,
-             const std::string &diagnostics) {
-  std::string payload;
-  if (emit == EmitKind::MLIR) {
-    llvm::raw_string_ostream os(payload);
-    module->print(os);
-    return payload;
-  }
-
-  PassManager toBinary(&context);
-  GPULoweringOptions lowering;
-  lowering.chip = options.chip;
-  lowering.features = options.features;
-  // The WGMMA backward sums dQ with vector reductions (red.global.add.v2.f32),
-  // PTX 8.1's.
-  if (options.usesWgmmaBackward() && options.features == "+ptx80")
-    lowering.features = "+ptx81";
-  lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
-  // The backward's K and V stay put across its loop: their descriptors
-  // built at each product keep 48 registers free at head dim 128 (0.6 KB
-  // of spills otherwise); the forward measured 0-1 % slower with it.
-  lowering.descriptorsAtUse = options.backward;
-  lowering.matrixStores = options.backward && options.backwardStoresMatrices();
-  lowering.format = emit == EmitKind::PTX     ? "isa"
-                    : emit == EmitKind::Cubin ? "bin"
-                                              : "";
-  buildGPULoweringPipeline(toBinary, lowering);
-  if (failed(toBinary.run(module)))
-    return compileError("lowering the kernel to " + lowering.format + " failed",
-                        diagnostics);
-
-  if (emit == EmitKind::LLVM) {
-    gpu::GPUModuleOp gpuModule;
-    module->walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
-    OwningOpRef<ModuleOp> kernels = ModuleOp::create(gpuModule.getLoc());
-    OpBuilder b(kernels->getBodyRegion());
-    for (Operation &op : gpuModule.getBody()->without_terminator())
-      b.clone(op);
-    llvm::LLVMContext llvmContext;
-    std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*kernels, llvmContext, "fa_kernels");
-    if (!llvmModule)
-      return compileError("translating the kernel to LLVM IR failed",
-                          diagnostics);
-    llvm::raw_string_ostream os(payload);
-    llvmModule->print(os, nullptr);
-    return payload;
-  }
-
-  gpu::BinaryOp binary;
-  module->walk([&](gpu::BinaryOp op) { binary = op; });
-  if (!binary || binary.getObjects().empty())
-    return compileError("no kernel binary was produced", diagnostics);
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  return object.getObject().getValue().str();
-}
-
-/// The kernels a compile made, by their `fa.kind` (forward, backward,
-/// backward_pre, quantize, ...).
-static llvm::StringMap<gpu::GPUFuncOp> kernelsByKind(ModuleOp module) {
-  llvm::StringMap<gpu::GPUFuncOp> kernels;
-  module->walk([&](gpu::GPUFuncOp func) {
-    if (auto kind = func->getAttrOfType<StringAttr>("fa.kind"))
-      kernels[kind.getValue()] = func;
-  });
-  return kernels;
-}
-
-/// A module of hand-written GPU-tile-level kernels (a gpu.module, no
-/// attention op): lowered as it is; the metadata names each kernel and its
-/// dynamic shared memory.
-static llvm::Expected<CompiledKernel>
-compileKernelModule(ModuleOp module, MLIRContext &context,
-                    const AttentionConfig &options, EmitKind emit,
-                    const std::string &diagnostics) {
-  CompiledKernel result;
-  llvm::raw_string_ostream meta(result.metadata);
-  meta << "kind = kernel_module\nchip = " << options.chip << "\n";
-  module->walk([&](gpu::GPUFuncOp func) {
-    if (!func.isKernel())
-      return;
-    meta << "kernel = " << func.getName() << "\n"
-         << func.getName()
-         << ".shared_bytes = " << fagpu::placeSharedTiles(func) << "\n";
-  });
-  llvm::Expected<std::string> payload =
-      lowerKernels(module, context, options, emit, diagnostics);
-  if (!payload)
-    return payload.takeError();
-  result.payload = std::move(*payload);
-  return result;
-}
-
-/// A function of one `fa.quantize`: its two kernels
-/// (fa-convert-quantize-to-gpu) and their .meta (kind = quantize).
-static llvm::Expected<CompiledKernel>
-compileQuantizeModule(ModuleOp module, MLIRContext &context,
-                      const AttentionConfig &options, EmitKind emit,
-                      const std::string &diagnostics,
-                      MutableArrayRef<QuantizeOp> quantizations) {
-  if (quantizations.size() > 1) {
-    quantizations[1].emitError()
-        << "fa-compile compiles one quantization per input; found "
-        << quantizations.size();
-    return compileError("compiling to a GPU kernel failed", diagnostics);
-  }
-  // cvt.rn.satfinite.e4m3x2 is sm_89's.
-  if (options.chip == "sm_80" || options.chip == "sm_86") {
-    quantizations[0].emitError()
-        << "e4m3 conversion needs sm_89 or later; the chip is " << options.chip;
-    return compileError("compiling to a GPU kernel failed", diagnostics);
-  }
-  PassManager toKernels(&context);
-  toKernels.addPass(createConvertQuantizeToGPU());
-  toKernels.addPass(createCanonicalizerPass());
-  toKernels.addPass(createCSEPass());
-  if (failed(toKernels.run(module)))
-    return compileError("compiling to a GPU kernel failed", diagnostics);
-  llvm::StringMap<gpu::GPUFuncOp> kernels = kernelsByKind(module);
-  FailureOr<std::string> metadata = quantizeMetadata(kernels, options.chip);
-  if (failed(metadata))
-    return compileError("describing the kernel failed", diagnostics);
-  CompiledKernel result;
-  result.metadata = std::move(*metadata);
-  // LLVM selects the e4m3 conversion on sm_89 from PTX 8.1 (sm_90: 7.8).
-  AttentionConfig target = options;
-  if (target.chip == "sm_89" && target.features == "+ptx80")
-    target.features = "+ptx81";
-  llvm::Expected<std::string> payload =
-      lowerKernels(module, context, target, emit, diagnostics);
-  if (!payload)
-    return payload.takeError();
-  result.payload = std::move(*payload);
-  return result;
-}
 
 llvm::Expected<CompiledKernel>
 mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,

@@ -278,6 +278,27 @@ void callForwardFP8(FuzzedDataProvider &in, const Model &model) {
     checkLaunchStatus(s, model, h, "faAttentionForwardFP8");
 }
 
+/// A quantization (FA_QUANTIZE): x, out, descale and the workspace, whose
+/// size only a quantization kernel reports.
+void callQuantize(FuzzedDataProvider &in, const Model &model) {
+  void *h = pickHandle(in, model);
+  auto kernel = static_cast<faKernel>(h);
+  bool nullBytes = in.ConsumeBool();
+  uint64_t bytes = 7;
+  faStatus s = faQuantizeWorkspaceBytes(kernel, nullBytes ? nullptr : &bytes);
+  checkHandleStatus(s, model, h, Kind::Kernel, "faQuantizeWorkspaceBytes");
+  expect(s == FA_SUCCESS ? bytes > 0 && bytes % 4 == 0 : bytes == 7,
+         "bytes is set exactly on success", "faQuantizeWorkspaceBytes");
+  if (model.isLive(h, Kind::Kernel) && !nullBytes)
+    expect((s == FA_SUCCESS) == (faKernelDirection(kernel) == FA_QUANTIZE),
+           "a size for quantization kernels only", "faQuantizeWorkspaceBytes");
+  LaunchArguments<4, faForwardStrides> a(in);
+  const uint64_t *p = a.pointers;
+  s = faQuantize(kernel, p[0], p[1], p[2], p[3],
+                 in.ConsumeIntegral<uint64_t>());
+  checkLaunchStatus(s, model, h, "faQuantize");
+}
+
 void callBackward(FuzzedDataProvider &in, const Model &model) {
   void *h = pickHandle(in, model);
   LaunchArguments<10, faBackwardStrides> a(in);
@@ -447,7 +468,7 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
 void step(FuzzedDataProvider &in, Model &model) {
   std::string chip;
   bool null = false;
-  switch (in.ConsumeIntegralInRange<int>(0, 20)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 21)) {
   case 0: {
     std::string dir = pickCacheDir(in, null);
     bool nullOut = in.ConsumeIntegralInRange<int>(0, 15) == 0;
@@ -610,6 +631,8 @@ void step(FuzzedDataProvider &in, Model &model) {
     return callForwardVarlen(in, model);
   case 19:
     return callForwardFP8(in, model);
+  case 20:
+    return callQuantize(in, model);
   case 18:
     return callBackwardVarlen(in, model);
   case 15: {
