@@ -54,8 +54,15 @@ mlir::fa::compileQuantizeModule(ModuleOp module, MLIRContext &context,
         << quantizations.size();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
-  // cvt.rn.satfinite.e4m3x2 is sm_89's.
-  if (options.chip == "sm_80" || options.chip == "sm_86") {
+  // cvt.rn.satfinite.e4m3x2 is sm_89's: sm_80, 86 and 87 lack it (the
+  // runtime refuses their .meta, so the compile must too). checkChip took
+  // "sm_" and two digits (and maybe "a").
+  unsigned version = 0;
+  if (StringRef(options.chip)
+          .drop_front(3)
+          .take_front(2)
+          .getAsInteger(10, version) ||
+      version < 89) {
     quantizations[0].emitError()
         << "e4m3 conversion needs sm_89 or later; the chip is " << options.chip;
     return compileError("compiling to a GPU kernel failed", diagnostics);
