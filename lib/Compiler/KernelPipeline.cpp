@@ -67,6 +67,12 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     if (effective.transposesInProducer() && !effective.qBuffers &&
         std::max(effective.headDim, effective.headDimV) > 128)
       split.tileBuffers = 1;
+    // FP8: the producer's transposing warps at 40 registers, not 24 (the
+    // compute warpgroups keep 232): at 24 they spilled the permuted V
+    // words; at 40 no FP8 kernel spills (H100: +1-6 %, docs/perf/README.md
+    // 2026-12-05).
+    if (effective.transposesInProducer())
+      split.producerRegisters = 40;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createWarpSpecialize(split));
     // FP8: V transposed (WGMMA reads 8-bit operands K-major only) by the
     // producer warpgroup's idle warps, not the compute warpgroups, unless

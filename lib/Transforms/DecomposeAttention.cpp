@@ -277,17 +277,28 @@ std::pair<Value, Value> emitScore(OpBuilder &nb, Location nl,
 }
 
 /// The factor that raw scores meet first (emitScore), times the FP8
-/// descales of a tile: null without descales.
+/// descales of a tile: null without descales. Descales must be positive
+/// (amax / 448): where their product is not, the factor is NaN, and so are
+/// the rows, rather than the softmax of negated (or zeroed) scores. So the
+/// factor is positive or NaN, and a GPU kernel may take the row max of the
+/// raw scores and scale it once (fagpu.reduce_rows' canonicalization), as
+/// with a constant scale.
 Value descaledRawFactor(OpBuilder &b, Location loc, const ScoreSpec &spec,
                         double extraFactor, ValueRange descales) {
   if (descales.empty())
     return {};
+  auto cst = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
   double factor =
       spec.softcap ? spec.scale / *spec.softcap : spec.scale * extraFactor;
-  Value product = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(factor));
+  Value product = cst(static_cast<float>(factor));
   for (Value descale : descales)
     product = arith::MulFOp::create(b, loc, product, descale);
-  return product;
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                         product, cst(0.0f));
+  Value nan = cst(std::numeric_limits<float>::quiet_NaN());
+  return arith::SelectOp::create(b, loc, positive, product, nan);
 }
 
 /// One online-softmax step on a tile.

@@ -49,9 +49,11 @@ def attention_fp8(q, k, v, q_descale, k_descale, v_descale, *, causal=False,
     e4m3 tensors: q (B, Hq, Nq, D), k (B, Hkv, Nk, D), v (B, Hkv, Nk, Dv),
     each descale float32 (B, Hkv), the factor that takes a (batch, KV head)
     block's e4m3 values back to its real values (query heads of a group
-    share q's). Returns o (B, Hq, Nq, Dv) in out_dtype (torch.bfloat16 or
-    torch.float16), and lse (float32) with return_lse=True. P is rounded to
-    e4m3 for P·V, as FlashAttention 3 does."""
+    share q's). q's and k's descales must be positive (amax / 448): where
+    their product is not, the block's rows are NaN. Returns o (B, Hq, Nq,
+    Dv) in out_dtype (torch.bfloat16 or torch.float16), and lse (float32)
+    with return_lse=True. P is rounded to e4m3 for P·V, as FlashAttention 3
+    does."""
     descales = (q_descale, k_descale, v_descale)
     _check(q, k, v, descales)
     if out_dtype not in _OUT:

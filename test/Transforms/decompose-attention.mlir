@@ -191,8 +191,10 @@ func.func @grad_tile_unscaled_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf3
 
 // FP8 (e4m3) tiles: the descales multiply the score factor once per tile,
 // outside the element bodies (scale * log2 e * dq * dk), so that each score
-// still meets one multiply; the operands are extended to f32 in the
-// contractions; v's descale is normalize's numerator.
+// still meets one multiply; descales must be positive: a factor that is not
+// becomes NaN (so that GPU kernels may scale the raw row max, as with a
+// constant scale); the operands are extended to f32 in the contractions;
+// v's descale is normalize's numerator.
 
 // CHECK-LABEL: func @online_step_fp8
 // CHECK-SAME: %[[DQ:[a-z0-9]+]]: f32, %[[DK:[a-z0-9]+]]: f32, %[[DV:[a-z0-9]+]]: f32
@@ -200,7 +202,10 @@ func.func @grad_tile_unscaled_softcap(%q: tensor<16x16xbf16>, %lse: tensor<16xf3
 // CHECK:   arith.extf %{{.*}} : f8E4M3FN to f32
 // CHECK: %[[C:.*]] = arith.constant 0.180336878 : f32
 // CHECK: %[[F1:.*]] = arith.mulf %[[C]], %[[DQ]] : f32
-// CHECK: %[[F:.*]] = arith.mulf %[[F1]], %[[DK]] : f32
+// CHECK: %[[F2:.*]] = arith.mulf %[[F1]], %[[DK]] : f32
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[F2]], %{{.*}} : f32
+// CHECK: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK: %[[F:.*]] = arith.select %[[POS]], %[[F2]], %[[NAN]] : f32
 // CHECK: linalg.generic {{.*}} ins(%[[QK]] : tensor<32x16xf32>)
 // CHECK-NEXT: ^bb0(%[[RAW:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:   %[[SCALED:.*]] = arith.mulf %[[RAW]], %[[F]] : f32

@@ -173,6 +173,79 @@ TEST_P(FP8Execution, MatchesReference) {
               errLse);
 }
 
+/// Descales must be positive: a negative or zero one makes NaN the rows that
+/// it scales (its batch and KV head's query heads), rather than the softmax
+/// of negated or zeroed scores, so that kernels may scale the raw row max;
+/// the other heads keep their reference values.
+TEST(FP8Execution, NonPositiveDescalesMakeTheirRowsNaN) {
+  Fp8Case c;
+  c.name = "non_positive_descales";
+  c.shape = ref::AttentionShape{2, 4, 2, 64, 64, 32, 32};
+  c.causal = true; // masked scores (-inf) meet the factor too
+  c.blockQ = c.blockKV = 32;
+  const ref::AttentionShape &s = c.shape;
+  auto module = hostjit::HostModule::compile(buildModule(c), [&] {
+    hostjit::CompileOptions options;
+    options.blockQ = c.blockQ;
+    options.blockKV = c.blockKV;
+    return options;
+  }());
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  auto fn = (*module)->lookup("forward");
+  ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+
+  std::mt19937_64 rng(7);
+  Fp8Tensor q({s.batch, s.headsQ, s.seqQ, s.headDim}),
+      k({s.batch, s.headsKV, s.seqKV, s.headDim}),
+      v({s.batch, s.headsKV, s.seqKV, s.headDimV});
+  DescaleTensor dq(s.batch, s.headsKV), dk(s.batch, s.headsKV),
+      dv(s.batch, s.headsKV);
+  std::vector<double> qd;
+  {
+    Fp8Tensor perGroup({s.batch, s.headsKV, 2 * s.seqQ, s.headDim});
+    qd = quantize(perGroup, dq, rng);
+    q.bytes = perGroup.bytes;
+    q.desc.basePtr = q.desc.data = q.bytes.data();
+  }
+  std::vector<double> kd = quantize(k, dk, rng), vd = quantize(v, dv, rng);
+  ref::AttentionParams params;
+  params.scale = ref::defaultScale(s);
+  params.causal = true;
+  std::vector<double> refO(ref::numelO(s)), refLse(ref::numelLSE(s));
+  ref::attentionForward(s, params, qd.data(), kd.data(), vd.data(), refO.data(),
+                        refLse.data());
+  // (batch 1, KV head 0): K's descale negative; (batch 0, KV head 1): Q's
+  // zero.
+  dk.values[1 * s.headsKV + 0] *= -1.0f;
+  dq.values[0 * s.headsKV + 1] = 0.0f;
+  auto spoiled = [&](int64_t batch, int64_t headQ) {
+    int64_t headKV = headQ / (s.headsQ / s.headsKV);
+    return (batch == 1 && headKV == 0) || (batch == 0 && headKV == 1);
+  };
+
+  HostTensor o(DType::BF16, {s.batch, s.headsQ, s.seqQ, s.headDimV}),
+      lse(DType::F32, {s.batch, s.headsQ, s.seqQ});
+  o.poison();
+  lse.poison();
+  (*fn)({q.arg(), k.arg(), v.arg(), dq.arg(), dk.arg(), dv.arg(), o.arg(),
+         lse.arg()});
+  std::vector<double> out = o.load();
+  int64_t perHead = s.seqQ * s.headDimV;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.headsQ; ++h) {
+      const double *got = out.data() + (b * s.headsQ + h) * perHead;
+      const double *want = refO.data() + (b * s.headsQ + h) * perHead;
+      if (spoiled(b, h)) {
+        for (int64_t i = 0; i < perHead; ++i)
+          ASSERT_TRUE(std::isnan(got[i]))
+              << "batch " << b << " head " << h << " element " << i;
+        continue;
+      }
+      EXPECT_LE(ref::relativeL2Error(got, want, perHead), tolerance(c.out))
+          << "batch " << b << " head " << h;
+    }
+}
+
 /// Every e4m3 code through the host lowering of arith.extf
 /// (fa-expand-fp8-conversions) against APFloat's decoding.
 TEST(FP8Decoding, EveryCodeMatchesAPFloat) {

@@ -140,12 +140,19 @@ SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value value,
 
 /// The A operand of step `k` of m-repeat `rep` as four 32-bit registers:
 /// a0a1, a2a3, a4a5, a6a7 of the #fagpu.wgmma_a layout (16-bit elements,
-/// k16) or a0..a3, ..., a12..a15 of #fagpu.wgmma_a8 (bytes, k32).
+/// k16) or a0..a3, ..., a12..a15 of #fagpu.wgmma_a8 (bytes, k32, whose
+/// registers are words already: registerVectorType).
 SmallVector<Value> registerA(OpBuilder &b, Location loc, Value aVector,
                              int64_t rep, int64_t kSteps, int64_t k) {
   auto type = cast<VectorType>(aVector.getType());
-  int64_t perWord = 32 / type.getElementType().getIntOrFloatBitWidth();
   SmallVector<Value> regs;
+  if (type.getElementType().isInteger(32)) {
+    for (int64_t r = 0; r < 4; ++r)
+      regs.push_back(vector::ExtractOp::create(b, loc, aVector,
+                                               (rep * kSteps + k) * 4 + r));
+    return regs;
+  }
+  int64_t perWord = 32 / type.getElementType().getIntOrFloatBitWidth();
   int64_t first = (rep * kSteps + k) * 4 * perWord;
   auto piece = VectorType::get({perWord}, type.getElementType());
   auto word = VectorType::get({1}, b.getI32Type());
@@ -277,6 +284,15 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
     SmallVector<Value> acc;
     if (!fromZero)
       acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    // A from registers: every word packed before the fence, so that no
+    // register the MMAs read is written between their issues (ptxas would
+    // inject a warpgroup.arrive before each: FP8's byte packing at hd256).
+    SmallVector<SmallVector<Value>> aWords;
+    if (!aTile)
+      for (int64_t rep = 0; rep < reps; ++rep)
+        for (int64_t k = 0; k < kSteps; ++k)
+          aWords.push_back(
+              registerA(rewriter, loc, adaptor.getA(), rep, kSteps, k));
     // Registers written by ordinary instructions feed the async MMA.
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results;
@@ -316,10 +332,8 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
               transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
               /*satfinite=*/nullptr);
         } else {
-          SmallVector<Value> a =
-              registerA(rewriter, loc, adaptor.getA(), rep, kSteps, k);
-          d = emitRegisterAWgmma(rewriter, loc, d, a, descB, n, element,
-                                 transposeB, accumulate);
+          d = emitRegisterAWgmma(rewriter, loc, d, aWords[rep * kSteps + k],
+                                 descB, n, element, transposeB, accumulate);
         }
       }
       llvm::append_range(results, unpackStruct(rewriter, loc, d, regsPerRep));

@@ -188,145 +188,13 @@ struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
     TileLayout from =
         getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
     TileLayout to = getTileLayout(op.getType());
+    if (registerVectorType(op.getType()).getNumElements() != to.numRegisters())
+      return rewriter.notifyMatchFailure(op, "registers packed in words");
     // Same lane and warp bases (verified): register r of `to` is the
     // register of `from` at the same element of lane 0, warp 0.
-    DenseMap<std::pair<int64_t, int64_t>, int64_t> fromReg;
-    for (int64_t reg = 0; reg < from.numRegisters(); ++reg) {
-      TileCoord c = from.ofRegister(reg);
-      fromReg[{c.row, c.col}] = reg;
-    }
-    SmallVector<int64_t> mask;
-    for (int64_t reg = 0; reg < to.numRegisters(); ++reg) {
-      TileCoord c = to.ofRegister(reg);
-      mask.push_back(fromReg.lookup({c.row, c.col}));
-    }
     rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSource(),
-                                                   adaptor.getSource(), mask);
-    return success();
-  }
-};
-
-/// f32 registers rounded to e4m3 two at a time (cvt.rn.satfinite.e4m3x2:
-/// P in [0, 1] never saturates), into their bytes.
-struct LowerTruncToE4M3 : OpConversionPattern<arith::TruncFOp> {
-  LowerTruncToE4M3(TypeConverter &converter, MLIRContext *ctx)
-      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
-  LogicalResult
-  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!type || !getLayout(type) ||
-        !isa<Float8E4M3FNType>(type.getElementType()) ||
-        !cast<RankedTensorType>(op.getIn().getType()).getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "not f32 tile -> e4m3 tile");
-    Location loc = op.getLoc();
-    SmallVector<Value> in = unpackVector(rewriter, loc, adaptor.getIn());
-    if (in.size() % 2 != 0)
-      return rewriter.notifyMatchFailure(op, "an odd register count");
-    Type i8 = rewriter.getI8Type(), i16 = rewriter.getI16Type();
-    SmallVector<Value> bytes;
-    for (size_t i = 0; i < in.size(); i += 2) {
-      // `a` goes to the upper byte, `b` to the lower: register i first.
-      Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-          rewriter, loc, i16, in[i + 1], in[i], NVVM::FPRoundingMode::RN,
-          NVVM::SaturationMode::SATFINITE, /*relu=*/false,
-          rewriter.getType<Float8E4M3FNType>());
-      bytes.push_back(arith::TruncIOp::create(rewriter, loc, i8, pair));
-      bytes.push_back(arith::TruncIOp::create(
-          rewriter, loc, i8,
-          arith::ShRUIOp::create(
-              rewriter, loc, pair,
-              arith::ConstantIntOp::create(rewriter, loc, i16, 8))));
-    }
-    auto vectorType =
-        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOp(op, packVector(rewriter, loc, vectorType, bytes));
-    return success();
-  }
-};
-
-/// 8-bit accumulator tile -> #fagpu.wgmma_a8. In each 32 columns of a row
-/// a thread holds the pairs at columns 8 j + 2 t (j = 0..3); the A operand
-/// wants columns 4 t .. 4 t + 3 and 16 + 4 t .. 16 + 4 t + 3, i.e. the pair
-/// j = t / 2 (resp. 2 + t / 2) of lanes 2 (t % 2) and 2 (t % 2) + 1 of its
-/// quad. Each thread packs its pairs j = 0, 1 and j = 2, 3 into two words;
-/// each A word is two shuffled words' halves: four shuffles per two words.
-struct LowerConvertToWgmmaA8 : OpConversionPattern<ConvertLayoutOp> {
-  LowerConvertToWgmmaA8(TypeConverter &converter, MLIRContext *ctx)
-      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
-  LogicalResult
-  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!isa<WgmmaA8LayoutAttr>(op.getType().getEncoding()))
-      return rewriter.notifyMatchFailure(op, "not to #fagpu.wgmma_a8");
-    Location loc = op.getLoc();
-    TileLayout from =
-        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
-    TileLayout to = getTileLayout(op.getType());
-    DenseMap<std::pair<int64_t, int64_t>, int64_t> fromReg;
-    for (int64_t reg = 0; reg < from.numRegisters(); ++reg) {
-      TileCoord c = from.ofRegister(reg);
-      fromReg[{c.row, c.col}] = reg;
-    }
-    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getSource());
-    Type i32 = rewriter.getI32Type();
-    auto c32 = [&](int64_t v) {
-      return arith::ConstantIntOp::create(rewriter, loc, i32, v).getResult();
-    };
-    // Four bytes (registers of lane 0's elements (row, col .. col + 1) and
-    // (row, col + 8 .. col + 9)) as one word.
-    auto word = [&](int64_t row, int64_t col) {
-      Value w;
-      int64_t k = 0;
-      for (int64_t c : {col, col + 1, col + 8, col + 9}) {
-        Value byte = arith::ExtUIOp::create(rewriter, loc, i32,
-                                            regs[fromReg.lookup({row, c})]);
-        Value placed = arith::ShLIOp::create(rewriter, loc, byte, c32(8 * k++));
-        w = w ? arith::OrIOp::create(rewriter, loc, w, placed).getResult()
-              : placed;
-      }
-      return w;
-    };
-    Value lane = arith::IndexCastUIOp::create(rewriter, loc, i32,
-                                              emitLaneId(rewriter, loc));
-    Value t = arith::AndIOp::create(rewriter, loc, lane, c32(3));
-    Value quad = arith::AndIOp::create(rewriter, loc, lane, c32(~3));
-    Value first = arith::AddIOp::create(
-        rewriter, loc, quad,
-        arith::ShLIOp::create(rewriter, loc,
-                              arith::AndIOp::create(rewriter, loc, t, c32(1)),
-                              c32(1)));
-    Value second = arith::AddIOp::create(rewriter, loc, first, c32(1));
-    Value upper = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(rewriter, loc, t, c32(2)), c32(0));
-    auto shuffle = [&](Value v, Value from) {
-      return gpu::ShuffleOp::create(rewriter, loc, v, from, c32(32),
-                                    gpu::ShuffleMode::IDX)
-          .getShuffleResult();
-    };
-    SmallVector<Value> out(to.numRegisters());
-    for (int64_t reg = 0; reg < to.numRegisters(); reg += 4) {
-      TileCoord c = to.ofRegister(reg); // lane 0: column 32 k (+ 16)
-      int64_t chunk = c.col - c.col % 32;
-      Value packed = word(c.row, chunk + (c.col % 32 == 0 ? 0 : 16));
-      Value x0 = shuffle(packed, first), x1 = shuffle(packed, second);
-      // Lanes t = 0, 1 take the pairs' lower halves, t = 2, 3 the upper.
-      Value low = arith::OrIOp::create(
-          rewriter, loc, arith::AndIOp::create(rewriter, loc, x0, c32(0xFFFF)),
-          arith::ShLIOp::create(rewriter, loc, x1, c32(16)));
-      Value high = arith::OrIOp::create(
-          rewriter, loc, arith::ShRUIOp::create(rewriter, loc, x0, c32(16)),
-          arith::AndIOp::create(rewriter, loc, x1, c32(0xFFFF0000)));
-      Value w = arith::SelectOp::create(rewriter, loc, upper, high, low);
-      for (int64_t i = 0; i < 4; ++i)
-        out[reg + i] = arith::TruncIOp::create(
-            rewriter, loc, rewriter.getI8Type(),
-            arith::ShRUIOp::create(rewriter, loc, w, c32(8 * i)));
-    }
-    auto vectorType =
-        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOp(op, packVector(rewriter, loc, vectorType, out));
+                                                   adaptor.getSource(),
+                                                   sourceRegisters(from, to));
     return success();
   }
 };
@@ -350,7 +218,7 @@ void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
   patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
                                    exp2OnFmaEvery);
   patterns.add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerConvertLayout,
-               LowerTranspose, LowerTruncToE4M3, LowerConvertToWgmmaA8>(
-      converter, patterns.getContext());
+               LowerTranspose>(converter, patterns.getContext());
+  populateE4M3TilesToNVVMPatterns(converter, patterns);
   populateTileCoordsToNVVMPatterns(converter, patterns);
 }

@@ -24,6 +24,18 @@ Type mlir::fagpu::registerElementType(Type element) {
   return element;
 }
 
+VectorType mlir::fagpu::registerVectorType(RankedTensorType type) {
+  int64_t registers = getTileLayout(type).numRegisters();
+  Type element = type.getElementType();
+  // e4m3 registers four to a 32-bit word, as WGMMA's A operand takes them:
+  // as a byte vector, LLVM built and NVPTX assembled every word byte by
+  // byte (E4M3TilesToNVVM.cpp).
+  if (isa<Float8E4M3FNType>(element) && registers % 4 == 0)
+    return VectorType::get({registers / 4},
+                           IntegerType::get(type.getContext(), 32));
+  return VectorType::get({registers}, registerElementType(element));
+}
+
 bool mlir::fagpu::isTileType(Type type) {
   return isa<SharedTileType>(type) || getLayout(type);
 }
@@ -33,8 +45,7 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
   addConversion([](RankedTensorType type) -> Type {
     if (!getLayout(type))
       return type;
-    return VectorType::get({getTileLayout(type).numRegisters()},
-                           registerElementType(type.getElementType()));
+    return registerVectorType(type);
   });
   addConversion([ctx](SharedTileType) -> Type {
     return LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/3);
@@ -294,6 +305,28 @@ SmallVector<Value> mlir::fagpu::unpackVector(OpBuilder &b, Location loc,
 Value mlir::fagpu::packVector(OpBuilder &b, Location loc, VectorType type,
                               ArrayRef<Value> scalars) {
   return vector::FromElementsOp::create(b, loc, type, scalars);
+}
+
+DenseMap<std::pair<int64_t, int64_t>, int64_t>
+mlir::fagpu::registersByElement(const TileLayout &layout) {
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> byElement;
+  for (int64_t reg = 0; reg < layout.numRegisters(); ++reg) {
+    TileCoord c = layout.ofRegister(reg);
+    byElement[{c.row, c.col}] = reg;
+  }
+  return byElement;
+}
+
+SmallVector<int64_t> mlir::fagpu::sourceRegisters(const TileLayout &from,
+                                                  const TileLayout &to) {
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> fromReg =
+      registersByElement(from);
+  SmallVector<int64_t> source;
+  for (int64_t reg = 0; reg < to.numRegisters(); ++reg) {
+    TileCoord c = to.ofRegister(reg);
+    source.push_back(fromReg.lookup({c.row, c.col}));
+  }
+  return source;
 }
 
 Value mlir::fagpu::packPairWord(OpBuilder &b, Location loc, Value low,

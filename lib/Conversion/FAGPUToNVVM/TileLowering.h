@@ -28,8 +28,12 @@ constexpr unsigned kIndexRegisterBits = 32;
 /// The element type of a register tile's registers: i32 for index.
 Type registerElementType(Type element);
 
-/// Register tiles -> vector<registers x element> (index elements as
-/// registerElementType); shared tiles -> the shared-memory pointer
+/// A register tile's registers: vector<registers x registerElementType>,
+/// but e4m3 tiles' as words of four (vector<registers / 4 x i32>).
+VectorType registerVectorType(RankedTensorType type);
+
+/// Register tiles -> registerVectorType; shared tiles -> the shared-memory
+/// pointer
 /// (!llvm.ptr<3>) of their first byte.
 class TileTypeConverter : public TypeConverter {
 public:
@@ -103,6 +107,15 @@ Value emitIsFirstCopy(OpBuilder &b, Location loc, const TileLayout &layout,
 SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value vector);
 Value packVector(OpBuilder &b, Location loc, VectorType type,
                  ArrayRef<Value> scalars);
+/// Lane 0's register of each element (row, col) of a register tile's
+/// layout.
+DenseMap<std::pair<int64_t, int64_t>, int64_t>
+registersByElement(const TileLayout &layout);
+/// For each register of `to`, the register of `from` at the same element
+/// of lane 0: a layout conversion within each thread (one that keeps the
+/// lane and warp bases, verified).
+SmallVector<int64_t> sourceRegisters(const TileLayout &from,
+                                     const TileLayout &to);
 /// Two 16-bit registers as one 32-bit word, `low` in its low half (a column
 /// pair as stmatrix and the 16-byte stores take it).
 Value packPairWord(OpBuilder &b, Location loc, Value low, Value high);
@@ -131,6 +144,11 @@ bool hasTileTypes(Operation *op);
 void populateRegisterTilesToNVVMPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          int64_t exp2OnFmaEvery = 0);
+
+/// e4m3 register tiles: f32 tiles rounded to them, their conversions to
+/// WGMMA's 8-bit A layouts (E4M3TilesToNVVM.cpp).
+void populateE4M3TilesToNVVMPatterns(TileTypeConverter &converter,
+                                     RewritePatternSet &patterns);
 
 /// Lowers tile coordinates, and compares of coordinates against bounds as
 /// compares of each register's static offset (TileCoordsToNVVM.cpp).
