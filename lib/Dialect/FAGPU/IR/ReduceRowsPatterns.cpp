@@ -19,14 +19,8 @@ using namespace mlir;
 using namespace mlir::fagpu;
 
 namespace {
-/// Whether a constant is positive and finite (or, with `orNaN`, NaN).
-bool isPositiveConstant(Value v, bool orNaN) {
-  FloatAttr c;
-  if (!matchPattern(v, m_Constant(&c)))
-    return false;
-  APFloat x = c.getValue();
-  if (x.isNaN())
-    return orNaN;
+/// Whether a constant scale commutes with the row max: positive, finite.
+bool isPositiveFinite(const APFloat &x) {
   return !x.isNegative() && !x.isZero() && x.isFinite();
 }
 
@@ -36,8 +30,9 @@ bool isPositiveConstant(Value v, bool orNaN) {
 /// Products keep it (NaN stays NaN; descales whose product overflows to
 /// +inf are no more meaningful scaled before the max than after).
 bool isPositiveOrNaN(Value v) {
-  if (isPositiveConstant(v, /*orNaN=*/true))
-    return true;
+  FloatAttr constant;
+  if (matchPattern(v, m_Constant(&constant)))
+    return constant.getValue().isNaN() || isPositiveFinite(constant.getValue());
   if (auto product = v.getDefiningOp<arith::MulFOp>())
     return isPositiveOrNaN(product.getLhs()) &&
            isPositiveOrNaN(product.getRhs());
@@ -74,7 +69,7 @@ Value rowFactorOf(PatternRewriter &rewriter, Location loc, Value factor,
     if (!constant.isSplat())
       return {};
     APFloat c = constant.getSplatValue<APFloat>();
-    if (c.isNegative() || c.isZero() || !c.isFinite())
+    if (!isPositiveFinite(c))
       return {};
     return arith::ConstantOp::create(rewriter, loc, rowsType,
                                      DenseElementsAttr::get(rowsType, c));
