@@ -337,6 +337,14 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   return {64, 64}; // 4 warps, one row tile each
 }
 
+double AttentionConfig::effectiveRescaleThreshold() const {
+  if (!usesWgmmaForward())
+    return 0;
+  if (rescaleThreshold >= 0)
+    return rescaleThreshold;
+  return 0;
+}
+
 int64_t AttentionConfig::effectivePersistentBlocks() const {
   if (persistentBlocks != -1)
     return persistentBlocks;
@@ -371,6 +379,9 @@ std::string AttentionConfig::key() const {
              .str() +
          // Only when set, so that the other configs' keys stay as they were.
          (exp2OnFmaEvery ? ":e" + std::to_string(exp2OnFmaEvery) : "") +
+         (rescaleThreshold >= 0
+              ? llvm::formatv(":rt{0:e16}", rescaleThreshold).str()
+              : "") +
          (qBuffers ? ":qb" + std::to_string(qBuffers) : "") +
          (backward && backwardVariant != "auto" ? ":" + backwardVariant : "") +
          (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "") +

@@ -429,6 +429,15 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                          << effective.backwardVariantReason() << ")";
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  if (problem && effective.rescaleThreshold > 0 &&
+      !effective.usesWgmmaForward()) {
+    problem->emitError() << "rescale-threshold is the WGMMA forward's; this "
+                            "problem gets "
+                         << (effective.backward
+                                 ? effective.backwardVariantReason()
+                                 : effective.forwardVariantReason());
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   // FP8 runs on the WGMMA forward only (e4m3 tensor-core operands).
   if (problem && effective.isFP8() && !effective.usesWgmmaForward()) {
     problem->emitError() << "FP8 (e4m3) attention runs on the WGMMA forward "
@@ -507,6 +516,13 @@ mlir::fa::compileAttention(const AttentionConfig &asked, EmitKind emit) {
     return compileSource(configToMLIR(config), "<config>", config, emit);
   }
   config.runtimeShapes |= config.varlen;
+  if (config.rescaleThreshold != -1 &&
+      !(std::isfinite(config.rescaleThreshold) && config.rescaleThreshold >= 0))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "rescale threshold %g: -1 (the compiler's choice) or a finite "
+        "number >= 0",
+        config.rescaleThreshold);
   if (config.dtype != "bf16" && config.dtype != "f16" && !config.isFP8())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

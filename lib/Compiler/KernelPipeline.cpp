@@ -33,8 +33,9 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
                                         effective.effectiveBlockKV(),
                                         effective.usesWgmmaBackward()}));
   else
-    pm.addPass(createTileAttention(
-        {effective.effectiveBlockQ(), effective.effectiveBlockKV()}));
+    pm.addPass(createTileAttention({effective.effectiveBlockQ(),
+                                    effective.effectiveBlockKV(),
+                                    effective.effectiveRescaleThreshold()}));
   // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
   if (effective.usesWgmmaForward()) {
     // FP8: FA3's register permutation (P keeps the accumulator's registers,
@@ -89,6 +90,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // Two compute warpgroups alternate issuing their products (ping-pong:
     // hd256 0.85 -> 0.88x cuDNN, hd128 unchanged).
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPingPong());
+    // With a rescale threshold almost every factor of O's rescale is 1: a
+    // warp whose rows all kept their max skips the multiply.
+    if (effective.effectiveRescaleThreshold() > 0)
+      pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createSkipUnitRescales());
   } else if (effective.usesWgmmaBackward()) {
     pm.addPass(createConvertTiledAttentionGradToFAGPU(
         {effective.dqReduction, effective.transposeScores}));

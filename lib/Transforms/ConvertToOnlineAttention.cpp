@@ -50,7 +50,7 @@ struct AttentionToOnline : OpRewritePattern<AttentionOp> {
         op.getMaxSeqlenQ(), op.getMaxSeqlenK(),
         rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
         op.getWindowAttr(), op.getSoftcapAttr(), /*unmasked=*/nullptr,
-        /*keys_in_bounds=*/nullptr);
+        /*keys_in_bounds=*/nullptr, /*rescale_threshold=*/nullptr);
     rewriter.replaceOpWithNewOp<NormalizeOp>(
         op, op.getOutput().getType(), op.getLse().getType(),
         online.getResultAcc(), online.getResultMax(), online.getResultSum(),

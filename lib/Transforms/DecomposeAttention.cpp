@@ -331,6 +331,25 @@ SmallVector<Value> decomposeOnline(OpBuilder &b, OnlineAttentionOp op) {
             arith::MaximumFOp::create(nb, nl, args[0], args[1]).getResult());
       },
       /*reduceDims=*/1)[0];
+  // With a rescale threshold τ, m' = m̂ > m + τ ? m̂ : m (m̂ the max above):
+  // a row keeps its max until a score passes it by more than τ, and then
+  // 2^(m - m') below is exactly 1.
+  if (std::optional<APFloat> threshold = op.getRescaleThreshold()) {
+    float tau = threshold->convertToFloat();
+    maxNew = tb.generic(
+        {op.getMax(), maxNew}, {tb.empty({br})},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value tauValue =
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(tau));
+          Value bound = arith::AddFOp::create(nb, nl, args[0], tauValue);
+          Value passes = arith::CmpFOp::create(
+              nb, nl, arith::CmpFPredicate::OGT, args[1], bound);
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::SelectOp::create(nb, nl, passes, args[1], args[0])
+                  .getResult());
+        })[0];
+  }
   // A row that has seen no key yet keeps m' = -inf; exponentiate against 0
   // instead so that 2^(-inf - -inf) never makes a NaN.
   SmallVector<Value> rescale = tb.generic(

@@ -18,7 +18,8 @@ using namespace mlir;
 void fa::buildAttentionTilingPipeline(OpPassManager &pm,
                                       const TilingPipelineOptions &options) {
   pm.addPass(createConvertToOnlineAttention());
-  pm.addPass(createTileAttention({options.blockQ, options.blockKV}));
+  pm.addPass(createTileAttention(
+      {options.blockQ, options.blockKV, options.rescaleThreshold}));
   pm.addPass(createTileAttentionGrad(
       {options.blockQ, options.blockKV, options.scaleGradsOnce}));
   pm.addPass(createDecomposeAttention());

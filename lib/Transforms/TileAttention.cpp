@@ -33,6 +33,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 namespace mlir {
 namespace fa {
 #define GEN_PASS_DEF_TILEATTENTION
@@ -59,9 +61,10 @@ OnlineAttentionOp getProducer(NormalizeOp norm) {
 class ForwardTiler {
 public:
   ForwardTiler(RewriterBase &rewriter, OnlineAttentionOp online,
-               NormalizeOp norm, int64_t blockQ, int64_t blockKV)
+               NormalizeOp norm, int64_t blockQ, int64_t blockKV,
+               FloatAttr rescaleThreshold)
       : rewriter(rewriter), online(online), norm(norm), blockQ(blockQ),
-        blockKV(blockKV) {
+        blockKV(blockKV), rescaleThreshold(rescaleThreshold) {
     headsQ = online.getQuery().getType().getDimSize(1);
     headsKV = online.getKey().getType().getDimSize(1);
   }
@@ -81,6 +84,8 @@ private:
   OnlineAttentionOp online;
   NormalizeOp norm;
   int64_t blockQ, blockKV;
+  // The tile steps' rescale_threshold; null for the exact running max.
+  FloatAttr rescaleThreshold;
   int64_t headsQ, headsKV;
   // Sequence lengths: constants, or tensor.dim of the operands where the
   // shapes are dynamic (known at run time only).
@@ -143,7 +148,8 @@ SmallVector<Value> ForwardTiler::emitKVLoop(Location loc, Value from, Value to,
             online.getScaleAttr(), online.getCausalAttr(),
             online.getWindowAttr(), online.getSoftcapAttr(),
             masked ? nullptr : builder.getUnitAttr(),
-            masked && keysInBounds ? builder.getUnitAttr() : nullptr);
+            masked && keysInBounds ? builder.getUnitAttr() : nullptr,
+            rescaleThreshold);
         scf::YieldOp::create(builder, loc, step.getResults());
       });
   return loop.getResults();
@@ -290,6 +296,21 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
                                /*multiplesOf16=*/true)))
       return signalPassFailure();
 
+    // Shortest text (9, -1), not the stream's 9.000000e+00.
+    SmallString<16> thresholdText;
+    APFloat(rescaleThreshold).toString(thresholdText);
+    if (!std::isfinite(rescaleThreshold) || rescaleThreshold < 0) {
+      root->emitError() << getArgument()
+                        << ": rescale-threshold must be finite and at least "
+                           "0, got "
+                        << thresholdText;
+      return signalPassFailure();
+    }
+    FloatAttr threshold;
+    if (rescaleThreshold > 0)
+      threshold =
+          FloatAttr::get(Float32Type::get(&getContext()), rescaleThreshold);
+
     SmallVector<std::pair<OnlineAttentionOp, NormalizeOp>> work;
     WalkResult walk = root->walk([&](OnlineAttentionOp online) {
       if (online.isTile())
@@ -317,6 +338,18 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
           return WalkResult::interrupt();
         }
       }
+      // P = 2^(s - m') reaches 2^threshold; P·V takes it in V's type.
+      auto element =
+          dyn_cast<FloatType>(online.getValue().getType().getElementType());
+      if (threshold && element &&
+          std::exp2(rescaleThreshold) >
+              APFloat::getLargest(element.getFloatSemantics())
+                  .convertToDouble()) {
+        online.emitError() << getArgument() << ": rescale-threshold "
+                           << thresholdText << " lets P reach 2^"
+                           << thresholdText << ", past the largest " << element;
+        return WalkResult::interrupt();
+      }
       work.emplace_back(online, norm);
       return WalkResult::advance();
     });
@@ -325,7 +358,8 @@ struct TileAttentionPass : fa::impl::TileAttentionBase<TileAttentionPass> {
 
     IRRewriter rewriter(&getContext());
     for (auto [online, norm] : work)
-      ForwardTiler(rewriter, online, norm, blockQ, blockKV).rewrite();
+      ForwardTiler(rewriter, online, norm, blockQ, blockKV, threshold)
+          .rewrite();
   }
 };
 

@@ -7,6 +7,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+
 using namespace llvm;
 using namespace mlir::fa;
 
@@ -102,6 +104,14 @@ cl::opt<int64_t> exp2OnFmaEvery(
     cl::desc("the WGMMA forward computes every N-th exponential on the FMA "
              "pipe instead of MUFU (0 = none)"),
     cl::init(0), cl::cat(category));
+cl::opt<double> rescaleThreshold(
+    "rescale-threshold",
+    cl::desc("the WGMMA forward raises a row's running max only where a KV "
+             "block's scores pass it by more than this (base 2; "
+             "FlashAttention 4's conditional rescale: O's rescale skipped in "
+             "warps whose rows kept theirs); 0 = the exact max, -1 = the "
+             "compiler's choice"),
+    cl::init(-1), cl::cat(category));
 cl::opt<int64_t> qBuffers(
     "q-buffers",
     cl::desc("Q buffers of the WGMMA forward's persistent grid (1 to 8; 0 = "
@@ -238,6 +248,12 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--exp2-on-fma-every must be 0 or positive, got " +
                    Twine(exp2OnFmaEvery));
   config.exp2OnFmaEvery = exp2OnFmaEvery;
+  if (rescaleThreshold != -1 &&
+      !(std::isfinite(rescaleThreshold) && rescaleThreshold >= 0))
+    return invalid("--rescale-threshold must be -1 (the compiler's choice) "
+                   "or a finite number >= 0, got " +
+                   Twine(std::to_string(rescaleThreshold)));
+  config.rescaleThreshold = rescaleThreshold;
   if (qBuffers < 0 || qBuffers > fagpu::kMaxTileBuffers)
     return invalid("--q-buffers must be in [0, " +
                    Twine(fagpu::kMaxTileBuffers) + "], got " + Twine(qBuffers));

@@ -77,6 +77,8 @@ struct Case {
   bool scaleGradsOnce = false;
   /// Backward: the loss also reads LSE (grad_lse(%dlse), a random dLSE).
   bool gradLse = false;
+  /// Forward: fa-tile-attention's rescale-threshold (0: the exact max).
+  double rescaleThreshold = 0;
 
   ref::AttentionParams params() const {
     ref::AttentionParams p;
@@ -129,6 +131,10 @@ struct CaseBuilder {
     c.gradLse = true;
     return *this;
   }
+  CaseBuilder &rescaleThreshold(double tau) {
+    c.rescaleThreshold = tau;
+    return *this;
+  }
   /// Sets (Br, Bc) and names the case after everything that defines it, so
   /// the name cannot claim a property the case lacks.
   Case blocks(int64_t br, int64_t bc) {
@@ -161,6 +167,8 @@ struct CaseBuilder {
       os << "_scaleonce";
     if (c.gradLse)
       os << "_gradlse";
+    if (c.rescaleThreshold)
+      os << "_rescale" << number(c.rescaleThreshold);
     os << "_Br" << br << "_Bc" << bc;
     c.name = os.str();
     return c;
@@ -540,6 +548,7 @@ void compileEntry(const std::string &source, const Case &c, const char *name,
   options.blockQ = c.blockQ;
   options.blockKV = c.blockKV;
   options.scaleGradsOnce = c.scaleGradsOnce;
+  options.rescaleThreshold = c.rescaleThreshold;
   auto compiled = hostjit::HostModule::compile(source, options);
   ASSERT_TRUE(static_cast<bool>(compiled))
       << llvm::toString(compiled.takeError()) << "\nmodule:\n"
@@ -733,6 +742,39 @@ INSTANTIATE_TEST_SUITE_P(
     HostScaleGradsOnce, AttentionExecution,
     ::testing::Combine(::testing::ValuesIn(scaleGradsOnceCases()),
                        ::testing::Values(Direction::Backward)),
+    paramName);
+
+/// The running max raised only past a threshold (rescale_threshold,
+/// FlashAttention 4's conditional rescale): O and LSE as the exact max's.
+/// Scaled-up scores (scale 3: row maxima that jump by more than 8 between
+/// blocks) take both branches; a threshold of 0.5 keeps stale maxima
+/// through masks and a softcap; f16 and bf16 P reach 2^8.
+std::vector<Case> rescaleThresholdCases() {
+  return {
+      make("rescale", F32, 1, 2, 2, 300, 1000, 64, 64)
+          .rescaleThreshold(8)
+          .blocks(64, 64),
+      make("rescale", BF16, 1, 2, 1, 256, 512, 64, 64)
+          .scale(3.0)
+          .rescaleThreshold(8)
+          .blocks(64, 64),
+      make("rescale", F16, 1, 2, 2, 128, 1024, 128, 128)
+          .scale(0.5)
+          .rescaleThreshold(8)
+          .blocks(64, 128),
+      make("rescale", F16, 2, 4, 2, 77, 200, 64, 32)
+          .causal()
+          .window(50, 0)
+          .softcap(3.0)
+          .rescaleThreshold(0.5)
+          .blocks(32, 16),
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HostRescaleThreshold, AttentionExecution,
+    ::testing::Combine(::testing::ValuesIn(rescaleThresholdCases()),
+                       ::testing::Values(Direction::Forward)),
     paramName);
 
 /// The gradient of LSE folded into delta (grad_lse): dS = P (dP - (D -

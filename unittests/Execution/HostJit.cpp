@@ -152,6 +152,7 @@ public:
     tiling.blockQ = options.blockQ;
     tiling.blockKV = options.blockKV;
     tiling.scaleGradsOnce = options.scaleGradsOnce;
+    tiling.rescaleThreshold = options.rescaleThreshold;
     mlir::fa::buildAttentionTilingPipeline(pm, tiling);
     mlir::fa::buildHostLoweringPipeline(pm);
     if (failed(pm.run(*module)))

@@ -33,6 +33,8 @@ struct CompileOptions {
   int64_t blockKV = 64;
   /// fa-tile-attention-grad's scale-grads-once.
   bool scaleGradsOnce = false;
+  /// fa-tile-attention's rescale-threshold (0: the exact running max).
+  double rescaleThreshold = 0;
   /// LLVM optimization level of the JIT (IR passes and code generation).
   unsigned optLevel = 2;
 };

@@ -63,6 +63,13 @@ struct AttentionConfig {
   /// The WGMMA forward computes every N-th exponential of the softmax on
   /// the FMA pipe instead of MUFU (fa-convert-fagpu-to-nvvm); 0: none.
   int64_t exp2OnFmaEvery = 0;
+  /// The WGMMA forward's online softmax raises a row's running max only
+  /// where a KV block's scores pass it by more than this (base 2,
+  /// fa.online_attention's rescale_threshold; FlashAttention 4's
+  /// conditional rescale), and skips O's rescale in warps whose rows all
+  /// kept theirs (fagpu-skip-unit-rescales). 0: the exact running max;
+  /// -1 (the default): the compiler's choice (effectiveRescaleThreshold).
+  double rescaleThreshold = -1;
   /// Q buffers of the WGMMA forward's persistent grid (fagpu-warp-specialize
   /// tile-buffers): 2 lets the producer load the next tile's Q while this
   /// tile computes, where it fits shared memory; 0 = the compiler's choice
@@ -124,6 +131,9 @@ struct AttentionConfig {
   /// (docs/perf/README.md, twelfth session). 0 for runtime shapes unless set:
   /// the tile count is the call's.
   int64_t effectivePersistentBlocks() const;
+  /// rescaleThreshold if set, else the compiler's choice for the WGMMA
+  /// forward; 0 for other kernels.
+  double effectiveRescaleThreshold() const;
   int64_t effectiveBlockQ() const {
     return blockQ ? blockQ : defaultBlocks().first;
   }

@@ -34,6 +34,11 @@ struct TilingPipelineOptions
       llvm::cl::desc("Backward: the softmax scale applied to dQ and dK once, "
                      "not to every dS tile"),
       llvm::cl::init(false)};
+  Option<double> rescaleThreshold{
+      *this, "rescale-threshold",
+      llvm::cl::desc("Forward: raise a row's running max only where a tile's "
+                     "scores pass it by more than this (base 2); 0: always"),
+      llvm::cl::init(0)};
 };
 
 /// fa.attention / fa.attention_grad -> tiled, decomposed tile-sized linalg.

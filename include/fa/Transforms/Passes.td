@@ -34,11 +34,15 @@ def TileAttention : Pass<"fa-tile-attention"> {
     from `tensor.dim` of the operands; head counts and head dims must be
     static.
   }];
-  let options = [
-    Option<"blockQ", "block-q", "int64_t", "64",
-           "Query rows per tile (Br); a power of two or a multiple of 16">,
-    Option<"blockKV", "block-kv", "int64_t", "64",
-           "Keys per tile (Bc); a power of two or a multiple of 16">,
+  let options =
+      [Option<"blockQ", "block-q", "int64_t", "64",
+              "Query rows per tile (Br); a power of two or a multiple of 16">,
+       Option<"blockKV", "block-kv", "int64_t", "64",
+              "Keys per tile (Bc); a power of two or a multiple of 16">,
+       Option<"rescaleThreshold", "rescale-threshold", "double", "0",
+              "Raise a row's running max only where a tile's scores exceed it "
+              "by more than this (base 2; the tile ops' rescale_threshold); 0 "
+              "raises it at every larger score">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -180,6 +181,33 @@ struct LowerExpandRows : OpConversionPattern<ExpandRowsOp> {
   }
 };
 
+/// The thread's registers OR-ed, then one vote over the warp's lanes.
+struct LowerWarpAny : OpConversionPattern<WarpAnyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WarpAnyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> regs =
+        unpackVector(rewriter, loc, adaptor.getPredicate());
+    Value any = regs.front();
+    for (Value reg : ArrayRef<Value>(regs).drop_front())
+      any = arith::OrIOp::create(rewriter, loc, any, reg);
+    Value allLanes = arith::ConstantOp::create(rewriter, loc,
+                                               rewriter.getI32IntegerAttr(-1));
+    Value vote =
+        NVVM::VoteSyncOp::create(rewriter, loc, rewriter.getI1Type(), allLanes,
+                                 any, NVVM::VoteSyncKind::any);
+    if (op.getRarely()) {
+      Value expected =
+          arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
+      vote = LLVM::ExpectOp::create(rewriter, loc, vote, expected);
+    }
+    rewriter.replaceOp(op, vote);
+    return success();
+  }
+};
+
 struct LowerConvertLayout : OpConversionPattern<ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -217,8 +245,9 @@ void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
     int64_t exp2OnFmaEvery) {
   patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
                                    exp2OnFmaEvery);
-  patterns.add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerConvertLayout,
-               LowerTranspose>(converter, patterns.getContext());
+  patterns.add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerWarpAny,
+               LowerConvertLayout, LowerTranspose>(converter,
+                                                   patterns.getContext());
   populateE4M3TilesToNVVMPatterns(converter, patterns);
   populateTileCoordsToNVVMPatterns(converter, patterns);
 }

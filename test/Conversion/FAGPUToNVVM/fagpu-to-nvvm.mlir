@@ -584,3 +584,38 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Whether some row a warp holds is true: the thread's two rows OR-ed, then
+// one vote over the warp; `rarely` tells LLVM the vote is expected false.
+
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @warp_any
+  // CHECK: %[[R0:.*]] = vector.extract %{{.*}}[0] : i1 from vector<2xi1>
+  // CHECK: %[[R1:.*]] = vector.extract %{{.*}}[1] : i1 from vector<2xi1>
+  // CHECK: %[[EITHER:.*]] = arith.ori %[[R0]], %[[R1]] : i1
+  // CHECK: %[[ALL:.*]] = arith.constant -1 : i32
+  // CHECK: %[[VOTE:.*]] = nvvm.vote.sync  any %[[ALL]], %[[EITHER]] -> i1
+  // CHECK: %[[NO:.*]] = arith.constant false
+  // CHECK: llvm.intr.expect %[[VOTE]], %[[NO]] : i1
+  // CHECK-LABEL: gpu.func @warp_any_plain
+  // CHECK: nvvm.vote.sync  any
+  // CHECK-NOT: llvm.intr.expect
+  // CHECK: gpu.return
+  gpu.func @warp_any(%x: f32) kernel {
+    %s = tensor.splat %x : tensor<64xf32, #rows>
+    %one = arith.constant dense<1.0> : tensor<64xf32, #rows>
+    %ne = arith.cmpf une, %s, %one : tensor<64xf32, #rows>
+    %any = fagpu.warp_any rarely %ne : tensor<64xi1, #rows>
+    gpu.return
+  }
+  gpu.func @warp_any_plain(%x: f32) kernel {
+    %s = tensor.splat %x : tensor<64xf32, #rows>
+    %one = arith.constant dense<1.0> : tensor<64xf32, #rows>
+    %ne = arith.cmpf une, %s, %one : tensor<64xf32, #rows>
+    %any = fagpu.warp_any %ne : tensor<64xi1, #rows>
+    gpu.return
+  }
+}

@@ -268,6 +268,38 @@ func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x
 
 // -----
 
+func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %acc: tensor<1x2x64x64xf32>, %m: tensor<1x2x64xf32>, %l: tensor<1x2x64xf32>) {
+  // expected-error @+1 {{'rescale_threshold' is only meaningful on a tile}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) outs(%acc, %m, %l : tensor<1x2x64x64xf32>, tensor<1x2x64xf32>, tensor<1x2x64xf32>) scale = 0.125 rescale_threshold = 8.0
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{'rescale_threshold' must be finite and at least 0, got -1}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125 rescale_threshold = -1.0
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
+  // expected-error @+1 {{'rescale_threshold' = 17 lets P reach 2^17, past the largest 'f16' (65504)}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125 rescale_threshold = 17.0
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x128xf8E4M3FN>, %k: tensor<64x128xf8E4M3FN>, %v: tensor<64x128xf8E4M3FN>, %acc: tensor<64x128xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %d: f32, %i: index) {
+  // expected-error @+1 {{'rescale_threshold' = 9 lets P reach 2^9, past the largest 'f8E4M3FN' (448)}}
+  %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x128xf8E4M3FN>, tensor<64x128xf8E4M3FN>, tensor<64x128xf8E4M3FN>) outs(%acc, %m, %l : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>) descale(%d, %d : f32, f32) tile(%i, %i, %i, %i) scale = 0.125 rescale_threshold = 9.0
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index) {
   // expected-error @+1 {{'keys_in_bounds' is implied by 'unmasked'; give one of them}}
   %a, %b, %c = fa.online_attention ins(%q, %k, %v : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) tile(%i, %i, %i, %i) scale = 0.125 causal unmasked keys_in_bounds

@@ -946,3 +946,20 @@ func.func @convert_to_a8_pairs(%p: tensor<64x64xf8E4M3FN, #acc>, %t: tensor<64x6
   %bad = fagpu.convert_layout %t : tensor<64x64xf8E4M3FN, #fagpu.transposed<#acc>> -> tensor<64x64xf8E4M3FN, #pairs>
   return
 }
+
+// -----
+
+#rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>
+func.func @warp_any_of_floats(%x: tensor<64xf32, #rows>) {
+  // expected-error @+1 {{takes an i1 tile, got 'f32'}}
+  %any = fagpu.warp_any %x : tensor<64xf32, #rows>
+  return
+}
+
+// -----
+
+func.func @warp_any_without_layout(%x: tensor<64xi1>) {
+  // expected-error @+1 {{predicate must be a tensor with a #fagpu register layout}}
+  %any = fagpu.warp_any %x : tensor<64xi1>
+  return
+}

@@ -328,6 +328,39 @@ static LogicalResult verifyDescales(OnlineAttentionOp op, ShapeBinder &shapes,
   return success();
 }
 
+/// A tile's `rescale_threshold` τ: finite, at least 0, and small enough
+/// that P = 2^(s - m') <= 2^τ fits the element type P·V takes it in
+/// (e4m3's 448 bounds τ at 8.8).
+static LogicalResult verifyRescaleThreshold(OnlineAttentionOp op, bool tile) {
+  std::optional<APFloat> threshold = op.getRescaleThreshold();
+  if (!threshold)
+    return success();
+  if (!tile)
+    return op.emitOpError()
+           << "'rescale_threshold' is only meaningful on a tile";
+  double tau = threshold->convertToDouble();
+  // Shortest text (17, 448), not the stream's 1.700000e+01.
+  auto text = [](const APFloat &v) {
+    SmallString<16> s;
+    v.toString(s);
+    return std::string(s);
+  };
+  if (!std::isfinite(tau) || tau < 0)
+    return op.emitOpError() << "'rescale_threshold' must be finite and at "
+                               "least 0, got "
+                            << text(*threshold);
+  auto element = dyn_cast<FloatType>(op.getValue().getType().getElementType());
+  if (!element)
+    return success();
+  APFloat largest = APFloat::getLargest(element.getFloatSemantics());
+  if (std::exp2(tau) > largest.convertToDouble())
+    return op.emitOpError()
+           << "'rescale_threshold' = " << text(*threshold) << " lets P reach 2^"
+           << text(*threshold) << ", past the largest " << element << " ("
+           << text(largest) << ")";
+  return success();
+}
+
 LogicalResult OnlineAttentionOp::verify() {
   ShapeBinder shapes(*this);
   int64_t rank = getQuery().getType().getRank();
@@ -380,6 +413,8 @@ LogicalResult OnlineAttentionOp::verify() {
   if (!getScale())
     return emitOpError() << "requires 'scale': the online form carries the "
                             "resolved softmax scale";
+  if (failed(verifyRescaleThreshold(*this, tile)))
+    return failure();
   return verifyScoreAttrs(*this);
 }
 

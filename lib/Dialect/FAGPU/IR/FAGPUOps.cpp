@@ -266,6 +266,16 @@ LogicalResult ExpandRowsOp::verify() {
   return verifyRowsOf(*this, source, result);
 }
 
+LogicalResult WarpAnyOp::verify() {
+  auto predicate = cast<RankedTensorType>(getPredicate().getType());
+  if (failed(verifyRegisterTile(*this, predicate, "predicate")))
+    return failure();
+  if (!predicate.getElementType().isInteger(1))
+    return emitOpError() << "takes an i1 tile, got "
+                         << predicate.getElementType();
+  return success();
+}
+
 LogicalResult TileCoordsOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyRegisterTile(*this, result, "result")))

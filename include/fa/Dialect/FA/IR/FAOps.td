@@ -196,13 +196,25 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     `[B, Hkv]` f32 tensors on whole tensors, one f32 each on a tile (the
     tile's KV head). Descales must be positive. V's descale applies to O,
     on `fa.normalize`.
+
+    `rescale_threshold = τ` (base-2 units, τ >= 0; a tile's attribute)
+    raises a row's running max only where the tile's scores exceed it by
+    more than τ (FlashAttention 4's conditional rescale):
+
+        m̂  = max(m, rowmax(s)),   m' = m̂ > m + τ ? m̂ : m
+
+    The max is only the exponentials' offset, so O, l and LSE are those of
+    the exact step; the terms 2^(s - m') stay at most 2^τ, and where a row's
+    max stays, 2^(m - m') = 1 exactly: a kernel may skip multiplying A by it
+    (`fagpu-skip-unit-rescales`).
   }];
   let arguments =
       !con((ins FA_Tensor:$query, FA_Tensor:$key, FA_Tensor:$value,
                FA_F32Tensor:$acc, FA_F32Tensor:$max, FA_F32Tensor:$sum,
                Variadic<FA_Descale>:$descales, Variadic<Index>:$tile_position),
            FA_VarlenOperands, FA_ScoreAttrs,
-           (ins UnitAttr:$unmasked, UnitAttr:$keys_in_bounds));
+           (ins UnitAttr:$unmasked, UnitAttr:$keys_in_bounds,
+               OptionalAttr<F32Attr>:$rescale_threshold));
   let results = (outs FA_F32Tensor:$result_acc, FA_F32Tensor:$result_max,
                       FA_F32Tensor:$result_sum);
   let assemblyFormat = !strconcat([{
@@ -215,7 +227,8 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
   }],
                                   FA_VarlenFormat, FA_ScoreAttrsFormat,
                                   [{ (`unmasked` $unmasked^)?
-    (`keys_in_bounds` $keys_in_bounds^)? attr-dict }]);
+    (`keys_in_bounds` $keys_in_bounds^)?
+    (`rescale_threshold` `=` $rescale_threshold^)? attr-dict }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isTile() { return getQuery().getType().getRank() == 2; }

@@ -230,6 +230,26 @@ def FAGPU_ExpandRowsOp : FAGPU_Op<"expand_rows", [Pure]> {
   let hasVerifier = 1;
 }
 
+def FAGPU_WarpAnyOp : FAGPU_Op<"warp_any", [Pure]> {
+  let summary = "Whether some element a warp holds is true";
+  let description = [{
+    In each thread: true iff some element of `predicate` held by a thread of
+    the same warp (in the tile's layout) is true. Unlike the tile ops' other
+    scalars the value may differ between warps (it is uniform within one),
+    so it may only guard work whose result does not depend on it, e.g. a
+    multiply by factors that are all exactly 1 where it is false
+    (`fagpu-skip-unit-rescales`). Lowered as an OR of the thread's
+    registers and `vote.sync.any`. `rarely` says the result is expected
+    false (`llvm.expect`): a branch on it then stays a branch, where LLVM
+    would otherwise compute the guarded tile op anyway and select.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$predicate, UnitAttr:$rarely);
+  let results = (outs I1:$result);
+  let assemblyFormat =
+      "(`rarely` $rarely^)? $predicate attr-dict `:` type($predicate)";
+  let hasVerifier = 1;
+}
+
 def FAGPU_TileCoordsOp : FAGPU_Op<"tile_coords", [Pure]> {
   let summary = "The row or column index of each element";
   let description = [{

@@ -269,6 +269,29 @@ def SinkPastLoops : Pass<"fagpu-sink-past-loops", "::mlir::gpu::GPUModuleOp"> {
   }];
 }
 
+def SkipUnitRescales
+    : Pass<"fagpu-skip-unit-rescales", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Skip multiplying a tile by rescale factors where a warp's "
+                "are all 1";
+  let description = [{
+    Each `arith.mulf` inside a loop of a register tile by
+    `fagpu.expand_rows` of a `math.exp2` (the online softmax's rescale of
+    O by 2^(m - m')), whose other operand is not a constant, becomes
+
+        %any = fagpu.warp_any (factors != 1)
+        scf.if %any { arith.mulf } else { the unscaled tile }
+
+    The result is the same either way (x * 1 = x): a warp whose rows all
+    kept their running max skips the multiply. It pays with a rescale
+    threshold (`fa.online_attention`'s `rescale_threshold`, which makes
+    such factors exactly 1 almost always); without one the vote is a cost.
+    Run it after the passes that move the rescale (`fagpu-overlap-softmax`,
+    `fagpu-pingpong`).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def OverlapSoftmax : Pass<"fagpu-overlap-softmax", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Compute the softmax of block j while P·V of block j - 1 "
                 "runs (software-pipelined KV loops)";
