@@ -309,10 +309,18 @@ std::string AttentionConfig::forwardVariantReason() const {
             .str();
   }
   int64_t groups = effectiveBlockQ() / 64;
-  return why + llvm::formatv("; {0} x {1} blocks ({2} compute warpgroup{3})",
-                             effectiveBlockQ(), effectiveBlockKV(), groups,
-                             groups == 1 ? "" : "s")
-                   .str();
+  why += llvm::formatv("; {0} x {1} blocks ({2} compute warpgroup{3})",
+                       effectiveBlockQ(), effectiveBlockKV(), groups,
+                       groups == 1 ? "" : "s")
+             .str();
+  if (double threshold = effectiveRescaleThreshold(); threshold > 0) {
+    SmallString<16> text; // shortest: 8, not 8.00
+    APFloat(threshold).toString(text);
+    why += ("; O rescaled only where a row's max rises by more than " + text +
+            " (base 2)")
+               .str();
+  }
+  return why;
 }
 
 std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
@@ -337,11 +345,23 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   return {64, 64}; // 4 warps, one row tile each
 }
 
+/// The compiler's rescale threshold (FlashAttention 4's 8, in base 2: P
+/// up to 256, within e4m3's 448) where the H200 measured it faster: head
+/// dims above 128 (O's rescale is 128 FMULs a thread and block there; bf16
+/// hd256 N = 8k +3-11 %, causal +2-6 %; FP8 hd256 +4-6 %, N = 16k 950 ->
+/// 996-1004 TFLOP/s) and FP8 kernels with a block per tile (hd128 N = 16k
+/// +2.4 %). Not at 64 and 128 in bf16 (within noise) nor in FP8's
+/// persistent grid (hd128 N = 8k -2-3 %). docs/perf/README.md, thirty-first
+/// session.
+static constexpr double kRescaleThreshold = 8;
+
 double AttentionConfig::effectiveRescaleThreshold() const {
   if (!usesWgmmaForward())
     return 0;
   if (rescaleThreshold >= 0)
     return rescaleThreshold;
+  if (wideHeads() || (isFP8() && effectivePersistentBlocks() <= 0))
+    return kRescaleThreshold;
   return 0;
 }
 

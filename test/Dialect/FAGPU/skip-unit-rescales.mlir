@@ -51,8 +51,8 @@ gpu.module @m {
 // -----
 
 // Left alone: a multiply by factors that are no exponentials (O's final
-// normalisation by 1 / l), a rescale outside any loop (the first KV block's)
-// and a rescale of a constant.
+// normalisation by 1 / l) and rescales of tiles that are no loop's
+// accumulator (the first KV block's, of a constant or of an argument).
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 #rows = #fagpu.rows<#fagpu.wgmma_acc<warps = 4>>

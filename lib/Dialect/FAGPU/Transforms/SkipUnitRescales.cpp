@@ -32,19 +32,28 @@ using namespace mlir::fagpu;
 
 namespace {
 
-/// The row factors of `mul` when it scales a register tile by rescale
-/// factors, 2^x broadcast along the rows, inside a loop; with the index of
-/// the operand it scales. The first KV block's rescale (of a zero
-/// accumulator, outside the loops) is left as it is.
+/// Whether `tile` is a KV loop's accumulator: carried by the loop, or a
+/// product's result waited for in it (P·V of the block before, under the
+/// softmax overlap).
+bool isLoopAccumulator(Value tile) {
+  if (tile.getDefiningOp<MmaWaitOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(tile);
+  return arg && isa<scf::ForOp>(arg.getOwner()->getParentOp());
+}
+
+/// The row factors of `mul` when it scales a loop's accumulator by rescale
+/// factors, 2^x broadcast along the rows; with the index of the operand it
+/// scales. The first KV block's rescale (of a zero accumulator, before the
+/// KV loop) is left as it is.
 std::optional<std::pair<Value, unsigned>> rescaleOf(arith::MulFOp mul) {
-  if (!getLayout(mul.getType()) || !mul->getParentOfType<scf::ForOp>())
+  if (!getLayout(mul.getType()))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
     auto expand = mul->getOperand(i).getDefiningOp<ExpandRowsOp>();
-    if (!expand || !expand.getSource().getDefiningOp<math::Exp2Op>())
+    if (!expand || !expand.getSource().getDefiningOp<math::Exp2Op>() ||
+        !isLoopAccumulator(mul->getOperand(1 - i)))
       continue;
-    if (mul->getOperand(1 - i).getDefiningOp<arith::ConstantOp>())
-      return std::nullopt;
     return std::make_pair(expand.getSource(), 1 - i);
   }
   return std::nullopt;

@@ -274,9 +274,9 @@ def SkipUnitRescales
   let summary = "Skip multiplying a tile by rescale factors where a warp's "
                 "are all 1";
   let description = [{
-    Each `arith.mulf` inside a loop of a register tile by
-    `fagpu.expand_rows` of a `math.exp2` (the online softmax's rescale of
-    O by 2^(m - m')), whose other operand is not a constant, becomes
+    Each `arith.mulf` of a KV loop's accumulator (an `scf.for` region
+    argument or a `fagpu.mma_wait` result) by `fagpu.expand_rows` of a
+    `math.exp2` (the online softmax's rescale of O by 2^(m - m')) becomes
 
         %any = fagpu.warp_any (factors != 1)
         scf.if %any { arith.mulf } else { the unscaled tile }
