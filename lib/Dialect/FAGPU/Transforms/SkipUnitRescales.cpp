@@ -64,7 +64,7 @@ std::optional<std::pair<Value, unsigned>> rescaleOf(arith::MulFOp mul) {
 /// to just before the terminator, past the branch. Else LLVM sinks their
 /// last steps (the e4m3 words' packing) into the block after the branch,
 /// away from the conversions ptxas fuses them with (one PRMT a word).
-void sinkTerminatorChains(scf::IfOp ifOp) {
+void sinkConversionsPastBranch(scf::IfOp ifOp) {
   Block *block = ifOp->getBlock();
   Operation *terminator = block->getTerminator();
   llvm::SmallPtrSet<Operation *, 32> sunk;
@@ -111,7 +111,7 @@ void guard(arith::MulFOp mul, Value factors, unsigned scaledIndex) {
   scf::YieldOp::create(thenBuilder, loc, mul.getResult());
   OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
   scf::YieldOp::create(elseBuilder, loc, scaled);
-  sinkTerminatorChains(ifOp);
+  sinkConversionsPastBranch(ifOp);
 }
 
 struct SkipUnitRescalesPass
