@@ -356,6 +356,11 @@ def main():
     ap.add_argument("--precompile", action="store_true",
                     help="only compile every case's kernels into the cache "
                          "($FLASHMLIR_CACHE_DIR), without a GPU")
+    ap.add_argument("--only", metavar="TEXT",
+                    help="run only the cases whose tuple's text contains "
+                         "TEXT (e.g. '256, 256,' for head dim 256), none of "
+                         "the checks that follow them (auto choices, "
+                         "deterministic runs, finite differences)")
     args = ap.parse_args()
     if args.precompile:
         return precompile_cases()
@@ -386,6 +391,8 @@ def main():
         [(case, True, "bhnd") for case in runtime_shape_cases()] + \
         [(case, rs, layout) for case, rs, layout in LAYOUT_CASES] + \
         [(case, None, "lse") for case in LSE_GRAD_CASES]
+    if args.only:
+        cases = [c for c in cases if args.only in repr(c[0])]
     # Which inputs the forward read in place (no copy).
     in_place = []
     original_in_place = flashmlir.torch_ops._in_place
@@ -416,6 +423,10 @@ def main():
             "PASS" if ok else "FAIL", case,
             " runtime shapes" if runtime_shapes else "",
             "" if layout == "bhnd" else " " + layout, detail, elapsed))
+    if args.only:
+        print("summary: %d/%d passed (--only %r)" % (
+            len(cases) - failures, len(cases), args.only))
+        return 1 if failures or not cases else 0
     # By default a problem's second shape runs on its runtime-shapes kernel.
     served = {c: s for c, s in flashmlir.torch_ops._served.items()
               if c.seq_q == 1 and any(
