@@ -277,7 +277,19 @@ static constexpr int64_t kPersistentGridBlocks = 132;
 static constexpr int64_t kShortTileKVBlocks = 16;
 static constexpr int64_t kShortWideTileKVBlocks = 5;
 
+/// FP8 at head dim 128 (128-key blocks, V transposed by the producer):
+/// the persistent grid up to 16k keys without a mask (16k: 810 against
+/// 794 TFLOP/s a block per tile) and up to 8k with a causal mask (762
+/// against 726-740); at 16k causal it lost (538 against 785-805). H100,
+/// docs/perf/README.md, thirty-second session.
+static constexpr int64_t kFP8UnmaskedPersistentMaxKeys = 16384;
+static constexpr int64_t kFP8CausalTileKVBlocks = 32;
+
 static int64_t shortTileKVBlocks(const AttentionConfig &c) {
+  if (c.isFP8() && c.headDim == 128 && c.headDimV == 128 && !c.window &&
+      !c.softcap)
+    return c.causal ? kFP8CausalTileKVBlocks
+                    : kFP8UnmaskedPersistentMaxKeys / 128;
   if (c.headDim == 128 && c.headDimV == 128 && !hasMaskBand(c))
     return kUnmaskedPersistentMaxKeys / 128;
   bool wideUnmasked = c.wideHeads() && !c.causal;

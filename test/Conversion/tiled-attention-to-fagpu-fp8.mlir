@@ -1,8 +1,14 @@
 // RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=128" -fa-convert-tiled-attention-to-fagpu -canonicalize -cse | FileCheck %s
 // RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=128" -fa-convert-tiled-attention-to-fagpu="pair-fp8-keys=true" -canonicalize -cse | FileCheck %s --check-prefix=PAIRS
-// RUN: not fa-opt %s -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=64" -fa-convert-tiled-attention-to-fagpu 2>&1 | FileCheck %s --check-prefix=KV64
+// RUN: not fa-opt %s -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=48" -fa-convert-tiled-attention-to-fagpu 2>&1 | FileCheck %s --check-prefix=KV48
+// RUN: fa-opt %s -split-input-file -fa-convert-to-online-attention -fa-tile-attention="block-q=128 block-kv=64" -fa-convert-tiled-attention-to-fagpu | FileCheck %s --check-prefix=KV64
 
-// KV64: error: cannot lower to the WGMMA kernel: FP8 takes block-kv 128 or 256 (V's transpose holds the keys in 128-byte rows), got 64
+// KV48: error: cannot lower to the WGMMA kernel: FP8 takes block-kv in multiples of 32 (V's transpose holds the keys in swizzled rows of 32-byte atoms), got 48
+
+// V's transpose has the block's keys as rows: 64 of them (64 bytes) in
+// 64-byte swizzle atoms, which P·V reads K-major.
+// KV64: fagpu.transpose_shared %{{.*}}, %{{.*}} : !fagpu.smem<64x128xf8E4M3FN, swizzle = 128>, !fagpu.smem<128x64xf8E4M3FN, swizzle = 64>
+// KV64: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<128x64xf8E4M3FN, #fagpu.wgmma_a8<warps = 8>>, !fagpu.smem<128x64xf8E4M3FN, swizzle = 64>
 
 // FP8: the descales are loads of the kernel's last arguments, once per
 // block; QKᵀ reads two e4m3 shared tiles; P is rounded to e4m3 and

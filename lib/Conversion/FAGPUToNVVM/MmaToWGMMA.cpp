@@ -34,12 +34,19 @@ int64_t instructionK(Type element) {
   return 32 / (element.getIntOrFloatBitWidth() / 8);
 }
 
-/// The matrix descriptor of a 128-byte-swizzled operand (wgmma's "matrix
+/// wgmma's layout-type field (bits 62-63) for a swizzle of `bytes`: 1 for
+/// 128 B, 2 for 64 B, 3 for 32 B.
+int64_t swizzleMode(int64_t bytes) {
+  return bytes == 128 ? 1 : bytes == 64 ? 2 : 3;
+}
+
+/// The matrix descriptor of a swizzled operand (wgmma's "matrix
 /// descriptor"): start address >> 4 in bits 0-13, leading-dimension byte
-/// offset >> 4 in 16-29, stride-dimension byte offset >> 4 in 32-45, swizzle
-/// mode 1 (128 B) in bits 62-63.
+/// offset >> 4 in 16-29, stride-dimension byte offset >> 4 in 32-45, the
+/// swizzle mode in bits 62-63.
 Value emitDescriptor(OpBuilder &b, Location loc, Value address,
-                     int64_t leadingBytes, int64_t strideBytes, bool atUse) {
+                     int64_t leadingBytes, int64_t strideBytes,
+                     int64_t swizzleBytes, bool atUse) {
   Type i64 = b.getI64Type();
   auto c = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i64, v);
@@ -62,16 +69,17 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, raw, c(0x3FFFF)), shift);
   int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
-                  ((strideBytes >> 4) & 0x3FFF) << 32 | int64_t(1) << 62;
+                  ((strideBytes >> 4) & 0x3FFF) << 32 |
+                  swizzleMode(swizzleBytes) << 62;
   return arith::OrIOp::create(b, loc, start, c(fixed));
 }
 
 /// Descriptor of the [rows, 16] slice (K-major operand: k0 is a column of
 /// the tile) or [16, cols] slice (N-major: k0 is a row) at (row0, 0).
-/// K-major: 8-row core-matrix groups 1024 B apart (SBO); the leading offset
-/// is unused for swizzled K-major tiles. N-major: SBO steps 8 k-rows (1024
-/// B), LBO steps 64-column atoms (a band of the tile's rows).
-/// An N-major operand (a non-transposed B, a transposed A) starts at
+/// K-major: 8-row core-matrix groups 8 swizzle spans apart (SBO: 1024 B at
+/// 128 B); the leading offset is unused for swizzled K-major tiles. N-major:
+/// SBO steps 8 k-rows (1024 B), LBO steps 64-column atoms (a band of the tile's
+/// rows). An N-major operand (a non-transposed B, a transposed A) starts at
 /// column `row0` of the tile (a 64-column atom band: M of a warpgroup).
 Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
                             SharedTileType tile, bool kMajor, Value row0,
@@ -81,7 +89,8 @@ Value emitOperandDescriptor(OpBuilder &b, Location loc, Value tileBase,
                         : emitSharedByteOffset(b, loc, tile, zero, row0);
   Value address = emitSharedAddress(b, loc, tileBase, offset);
   int64_t leading = kMajor ? 16 : tile.getRows() * tile.getSwizzle();
-  return emitDescriptor(b, loc, address, leading, 1024, atUse);
+  return emitDescriptor(b, loc, address, leading, 8 * tile.getSwizzle(),
+                        tile.getSwizzle(), atUse);
 }
 
 /// The descriptor of k16 step `k0` from that of step 0: the steps of one

@@ -224,43 +224,72 @@ static void emitMatrixTranspose(OpBuilder &b, Location loc,
   int64_t rowUnits = sourceType.getRows() / 16;
   int64_t units = rowUnits * (sourceType.getCols() / 32);
   Value unitCount = index(units);
-  auto loop = scf::ForOp::create(b, loc, thread.warp, unitCount, warps);
+  // Up to 128 destination rows (V's transpose at head dim 128), two units
+  // an iteration, both ldmatrix issued before the first permute: one
+  // load's latency hides the other's (a unit's permutes wait for its
+  // load). Where a warp's units run out, the second is the first again
+  // (the same bytes written twice by the same lanes). FP8 hd128 on the
+  // H100: N = 16k +4-6 %, 8k causal +8 %; at head dim 256 it lost 1-3 %
+  // (docs/perf/README.md, thirty-second session).
+  bool twoUnits = destType.getRows() <= 128;
+  Value step = twoUnits ? mul(warps, 2) : warps;
+  auto loop = scf::ForOp::create(b, loc, thread.warp, unitCount, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value unit = loop.getInductionVar();
-  Value firstRow = mul(rem(unit, rowUnits), 16);
-  Value firstCol = mul(div(unit, rowUnits), 32);
-  Value loadRowOfTile = add(firstRow, loadRow);
-  Value loadColOfTile = add(firstCol, loadCol);
-  Value loadAt = emitSharedAddress(
-      b, loc, source,
-      emitSharedByteOffset(b, loc, sourceType, loadRowOfTile, loadColOfTile));
   Type i32 = b.getI32Type();
   auto wordsType = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                     SmallVector<Type>(4, i32));
   auto shape = NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8);
-  Value loaded = NVVM::LdMatrixOp::create(b, loc, wordsType, loadAt, 4,
-                                          NVVM::MMALayout::col, shape,
-                                          NVVM::LdStMatrixEltType::B16);
-  SmallVector<Value> pairs;
-  for (int64_t m = 0; m < 4; ++m)
-    pairs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, m));
-  // Bytes 0 and 2 (the even columns) of each word, then 1 and 3, the lower
-  // matrix's in the low half.
-  Value even = arith::ConstantIntOp::create(b, loc, i32, 0x6420);
-  Value odd = arith::ConstantIntOp::create(b, loc, i32, 0x7531);
-  SmallVector<Value> words;
-  for (int64_t m = 0; m < 4; m += 2)
-    for (Value selector : {even, odd})
-      words.push_back(NVVM::PermuteOp::create(b, loc, i32, pairs[m],
-                                              pairs[m + 1], selector,
-                                              NVVM::PermuteMode::DEFAULT));
-  Value storeRowOfTile = add(firstCol, storeRow);
-  Value storeAt = emitSharedAddress(
-      b, loc, dest,
-      emitSharedByteOffset(b, loc, destType, storeRowOfTile, firstRow));
-  NVVM::StMatrixOp::create(b, loc, storeAt, words, NVVM::MMALayout::row, shape,
-                           NVVM::LdStMatrixEltType::B16);
+  struct Unit {
+    Value firstRow, firstCol, loaded;
+  };
+  auto load = [&](Value unit) {
+    Value firstRow = mul(rem(unit, rowUnits), 16);
+    Value firstCol = mul(div(unit, rowUnits), 32);
+    Value loadRowOfTile = add(firstRow, loadRow);
+    Value loadColOfTile = add(firstCol, loadCol);
+    Value loadAt = emitSharedAddress(
+        b, loc, source,
+        emitSharedByteOffset(b, loc, sourceType, loadRowOfTile, loadColOfTile));
+    Value loaded = NVVM::LdMatrixOp::create(b, loc, wordsType, loadAt, 4,
+                                            NVVM::MMALayout::col, shape,
+                                            NVVM::LdStMatrixEltType::B16);
+    return Unit{firstRow, firstCol, loaded};
+  };
+  auto store = [&](const Unit &u) {
+    SmallVector<Value> pairs;
+    for (int64_t m = 0; m < 4; ++m)
+      pairs.push_back(LLVM::ExtractValueOp::create(b, loc, u.loaded, m));
+    // Bytes 0 and 2 (the even columns) of each word, then 1 and 3, the
+    // lower matrix's in the low half.
+    Value even = arith::ConstantIntOp::create(b, loc, i32, 0x6420);
+    Value odd = arith::ConstantIntOp::create(b, loc, i32, 0x7531);
+    SmallVector<Value> words;
+    for (int64_t m = 0; m < 4; m += 2)
+      for (Value selector : {even, odd})
+        words.push_back(NVVM::PermuteOp::create(b, loc, i32, pairs[m],
+                                                pairs[m + 1], selector,
+                                                NVVM::PermuteMode::DEFAULT));
+    Value storeRowOfTile = add(u.firstCol, storeRow);
+    Value storeAt = emitSharedAddress(
+        b, loc, dest,
+        emitSharedByteOffset(b, loc, destType, storeRowOfTile, u.firstRow));
+    NVVM::StMatrixOp::create(b, loc, storeAt, words, NVVM::MMALayout::row,
+                             shape, NVVM::LdStMatrixEltType::B16);
+  };
+  Unit first = load(unit);
+  if (!twoUnits) {
+    store(first);
+    return;
+  }
+  Value next = add(unit, warps);
+  Value nextExists =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, unitCount);
+  Value second = arith::SelectOp::create(b, loc, nextExists, next, unit);
+  Unit other = load(second);
+  store(first);
+  store(other);
 }
 
 /// The executing threads split the source into 4 x 4 blocks of bytes: each

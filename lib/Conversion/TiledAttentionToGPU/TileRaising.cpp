@@ -67,9 +67,13 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
   // transposed into a shared tile of its own first.
   if (!transposeB && element.getIntOrFloatBitWidth() == 8) {
     auto bType = cast<fagpu::SharedTileType>(b2.getType());
+    // Its rows are the keys: a block of 192 keys takes 64-byte swizzle
+    // atoms, one of 224 32-byte ones (WGMMA reads K-major tiles in any
+    // swizzle mode).
+    int64_t keys = bType.getRows();
+    int64_t swizzle = keys % 128 == 0 ? 128 : keys % 64 == 0 ? 64 : 32;
     auto transposedType = fagpu::SharedTileType::get(
-        b.getContext(), {bType.getCols(), bType.getRows()}, element,
-        kTileSwizzleBytes);
+        b.getContext(), {bType.getCols(), bType.getRows()}, element, swizzle);
     Value transposed = sharedTile({b2, transposedType}, loc);
     fagpu::TransposeSharedOp::create(b, loc, b2, transposed, pairFP8Keys);
     b2 = transposed;

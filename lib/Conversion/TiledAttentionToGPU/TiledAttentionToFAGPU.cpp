@@ -61,10 +61,11 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
                 Twine(std::max(c.headDim, c.headDimV)));
   if (c.blockKV < 16 || c.blockKV > 256)
     return fail("block-kv must be in [16, 256], got " + Twine(c.blockKV));
-  // FP8: V's transpose has the keys along its 128-byte swizzled rows.
-  if (isa<Float8E4M3FNType>(c.elementType) && c.blockKV % 128 != 0)
-    return fail("FP8 takes block-kv 128 or 256 (V's transpose holds the "
-                "keys in 128-byte rows), got " +
+  // FP8: V's transpose has the keys along its swizzled rows (32-byte
+  // swizzle atoms at least), and its transposition takes 32 keys a unit.
+  if (isa<Float8E4M3FNType>(c.elementType) && c.blockKV % 32 != 0)
+    return fail("FP8 takes block-kv in multiples of 32 (V's transpose holds "
+                "the keys in swizzled rows of 32-byte atoms), got " +
                 Twine(c.blockKV));
   int64_t atom = kSwizzleBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
   for (int64_t d : {c.headDim, c.headDimV})

@@ -95,8 +95,18 @@ func.func @acc_type(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<
 
 #acc = #fagpu.wgmma_acc<warps = 4>
 func.func @unswizzled(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 0>, %c: tensor<64x64xf32, #acc>) {
-  // expected-error @+1 {{WGMMA reads B through a 128-byte-swizzled tile, got swizzle = 0}}
+  // expected-error @+1 {{WGMMA reads B through a swizzled tile, got swizzle = 0}}
   %r = fagpu.mma %a, %b, %c transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 0>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+  return
+}
+
+// -----
+
+// B read N-major (no transpose_b): its descriptors step whole 128-byte atoms.
+#acc = #fagpu.wgmma_acc<warps = 4>
+func.func @n_major_swizzle64(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 64>, %c: tensor<64x64xf32, #acc>) {
+  // expected-error @+1 {{WGMMA reads B through a 128-byte-swizzled tile, got swizzle = 64}}
+  %r = fagpu.mma %a, %b, %c : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 64>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
   return
 }
 

@@ -42,6 +42,16 @@ func.func @attention_tile(%q: memref<256x64xbf16>, %k: memref<128x64xbf16>,
   return
 }
 
+// K-major B (transpose_b) in any swizzle mode: FP8's V transpose at 192
+// keys is stored in 64-byte atoms.
+// CHECK-LABEL: func.func @k_major_swizzle64
+// CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 64>
+func.func @k_major_swizzle64(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<128x64xbf16, swizzle = 64>) {
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #acc>
+  %s = fagpu.mma %a, %b, %zero transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 64>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
+  return
+}
+
 // CHECK-LABEL: func.func @mma_sync_layouts
 // CHECK-SAME: tensor<64x64xf32, #fagpu.mma_sync_acc<warps = 4>>
 // CHECK-SAME: tensor<64x32xbf16, #fagpu.mma_sync_a<warps = 4>>

@@ -201,12 +201,13 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "a WGMMA accumulator has at most 256 columns, "
                               "got "
                            << n;
-    // Descriptors address 16-byte core matrices along K (transpose_b) or
-    // whole 128-byte-swizzled atoms along N.
-    if (b.getSwizzle() != 128)
-      return emitOpError() << "WGMMA reads B through a 128-byte-swizzled "
-                              "tile, got swizzle = "
-                           << b.getSwizzle();
+    // Descriptors address 16-byte core matrices along K (transpose_b: any
+    // swizzle mode) or whole 128-byte-swizzled atoms along N.
+    if (b.getSwizzle() == 0 || (!getTransposeB() && b.getSwizzle() != 128))
+      return emitOpError() << "WGMMA reads B through a "
+                           << (getTransposeB() ? "swizzled"
+                                               : "128-byte-swizzled")
+                           << " tile, got swizzle = " << b.getSwizzle();
     if (auto aTile = dyn_cast<SharedTileType>(getA().getType());
         aTile && aTile.getSwizzle() != 128)
       return emitOpError() << "WGMMA reads A through a 128-byte-swizzled "
