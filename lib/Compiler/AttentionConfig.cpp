@@ -277,19 +277,21 @@ static constexpr int64_t kPersistentGridBlocks = 132;
 static constexpr int64_t kShortTileKVBlocks = 16;
 static constexpr int64_t kShortWideTileKVBlocks = 5;
 
-/// FP8 at head dim 128 (128-key blocks, V transposed by the producer):
-/// the persistent grid up to 16k keys without a mask (16k: 810 against
-/// 794 TFLOP/s a block per tile) and up to 8k with a causal mask (762
-/// against 726-740); at 16k causal it lost (538 against 785-805). H100,
-/// docs/perf/README.md, thirty-second session.
+/// At head dim 128 with a causal mask (no window or softcap) the persistent
+/// grid takes tiles of up to 32 KV blocks (8k keys): bf16 8k causal 580
+/// against 541-558 TFLOP/s a block per tile, FP8 762 against 726-740; at
+/// 16k causal it lost (bf16 448-453 against 595-619, FP8 538 against
+/// 785-809). FP8 without a mask: up to 16k keys (16k: 810 against 794).
+/// H100, docs/perf/README.md, thirty-second session.
+static constexpr int64_t kCausalTileKVBlocks128 = 32;
 static constexpr int64_t kFP8UnmaskedPersistentMaxKeys = 16384;
-static constexpr int64_t kFP8CausalTileKVBlocks = 32;
 
 static int64_t shortTileKVBlocks(const AttentionConfig &c) {
-  if (c.isFP8() && c.headDim == 128 && c.headDimV == 128 && !c.window &&
-      !c.softcap)
-    return c.causal ? kFP8CausalTileKVBlocks
-                    : kFP8UnmaskedPersistentMaxKeys / 128;
+  bool plainCausal = c.causal && !c.window && !c.softcap;
+  if (c.headDim == 128 && c.headDimV == 128 && plainCausal)
+    return kCausalTileKVBlocks128;
+  if (c.isFP8() && c.headDim == 128 && c.headDimV == 128 && !hasMaskBand(c))
+    return kFP8UnmaskedPersistentMaxKeys / 128;
   if (c.headDim == 128 && c.headDimV == 128 && !hasMaskBand(c))
     return kUnmaskedPersistentMaxKeys / 128;
   bool wideUnmasked = c.wideHeads() && !c.causal;
