@@ -197,9 +197,9 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d != 64 && d != 128 && d != 256)
+    if (d % 64 != 0 || d > 256)
       return "head dim " + std::to_string(d) +
-             " (the WGMMA backward takes 64, 128 or 256)";
+             " (the WGMMA backward takes multiples of 64 up to 256)";
   bool wide = c.wideHeads();
   bool narrow = std::max(c.headDim, c.headDimV) <= 64;
   // Where only one of the two is given, the other is the default's.

@@ -65,6 +65,8 @@ d256_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --he
 d256_n4096_causal_f16       --dtype=f16 --batch=1 --heads-q=2 --seq-q=4096 --head-dim=256 --block-kv=32 --causal
 d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=128 --causal --persistent-blocks=7
 d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
+d192_dv128_n1000_causal_bf16 --dtype=bf16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=192 --head-dim-v=128 --causal
+d192_n500_f16               --dtype=f16 --batch=2 --heads-q=2 --seq-q=500 --head-dim=192
 MATRIX
   # A block per tile where the compiler now picks the persistent grid
   # (tiles of up to 16 KV blocks).
@@ -171,7 +173,7 @@ bwd_d80_n300_gradlse_causal    --backward --dtype=bf16 --batch=2 --heads-q=4 --h
 MATRIX
 }
 
-# The WGMMA backward (sm_90a; head dims 64, 128 and 256).
+# The WGMMA backward (sm_90a; head dims in multiples of 64 up to 256).
 # FP8 forward: e4m3 inputs with per (batch, KV head) descales, O in bf16 or
 # f16; ragged lengths, masks, GQA; then the FA3 paper's FP8 shapes (16k
 # tokens, hidden 2048) at head dims 128 and 256.
@@ -213,6 +215,10 @@ bwdw_d128_n4096_causal_gqa_bf16 --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 
 bwdw_d256_n1000_bf16            --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256
 bwdw_d256_n1000_causal_f16      --dtype=f16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=256 --causal
 bwdw_d256_nq77_nk500_causal_gqa --dtype=bf16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=77 --seq-kv=500 --head-dim=256 --causal
+bwdw_d192_dv128_n1000_causal    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=192 --head-dim-v=128 --causal
+bwdw_d192_nq77_nk500_gqa_f16    --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=77 --seq-kv=500 --head-dim=192
+bwdw_d192_dv128_window_softcap  --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=192 --head-dim-v=128 --window=100,30 --softcap=30
+bwdw_d192_dv128_n4096_causal    --dtype=bf16 --batch=1 --heads-q=4 --heads-kv=1 --seq-q=4096 --head-dim=192 --head-dim-v=128 --causal
 bwdw_vl_d64_causal_gqa_bf16     --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=64 --causal
 bwdw_vl_d64_f16                 --varlen --dtype=f16 --heads-q=2 --head-dim=64
 bwdw_vl_d128_bf16               --varlen --dtype=bf16 --heads-q=2 --head-dim=128
@@ -221,9 +227,11 @@ bwdw_vl_d128_window_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=128
 bwdw_vl_d128_softcap_causal     --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --softcap=30 --causal
 bwdw_vl_d128_dv64_bf16          --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --head-dim-v=64
 bwdw_vl_d256_causal_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
+bwdw_vl_d192_dv128_causal_gqa   --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=192 --head-dim-v=128 --causal
 bwdw_rt_d128_causal_gqa_bf16    --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
 bwdw_rt_d64_f16                 --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
 bwdw_rt_d256_window_bf16        --runtime-shapes --dtype=bf16 --heads-q=2 --head-dim=256 --window=64,64
+bwdw_rt_d192_dv128_f16          --runtime-shapes --dtype=f16 --heads-q=2 --head-dim=192 --head-dim-v=128
 bwdw_d64_n1000_gradlse_f16      --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=64 --grad-lse
 bwdw_d128_nq77_nk1000_gradlse   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal --softcap=30 --grad-lse
 bwdw_d256_n500_gradlse_bf16     --dtype=bf16 --batch=1 --heads-q=2 --seq-q=500 --head-dim=256 --window=64,64 --grad-lse

@@ -10,7 +10,7 @@
 
 func.func @head_dim(%q: tensor<1x1x64x96xbf16>, %lse: tensor<1x1x64xf32>)
     -> tensor<1x1x64x96xbf16> {
-  // expected-error @+1 {{cannot lower to the WGMMA backward: head dims must be 64, 128 or 256, got 96}}
+  // expected-error @+1 {{cannot lower to the WGMMA backward: head dims must be multiples of 64 up to 256, got 96}}
   %dq, %dk, %dv = fa.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x64x96xbf16>, tensor<1x1x64x96xbf16>, tensor<1x1x64x96xbf16>,
         tensor<1x1x64x96xbf16>, tensor<1x1x64x96xbf16>, tensor<1x1x64xf32>

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::fagpu;
@@ -223,6 +224,21 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, Value acc,
   return inlineAsm.getResult(0);
 }
 
+/// The columns of one instruction: all `n` of the warpgroup's, except
+/// where warpgroups split the columns of an N-major B whose swizzle atoms
+/// (64 columns of 16-bit elements at 128 B) `n` does not divide. The
+/// descriptor of an N-major operand steps atoms by its leading offset from
+/// the start address, so a start inside an atom (the second warpgroup's 96
+/// columns of a 192-column tile start half way through the second atom)
+/// would read the next k-row where the atom ends; pieces of gcd(n, atom)
+/// columns start inside an atom only where they also end in it.
+int64_t nPiece(SharedTileType b, bool transposeB, bool byColumns, int64_t n) {
+  if (transposeB || !byColumns || b.getSwizzle() == 0)
+    return n;
+  int64_t atomColumns = b.getSwizzle() / b.getElementBytes();
+  return n % atomColumns == 0 ? n : std::gcd(n, atomColumns);
+}
+
 /// Whether `tile` is all zeros: a zero constant or a splat of one.
 bool isZeroTile(Value tile) {
   if (auto splat = tile.getDefiningOp<tensor::SplatOp>())
@@ -257,6 +273,9 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
     int64_t regsPerRep = n / 2;
     SharedTileType bTile = op.getB().getType();
     bool transposeB = op.getTransposeB();
+    int64_t pieceN = nPiece(bTile, transposeB, byColumns, n);
+    auto pieceType = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(pieceN / 2, rewriter.getF32Type()));
     Type element = bTile.getElementType();
     int64_t kInstructionK = instructionK(element);
     int64_t kSteps =
@@ -283,8 +302,6 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
                         .getResult()
                   : zeroRow;
 
-    auto structType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(regsPerRep, rewriter.getF32Type()));
     // A product from zero (S, dP, dQ) does not read its accumulator: the
     // first k16 step overwrites it (scale-d 0), so no register is zeroed
     // first, and none written by ordinary instructions right before the
@@ -305,47 +322,59 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
     // Registers written by ordinary instructions feed the async MMA.
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results;
+    bool aKMajor = !op.getTransposeA();
     for (int64_t rep = 0; rep < reps; ++rep) {
-      Value d =
-          fromZero
-              ? LLVM::UndefOp::create(rewriter, loc, structType).getResult()
-              : packStruct(
-                    rewriter, loc, structType,
-                    ArrayRef<Value>(acc).slice(rep * regsPerRep, regsPerRep));
-      Value row0 = arith::AddIOp::create(
-          rewriter, loc, warpgroupRow,
-          arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
-      Value firstB =
-          emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
-                                transposeB, firstColumn, descriptorsAtUse);
-      bool aKMajor = !op.getTransposeA();
-      Value firstA =
-          aTile ? emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
-                                        aKMajor, row0, descriptorsAtUse)
-                : Value();
-      for (int64_t k = 0; k < kSteps; ++k) {
-        int64_t k0 = k * kInstructionK;
-        bool accumulate = k > 0 || !fromZero;
-        Value descB =
-            emitStepDescriptor(rewriter, loc, firstB, bTile, transposeB, k0);
-        if (aTile) {
-          Value descA =
-              emitStepDescriptor(rewriter, loc, firstA, aTile, aKMajor, k0);
-          d = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, structType, d, descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kInstructionK),
-              wgmmaType(element), wgmmaType(element), NVVM::WGMMATypes::f32,
-              accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
-              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-              aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-              transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-              /*satfinite=*/nullptr);
-        } else {
-          d = emitRegisterAWgmma(rewriter, loc, d, aWords[rep * kSteps + k],
-                                 descB, n, element, transposeB, accumulate);
+      Value firstA;
+      for (int64_t piece = 0; piece < n / pieceN; ++piece) {
+        int64_t firstReg = rep * regsPerRep + piece * pieceN / 2;
+        Value d =
+            fromZero
+                ? LLVM::UndefOp::create(rewriter, loc, pieceType).getResult()
+                : packStruct(rewriter, loc, pieceType,
+                             ArrayRef<Value>(acc).slice(firstReg, pieceN / 2));
+        Value row0 = arith::AddIOp::create(
+            rewriter, loc, warpgroupRow,
+            arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
+        Value pieceColumn =
+            piece == 0
+                ? firstColumn
+                : arith::AddIOp::create(rewriter, loc, firstColumn,
+                                        arith::ConstantIndexOp::create(
+                                            rewriter, loc, piece * pieceN))
+                      .getResult();
+        Value firstB =
+            emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
+                                  transposeB, pieceColumn, descriptorsAtUse);
+        if (aTile && !firstA)
+          firstA = emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
+                                         aKMajor, row0, descriptorsAtUse);
+        for (int64_t k = 0; k < kSteps; ++k) {
+          int64_t k0 = k * kInstructionK;
+          bool accumulate = k > 0 || !fromZero;
+          Value descB =
+              emitStepDescriptor(rewriter, loc, firstB, bTile, transposeB, k0);
+          if (aTile) {
+            Value descA =
+                emitStepDescriptor(rewriter, loc, firstA, aTile, aKMajor, k0);
+            d = NVVM::WgmmaMmaAsyncOp::create(
+                rewriter, loc, pieceType, d, descA, descB,
+                NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, pieceN,
+                                        kInstructionK),
+                wgmmaType(element), wgmmaType(element), NVVM::WGMMATypes::f32,
+                accumulate ? NVVM::WGMMAScaleOut::one
+                           : NVVM::WGMMAScaleOut::zero,
+                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+                transposeB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                /*satfinite=*/nullptr);
+          } else {
+            d = emitRegisterAWgmma(rewriter, loc, d, aWords[rep * kSteps + k],
+                                   descB, pieceN, element, transposeB,
+                                   accumulate);
+          }
         }
+        llvm::append_range(results, unpackStruct(rewriter, loc, d, pieceN / 2));
       }
-      llvm::append_range(results, unpackStruct(rewriter, loc, d, regsPerRep));
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
     if (!op.getAsync())

@@ -78,10 +78,12 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ.
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d != 64 && d != 128 && d != 256)
-      return fail("head dims must be 64, 128 or 256, got " + Twine(d));
+    if (d % 64 != 0 || d > 256)
+      return fail("head dims must be multiples of 64 up to 256, got " +
+                  Twine(d));
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
-    return fail("head dim 256 takes block-kv 64, got " + Twine(c.blockKV));
+    return fail("head dims above 128 take block-kv 64, got " +
+                Twine(c.blockKV));
   // Runtime shapes and packed sequences: the grid is the call's (the
   // longest sequence's KV blocks, heads, batch or sequences).
   if (c.hasRuntimeShapes() && deterministic)

@@ -511,6 +511,36 @@ gpu.module @m {
 
 // -----
 
+// Two warpgroups split the 192 columns of an N-major B (dQ = dS K at head
+// dim 192): 96 each, and the second warpgroup's start (column 96) lies
+// half way through a 64-column swizzle atom. Each k16 step is three
+// 32-column pieces that never cross an atom, each from its own descriptor
+// (the warpgroup's first column, + 32, + 64) and accumulator registers
+// (16 of the warpgroup's 48 each).
+
+#cols = #fagpu.wgmma_acc_cols<warps = 8>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @column_split_inside_atoms
+  // CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c4{{.*}} : index
+  // CHECK: %[[FIRST:.*]] = arith.muli %[[WG]], %c96{{.*}} : index
+  // CHECK: nvvm.wgmma.fence.aligned
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+  // CHECK: arith.addi %[[FIRST]], %c32{{.*}} : index
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+  // CHECK: arith.addi %[[FIRST]], %c64{{.*}} : index
+  // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+  // CHECK-NOT: nvvm.wgmma.mma_async
+  // CHECK: nvvm.wgmma.commit.group.sync.aligned
+  gpu.func @column_split_inside_atoms(%acc: tensor<64x192xf32, #cols>) kernel {
+    %ds = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %k = fagpu.alloc_shared : !fagpu.smem<64x192xbf16, swizzle = 128>
+    %dq = fagpu.mma %ds, %k, %acc : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x192xbf16, swizzle = 128>, tensor<64x192xf32, #cols> -> tensor<64x192xf32, #cols>
+    gpu.return
+  }
+}
+
+// -----
+
 // matrix-stores on an unswizzled, padded tile (144-byte rows: a row's
 // 16-byte chunks stay aligned, as they do in every shared tile): the rows'
 // own addresses, four column pairs a stmatrix; the default lowering keeps
