@@ -76,6 +76,12 @@ TensorMapSpec attentionTileMap(CUtensorMapDataType dataType, CUdeviceptr base,
   if (boxCols == 0 && elementBytes != 0)
     boxCols = static_cast<uint32_t>(
         std::min<uint64_t>(dim, swizzleSpanBytes(spec.swizzle) / elementBytes));
+  // A box row of 64 or 32 bytes is a narrower swizzle's span: the kernel's
+  // tiles of rows that 128 bytes do not divide (head dim 96: 192 bytes).
+  if (uint64_t rowBytes = uint64_t(boxCols) * elementBytes; rowBytes == 64)
+    spec.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+  else if (rowBytes == 32)
+    spec.swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
   spec.box = {boxCols, rows, 1, 1};
   return spec;
 }

@@ -59,7 +59,8 @@ class Driver:
 
     def tensor_map(self, tensor, rows, cols):
         """A CUtensorMap over a dense [B, H, N, D] tensor, boxes of rows x
-        cols, 128-byte swizzle, zero fill (what fa/Runtime/TensorMap.h
+        cols, the swizzle whose span is a box row (128 bytes; 64 or 32 for
+        narrower rows: head dim 96), zero fill (what fa/Runtime/TensorMap.h
         encodes; this script launches kernels without the runtime)."""
         b, h, n, d = tensor.shape
         eb = tensor.element_size()
@@ -75,7 +76,8 @@ class Driver:
         aligned = (ctypes.addressof(raw) + 63) // 64 * 64
         self.check(self.cu.cuTensorMapEncodeTiled(
             ctypes.c_void_p(aligned), dtypes[tensor.dtype], 4, ctypes.c_void_p(tensor.data_ptr()),
-            dims, strides, box, ones, 0, 3, 2, 0), "cuTensorMapEncodeTiled")
+            dims, strides, box, ones, 0, {32: 1, 64: 2}.get(cols * eb, 3), 2, 0),
+            "cuTensorMapEncodeTiled")
         return raw, aligned
 
     def launcher(self, func, meta, tensors):

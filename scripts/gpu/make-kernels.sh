@@ -67,6 +67,17 @@ d128_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --
 d64_n77_gqa_persistent5     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --seq-kv=300 --head-dim=64 --persistent-blocks=5
 d192_dv128_n1000_causal_bf16 --dtype=bf16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=192 --head-dim-v=128 --causal
 d192_n500_f16               --dtype=f16 --batch=2 --heads-q=2 --seq-q=500 --head-dim=192
+d96_n1000_bf16              --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96
+d96_n77_causal_gqa_f16      --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=96 --causal
+d96_nq77_nk1000_causal      --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=96 --causal
+d96_n1000_window_softcap    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96 --window=100,30 --softcap=30
+d96_n4096_causal_gqa_bf16   --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=96 --causal
+d96_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=96 --causal --persistent-blocks=7
+d96_dv64_n1000_f16          --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96 --head-dim-v=64
+d160_n1000_causal_bf16      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=160 --causal
+d224_n500_gqa_f16           --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=224
+rt_d96_causal_bf16          --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
+vl_d96_causal_bf16          --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 MATRIX
   # A block per tile where the compiler now picks the persistent grid
   # (tiles of up to 16 KV blocks).
@@ -173,7 +184,7 @@ bwd_d80_n300_gradlse_causal    --backward --dtype=bf16 --batch=2 --heads-q=4 --h
 MATRIX
 }
 
-# The WGMMA backward (sm_90a; head dims in multiples of 64 up to 256).
+# The WGMMA backward (sm_90a; head dims in multiples of 32 up to 256).
 # FP8 forward: e4m3 inputs with per (batch, KV head) descales, O in bf16 or
 # f16; ragged lengths, masks, GQA; then the FA3 paper's FP8 shapes (16k
 # tokens, hidden 2048) at head dims 128 and 256.
@@ -219,6 +230,13 @@ bwdw_d192_dv128_n1000_causal    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 
 bwdw_d192_nq77_nk500_gqa_f16    --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=77 --seq-kv=500 --head-dim=192
 bwdw_d192_dv128_window_softcap  --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=192 --head-dim-v=128 --window=100,30 --softcap=30
 bwdw_d192_dv128_n4096_causal    --dtype=bf16 --batch=1 --heads-q=4 --heads-kv=1 --seq-q=4096 --head-dim=192 --head-dim-v=128 --causal
+bwdw_d96_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96
+bwdw_d96_n77_causal_gqa_f16     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=96 --causal
+bwdw_d96_nq77_nk1000_causal     --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=96 --causal
+bwdw_d96_n1000_window_softcap   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96 --window=100,30 --softcap=30
+bwdw_d96_n4096_causal_gqa_bf16  --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=96 --causal
+bwdw_d160_n500_gqa_f16          --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=160
+bwdw_d224_n300_causal_bf16      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=300 --head-dim=224 --causal
 bwdw_vl_d64_causal_gqa_bf16     --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=64 --causal
 bwdw_vl_d64_f16                 --varlen --dtype=f16 --heads-q=2 --head-dim=64
 bwdw_vl_d128_bf16               --varlen --dtype=bf16 --heads-q=2 --head-dim=128
@@ -228,10 +246,12 @@ bwdw_vl_d128_softcap_causal     --varlen --dtype=bf16 --heads-q=2 --head-dim=128
 bwdw_vl_d128_dv64_bf16          --varlen --dtype=bf16 --heads-q=2 --head-dim=128 --head-dim-v=64
 bwdw_vl_d256_causal_bf16        --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
 bwdw_vl_d192_dv128_causal_gqa   --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=192 --head-dim-v=128 --causal
+bwdw_vl_d96_causal_f16          --varlen --dtype=f16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 bwdw_rt_d128_causal_gqa_bf16    --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
 bwdw_rt_d64_f16                 --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
 bwdw_rt_d256_window_bf16        --runtime-shapes --dtype=bf16 --heads-q=2 --head-dim=256 --window=64,64
 bwdw_rt_d192_dv128_f16          --runtime-shapes --dtype=f16 --heads-q=2 --head-dim=192 --head-dim-v=128
+bwdw_rt_d96_causal_bf16         --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 bwdw_d64_n1000_gradlse_f16      --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=64 --grad-lse
 bwdw_d128_nq77_nk1000_gradlse   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal --softcap=30 --grad-lse
 bwdw_d256_n500_gradlse_bf16     --dtype=bf16 --batch=1 --heads-q=2 --seq-q=500 --head-dim=256 --window=64,64 --grad-lse

@@ -139,7 +139,9 @@ TEST_F(RuntimeKernelParams, ForwardPassesPointersAndEncodedMapsInArgsOrder) {
     EXPECT_EQ(map.opaque[15], 0x7e57u) << i;
     EXPECT_EQ(calls[n].base, reinterpret_cast<void *>(base));
     EXPECT_EQ(calls[n].dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
-    EXPECT_EQ(calls[n].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+    // A box row is the swizzle's span: v's 32 f16 columns are 64 bytes.
+    EXPECT_EQ(calls[n].swizzle,
+              n == 2 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B);
     EXPECT_EQ(calls[n].oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   }
   // q [2, 8, 300, 128] in boxes of 128 rows x 64 cols.

@@ -89,6 +89,23 @@ TEST(TensorMap, DefaultBoxWidthFollowsElementSizeAndHeadDim) {
             32u);
 }
 
+TEST(TensorMap, BoxRowsNarrowerThan128BytesTakeTheirSpansSwizzle) {
+  // The kernels' tiles of 192-byte rows (head dim 96) are stored in 64-byte
+  // swizzle atoms, and their maps' 32-column boxes must write that swizzle.
+  auto swizzle = [](uint32_t cols) {
+    return attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 1, 1, 100,
+                            96, 64, cols)
+        .swizzle;
+  };
+  EXPECT_EQ(swizzle(64), CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(swizzle(32), CU_TENSOR_MAP_SWIZZLE_64B);
+  EXPECT_EQ(swizzle(16), CU_TENSOR_MAP_SWIZZLE_32B);
+  TensorMapSpec s = attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 2,
+                                     4, 300, 96, 64, 32);
+  EXPECT_TRUE(validateTensorMap(s).ok()) << validateTensorMap(s).message();
+  EXPECT_EQ(s.boxBytes(), 32u * 64 * 2);
+}
+
 TEST(TensorMap, EveryLimitIsAnErrorNamingTheField) {
   auto good = [] {
     return attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 2, 4, 300,

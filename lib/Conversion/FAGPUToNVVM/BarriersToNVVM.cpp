@@ -96,9 +96,9 @@ struct LowerTmaLoad : OpConversionPattern<TmaLoadOp> {
       SmallVector<Value> coords = {Value()};
       for (Value c : llvm::reverse(adaptor.getCoords()))
         coords.push_back(i32Of(rewriter, loc, c));
-      // One box per 128-byte column band, each band [rows x 128 bytes] of
-      // the tile (swizzledByteOffset's band order).
-      int64_t bandBytes = tile.getRows() * 128;
+      // One box per column band of a swizzle span, each band [rows x span]
+      // of the tile (swizzledByteOffset's band order).
+      int64_t bandBytes = tile.getRows() * tile.getSwizzle();
       for (int64_t band = 0; band * map.getBoxCols() < tile.getCols(); ++band) {
         coords[0] = arith::ConstantIntOp::create(rewriter, loc,
                                                  band * map.getBoxCols(), 32);
@@ -153,8 +153,8 @@ struct LowerTmaReduce : OpConversionPattern<TmaReduceOp> {
     SmallVector<Value> coords = {Value()};
     for (Value c : llvm::reverse(adaptor.getCoords()))
       coords.push_back(i32Of(rewriter, loc, c));
-    // Box k is [rows x 128 bytes] at k * rows * 128 (swizzledByteOffset's
-    // band order), columns k * boxCols.
+    // Box k is [rows x span] at k * rows * span (swizzledByteOffset's band
+    // order), columns k * boxCols.
     int64_t boxesPerBand = tile.getCols() / map.getBoxCols() / bands;
     Value firstBox = arith::MulIOp::create(
         rewriter, loc, warpgroup, indexConst(rewriter, loc, boxesPerBand));
@@ -169,7 +169,7 @@ struct LowerTmaReduce : OpConversionPattern<TmaReduceOp> {
           rewriter, loc, adaptor.getTile(),
           arith::MulIOp::create(
               rewriter, loc, box,
-              indexConst(rewriter, loc, tile.getRows() * 128)));
+              indexConst(rewriter, loc, tile.getRows() * tile.getSwizzle())));
       NVVM::CpAsyncBulkTensorReduceOp::create(
           rewriter, loc, adaptor.getMap(), source, NVVM::TMAReduxKind::ADD,
           NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());

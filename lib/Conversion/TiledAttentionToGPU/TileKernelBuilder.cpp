@@ -370,9 +370,7 @@ LogicalResult TileKernelBuilder::convertPad(tensor::PadOp pad) {
                 rows.view, rows.row, limit, padding));
     return success();
   }
-  auto tileType =
-      fagpu::SharedTileType::get(b.getContext(), type.getShape(),
-                                 type.getElementType(), kTileSwizzleBytes);
+  auto tileType = operandTileType(type.getShape(), type.getElementType());
   // One buffer per input and tile shape for the whole kernel: the masked
   // and unmasked KV loops take turns with it.
   Value shared = sharedTile({rows.argument, tileType}, loc);

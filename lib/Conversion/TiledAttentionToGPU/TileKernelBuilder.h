@@ -26,8 +26,16 @@
 namespace mlir {
 namespace fa {
 
-/// Shared operand tiles are stored with TMA's and WGMMA's 128-byte swizzle.
-constexpr int64_t kTileSwizzleBytes = 128;
+/// A shared operand tile of `shape` in TMA's and WGMMA's widest swizzle
+/// that its rows allow: 128 bytes, or 64 / 32 where a row is not a multiple
+/// of 128 bytes (head dim 96: 192-byte rows).
+inline fagpu::SharedTileType operandTileType(ArrayRef<int64_t> shape,
+                                             Type element) {
+  int64_t rowBytes = shape.back() * element.getIntOrFloatBitWidth() / 8;
+  return fagpu::SharedTileType::get(
+      element.getContext(), shape, element,
+      fagpu::SharedTileType::widestSwizzle(rowBytes));
+}
 
 /// Rows [row, limit) of a 2-D (or 1-D) view of a kernel argument.
 struct RowSource {

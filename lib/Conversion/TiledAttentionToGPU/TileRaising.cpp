@@ -70,10 +70,8 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     // Its rows are the keys: a block of 192 keys takes 64-byte swizzle
     // atoms, one of 224 32-byte ones (WGMMA reads K-major tiles in any
     // swizzle mode).
-    int64_t keys = bType.getRows();
-    int64_t swizzle = keys % 128 == 0 ? 128 : keys % 64 == 0 ? 64 : 32;
-    auto transposedType = fagpu::SharedTileType::get(
-        b.getContext(), {bType.getCols(), bType.getRows()}, element, swizzle);
+    auto transposedType =
+        operandTileType({bType.getCols(), bType.getRows()}, element);
     Value transposed = sharedTile({b2, transposedType}, loc);
     fagpu::TransposeSharedOp::create(b, loc, b2, transposed, pairFP8Keys);
     b2 = transposed;
@@ -100,9 +98,7 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
       Value source = generic.getInputs()[0];
       Value shared = storedTiles.lookup(source);
       if (!shared) {
-        auto sharedType = fagpu::SharedTileType::get(
-            b.getContext(), transposedType.getShape(), element,
-            kTileSwizzleBytes);
+        auto sharedType = operandTileType(transposedType.getShape(), element);
         shared = sharedTile({Value(), sharedType}, loc);
         fagpu::StoreToSharedOp::create(b, loc, t, shared);
         storedTiles[source] = shared;
@@ -131,8 +127,7 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     // Warpgroups that split the columns all read the whole A: it goes
     // through shared memory too.
     if (transposeA || isa<fagpu::WgmmaAccColsLayoutAttr>(aTile.getEncoding())) {
-      auto sharedType = fagpu::SharedTileType::get(
-          b.getContext(), aTile.getShape(), element, kTileSwizzleBytes);
+      auto sharedType = operandTileType(aTile.getShape(), element);
       Value source = generic.getInputs()[0];
       Value shared = storedTiles.lookup(source);
       if (!shared) {

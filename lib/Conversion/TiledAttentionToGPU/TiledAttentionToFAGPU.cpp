@@ -41,7 +41,6 @@ using namespace mlir::fa;
 namespace {
 
 constexpr int64_t kWarpgroupRows = 64;
-constexpr int64_t kSwizzleBytes = 128;
 
 /// Why the WGMMA kernel cannot take `c` (empty when it can).
 std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
@@ -67,11 +66,15 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
     return fail("FP8 takes block-kv in multiples of 32 (V's transpose holds "
                 "the keys in swizzled rows of 32-byte atoms), got " +
                 Twine(c.blockKV));
-  int64_t atom = kSwizzleBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
+  // Q, K, V tiles' rows in 64-byte swizzle atoms at least (head dim 96:
+  // 192-byte rows); FP8 keeps 128-byte rows (its V transposition's units).
+  int64_t atomBytes = isa<Float8E4M3FNType>(c.elementType) ? 128 : 64;
+  int64_t atom = atomBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
   for (int64_t d : {c.headDim, c.headDimV})
     if (d % atom != 0 || d > 256)
       return fail("head dims must be multiples of " + Twine(atom) +
-                  " up to 256 (128-byte swizzled tiles), got " + Twine(d));
+                  " up to 256 (" + Twine(atomBytes) +
+                  "-byte swizzle atoms), got " + Twine(d));
   return checkGridLimits(c);
 }
 

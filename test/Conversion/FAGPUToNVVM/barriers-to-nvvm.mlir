@@ -344,3 +344,31 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A tile of 192-byte rows (head dim 96) in 64-byte swizzle atoms: three
+// boxes of one atom (32 columns), each into its band of 64 rows x 64 bytes
+// (4 KiB apart).
+
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @bands_of_64_bytes
+  // CHECK: arith.constant 0 : i32
+  // CHECK: %[[B0:.*]] = arith.constant 0 : index
+  // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+  // CHECK: arith.constant 32 : i32
+  // CHECK: arith.constant 4096 : index
+  // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+  // CHECK: arith.constant 64 : i32
+  // CHECK: arith.constant 8192 : index
+  // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+  // CHECK-NOT: nvvm.cp.async.bulk.tensor
+  // CHECK: gpu.return
+  gpu.func @bands_of_64_bytes(%map: !fagpu.tensor_map<memref<2x4x256x96xbf16>, box = [64, 32]>,
+                              %b: index, %h: index, %row: index, %i: index) kernel {
+    %t = fagpu.alloc_shared : !fagpu.smem<64x96xbf16, swizzle = 64>
+    %bars = fagpu.alloc_barriers : !fagpu.barriers<1>
+    fagpu.tma_load %map[%b, %h, %row] into %t, %bars[%i] : !fagpu.tensor_map<memref<2x4x256x96xbf16>, box = [64, 32]>, !fagpu.smem<64x96xbf16, swizzle = 64>, !fagpu.barriers<1>
+    gpu.return
+  }
+}

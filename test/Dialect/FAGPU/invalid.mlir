@@ -102,11 +102,11 @@ func.func @unswizzled(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.sme
 
 // -----
 
-// B read N-major (no transpose_b): its descriptors step whole 128-byte atoms.
+// A read from shared memory needs a swizzled tile too.
 #acc = #fagpu.wgmma_acc<warps = 4>
-func.func @n_major_swizzle64(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 64>, %c: tensor<64x64xf32, #acc>) {
-  // expected-error @+1 {{WGMMA reads B through a 128-byte-swizzled tile, got swizzle = 64}}
-  %r = fagpu.mma %a, %b, %c : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 64>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+func.func @a_unswizzled(%a: !fagpu.smem<64x64xbf16, swizzle = 0>, %b: !fagpu.smem<64x64xbf16, swizzle = 64>, %c: tensor<64x64xf32, #acc>) {
+  // expected-error @+1 {{WGMMA reads A through a swizzled tile, got swizzle = 0}}
+  %r = fagpu.mma %a, %b, %c : !fagpu.smem<64x64xbf16, swizzle = 0>, !fagpu.smem<64x64xbf16, swizzle = 64>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
   return
 }
 
@@ -252,17 +252,17 @@ func.func @map_element(%m: !fagpu.tensor_map<memref<64x256xi4>, box = [64, 256]>
 
 // -----
 
-// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 64x32 'bf16'}}
-func.func @map_box_bytes(%m: !fagpu.tensor_map<memref<64x64xbf16>, box = [64, 32]>) { return }
+// expected-error @+1 {{a box is 1 to 256 rows of 128, 64 or 32 bytes (a swizzle span), got 64x48 'bf16'}}
+func.func @map_box_bytes(%m: !fagpu.tensor_map<memref<64x96xbf16>, box = [64, 48]>) { return }
 
 // -----
 
-// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 0x64 'bf16'}}
+// expected-error @+1 {{a box is 1 to 256 rows of 128, 64 or 32 bytes (a swizzle span), got 0x64 'bf16'}}
 func.func @map_box_empty(%m: !fagpu.tensor_map<memref<64x64xbf16>, box = [0, 64]>) { return }
 
 // -----
 
-// expected-error @+1 {{a box is 1 to 256 rows of 128 bytes (the 128-byte swizzle span), got 512x64 'bf16'}}
+// expected-error @+1 {{a box is 1 to 256 rows of 128, 64 or 32 bytes (a swizzle span), got 512x64 'bf16'}}
 func.func @map_box_rows(%m: !fagpu.tensor_map<memref<1024x64xbf16>, box = [512, 64]>) { return }
 
 // -----
@@ -324,7 +324,7 @@ func.func @tma_element(%m: !fagpu.tensor_map<memref<256x64xf16>, box = [128, 64]
 // -----
 
 func.func @tma_swizzle(%m: !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, %t: !fagpu.smem<128x64xbf16, swizzle = 64>, %b: !fagpu.barriers<1>, %i: index) {
-  // expected-error @+1 {{needs a tile in the map's 128-byte swizzle, got swizzle = 64}}
+  // expected-error @+1 {{needs a tile in the map's swizzle (128-byte box rows), got swizzle = 64}}
   fagpu.tma_load %m[%i] into %t, %b[%i] : !fagpu.tensor_map<memref<256x64xbf16>, box = [128, 64]>, !fagpu.smem<128x64xbf16, swizzle = 64>, !fagpu.barriers<1>
   return
 }
@@ -734,7 +734,7 @@ func.func @two_repeats(%a: !fagpu.smem<192x64xbf16, swizzle = 128>, %b: !fagpu.s
 
 func.func @tma_reduce_plain_tile(%m: !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, %b: index, %h: index, %row: index) {
   %s = fagpu.alloc_shared : !fagpu.smem<64x64xf32, swizzle = 0>
-  // expected-error @+1 {{needs a tile in the map's 128-byte swizzle, got swizzle = 0}}
+  // expected-error @+1 {{needs a tile in the map's swizzle (128-byte box rows), got swizzle = 0}}
   fagpu.tma_reduce %m[%b, %h, %row] from %s bands = 1 : !fagpu.tensor_map<memref<1x2x256x64xf32>, box = [64, 32]>, !fagpu.smem<64x64xf32, swizzle = 0>
   return
 }

@@ -52,6 +52,19 @@ func.func @k_major_swizzle64(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fa
   return
 }
 
+// An N-major B in 64-byte atoms (head dim 96: 192-byte rows of V for P·V)
+// and an A in 64-byte atoms (Q's 192-byte rows for Q Kᵀ).
+// CHECK-LABEL: func.func @n_major_swizzle64
+// CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<128x96xbf16, swizzle = 64>
+// CHECK: fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_b : !fagpu.smem<64x96xbf16, swizzle = 64>, !fagpu.smem<128x96xbf16, swizzle = 64>
+func.func @n_major_swizzle64(%p: !fagpu.smem<64x128xbf16, swizzle = 128>, %q: !fagpu.smem<64x96xbf16, swizzle = 64>, %kv: !fagpu.smem<128x96xbf16, swizzle = 64>) {
+  %zo = arith.constant dense<0.0> : tensor<64x96xf32, #acc>
+  %o = fagpu.mma %p, %kv, %zo : !fagpu.smem<64x128xbf16, swizzle = 128>, !fagpu.smem<128x96xbf16, swizzle = 64>, tensor<64x96xf32, #acc> -> tensor<64x96xf32, #acc>
+  %zs = arith.constant dense<0.0> : tensor<64x128xf32, #acc>
+  %s = fagpu.mma %q, %kv, %zs transpose_b : !fagpu.smem<64x96xbf16, swizzle = 64>, !fagpu.smem<128x96xbf16, swizzle = 64>, tensor<64x128xf32, #acc> -> tensor<64x128xf32, #acc>
+  return
+}
+
 // CHECK-LABEL: func.func @mma_sync_layouts
 // CHECK-SAME: tensor<64x64xf32, #fagpu.mma_sync_acc<warps = 4>>
 // CHECK-SAME: tensor<64x32xbf16, #fagpu.mma_sync_a<warps = 4>>

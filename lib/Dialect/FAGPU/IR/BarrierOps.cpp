@@ -23,8 +23,8 @@ LogicalResult InitBarriersOp::verify() {
 }
 
 /// What a TMA transfer of `tile` through `map` at `coords` needs, either
-/// way: one coordinate per dim but the column, one stage, and the 128-byte
-/// swizzle the map writes and reads.
+/// way: one coordinate per dim but the column, one stage, and the swizzle
+/// the map writes and reads (a box row is one swizzle span).
 static LogicalResult verifyTmaTransfer(Operation *op, TensorMapType map,
                                        SharedTileType tile, size_t coords) {
   int64_t rank = map.getTensor().getRank();
@@ -34,10 +34,11 @@ static LogicalResult verifyTmaTransfer(Operation *op, TensorMapType map,
                              << rank << " tensor, got " << coords;
   if (tile.getStages() != 1)
     return op->emitOpError() << "takes one stage of a ring (fagpu.stage)";
-  if (tile.getSwizzle() != 128)
-    return op->emitOpError() << "needs a tile in the map's 128-byte swizzle, "
-                                "got swizzle = "
-                             << tile.getSwizzle();
+  int64_t boxRowBytes = map.getBoxCols() * tile.getElementBytes();
+  if (tile.getSwizzle() != boxRowBytes)
+    return op->emitOpError()
+           << "needs a tile in the map's swizzle (" << boxRowBytes
+           << "-byte box rows), got swizzle = " << tile.getSwizzle();
   return success();
 }
 

@@ -276,9 +276,10 @@ TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a tensor map holds whole-byte scalars, got "
                        << element;
   int64_t boxBytes = boxCols * element.getIntOrFloatBitWidth() / 8;
-  if (boxRows < 1 || boxRows > 256 || boxBytes != 128)
-    return emitError() << "a box is 1 to 256 rows of 128 bytes (the "
-                          "128-byte swizzle span), got "
+  if (boxRows < 1 || boxRows > 256 ||
+      SharedTileType::widestSwizzle(boxBytes) != boxBytes)
+    return emitError() << "a box is 1 to 256 rows of 128, 64 or 32 bytes (a "
+                          "swizzle span), got "
                        << boxRows << "x" << boxCols << " " << element;
   return success();
 }

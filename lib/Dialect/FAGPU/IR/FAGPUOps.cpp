@@ -201,18 +201,16 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "a WGMMA accumulator has at most 256 columns, "
                               "got "
                            << n;
-    // Descriptors address 16-byte core matrices along K (transpose_b: any
-    // swizzle mode) or whole 128-byte-swizzled atoms along N.
-    if (b.getSwizzle() == 0 || (!getTransposeB() && b.getSwizzle() != 128))
-      return emitOpError() << "WGMMA reads B through a "
-                           << (getTransposeB() ? "swizzled"
-                                               : "128-byte-swizzled")
-                           << " tile, got swizzle = " << b.getSwizzle();
+    // Descriptors address 16-byte core matrices along K and whole swizzle
+    // atoms along M / N (the lowering splits N where a warpgroup's columns
+    // would start inside one), in any swizzle mode.
+    if (b.getSwizzle() == 0)
+      return emitOpError() << "WGMMA reads B through a swizzled tile, got "
+                              "swizzle = 0";
     if (auto aTile = dyn_cast<SharedTileType>(getA().getType());
-        aTile && aTile.getSwizzle() != 128)
-      return emitOpError() << "WGMMA reads A through a 128-byte-swizzled "
-                              "tile, got swizzle = "
-                           << aTile.getSwizzle();
+        aTile && aTile.getSwizzle() == 0)
+      return emitOpError() << "WGMMA reads A through a swizzled tile, got "
+                              "swizzle = 0";
   }
   return success();
 }

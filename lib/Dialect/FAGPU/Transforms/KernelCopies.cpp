@@ -159,11 +159,12 @@ scf::ForOp mlir::fagpu::findLoopOfCopyingLoops(Block &block) {
 }
 
 Value mlir::fagpu::addTensorMapParameter(gpu::GPUFuncOp kernel,
-                                         BlockArgument arg, int64_t rows) {
+                                         BlockArgument arg, int64_t rows,
+                                         int64_t rowBytes) {
   MLIRContext *ctx = kernel.getContext();
   auto memref = cast<MemRefType>(arg.getType());
-  auto type = TensorMapType::get(ctx, memref, rows,
-                                 128 / (memref.getElementTypeBitWidth() / 8));
+  auto type = TensorMapType::get(
+      ctx, memref, rows, rowBytes / (memref.getElementTypeBitWidth() / 8));
   unsigned index = kernel.getNumArguments();
   if (failed(kernel.insertArgument(
           index, type,

@@ -45,10 +45,12 @@ FailureOr<CopySource> getRowSource(Value rows, Value limit, Block *body,
 FailureOr<CopySource> getCopySource(CopyToSharedOp copy, Block &body);
 
 /// A new last parameter of `kernel`: a tensor map of argument `arg` with
-/// boxes of `rows` x 128 bytes, marked `fagpu.tensor_map_of` = its number
-/// (the runtime encodes it from that tensor). Null if it cannot be added.
+/// boxes of `rows` x `rowBytes` (a swizzle span: the tiles' swizzle, which
+/// the runtime encodes from the box), marked `fagpu.tensor_map_of` = its
+/// number (the runtime encodes it from that tensor). Null if it cannot be
+/// added.
 Value addTensorMapParameter(gpu::GPUFuncOp kernel, BlockArgument arg,
-                            int64_t rows);
+                            int64_t rows, int64_t rowBytes);
 
 /// The copies of `kernel`: those made once in `onceBlock` (the kernel's
 /// entry, or a persistent kernel's tile loop body) and those of the loops

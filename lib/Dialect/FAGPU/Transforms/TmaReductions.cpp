@@ -209,7 +209,7 @@ struct TmaReductionsPass : fagpu::impl::TmaReductionsBase<TmaReductionsPass> {
               DenseMap<std::pair<Value, int64_t>, Value> &maps) {
     Value &map = maps[{arg, rows}];
     if (!map)
-      map = addTensorMapParameter(kernel, arg, rows);
+      map = addTensorMapParameter(kernel, arg, rows, kSwizzleBytes);
     return map;
   }
 };

@@ -158,13 +158,15 @@ struct WarpSpecializePass
           onceDepth = d;
     }
 
-    // Tensor maps: one parameter per (argument, box rows).
+    // Tensor maps: one parameter per (argument, box rows); a box row is
+    // a swizzle span of the tiles.
     DenseMap<std::pair<Value, int64_t>, Value> maps;
     auto mapOf = [&](const CopySource &source, SharedTileType tile) -> Value {
       Value &map = maps[{source.arg, tile.getRows()}];
       if (map)
         return map;
-      map = addTensorMapParameter(kernel, source.arg, tile.getRows());
+      map = addTensorMapParameter(kernel, source.arg, tile.getRows(),
+                                  tile.getSwizzle());
       return map;
     };
     // Sources of the copies before the loops, then of each loop's copies.

@@ -54,6 +54,14 @@ def FAGPU_SharedTile : TypeDef<FAGPU_Dialect, "SharedTile"> {
     }
     /// Byte offset of element (row, col) from the tile's base.
     int64_t byteOffset(int64_t row, int64_t col) const;
+    /// The widest TMA / WGMMA swizzle (128, 64 or 32 bytes) whose span
+    /// divides a row of `rowBytes`; 0 where none does.
+    static int64_t widestSwizzle(int64_t rowBytes) {
+      for (int64_t span : {128, 64, 32})
+        if (rowBytes % span == 0)
+          return span;
+      return 0;
+    }
   }];
 }
 
@@ -81,8 +89,10 @@ def FAGPU_TensorMap : TypeDef<FAGPU_Dialect, "TensorMap"> {
   let description = [{
     `!fagpu.tensor_map<memref<2x16x8192x128xbf16>, box = [128, 64]>`: a
     CUtensorMap over a dense row-major 4-D [batch, heads, rows, cols]
-    tensor, copying boxes of `box` rows and columns with the 128-byte
-    swizzle; elements past the tensor's bounds read as zero. It is a kernel
+    tensor, copying boxes of `box` rows and columns in the swizzle whose
+    span is a box row (128 bytes; 64 or 32 where the tiles' rows are not
+    multiples of 128 bytes, `box = [128, 32]` at head dim 96); elements
+    past the tensor's bounds read as zero. It is a kernel
     parameter, encoded on the host and passed by value (a grid constant).
     Sizes but the innermost may be dynamic (`memref<?x16x?x128xbf16>`):
     the host encodes the map from the launch's tensors.
