@@ -75,6 +75,13 @@ CASES = [
     ("f16", 2, 4, 1, 384, 384, 64, 64, False, None, None),
     ("bf16", 1, 4, 4, 512, 512, 64, 64, False, (128, 0), None),
     ("f16", 1, 4, 2, 256, 256, 128, 128, True, None, 30.0),
+    # Head dims whose rows are not 128-byte multiples (64-byte swizzle
+    # atoms), and 192 with Dv 128 (two warpgroups split dQ's columns
+    # inside an atom).
+    ("bf16", 2, 8, 2, 1000, 1000, 96, 96, True, None, None),
+    ("f16", 1, 4, 4, 500, 777, 96, 96, False, (64, 64), None),
+    ("bf16", 1, 4, 2, 1000, 1000, 192, 128, True, None, None),
+    ("f16", 1, 2, 2, 300, 300, 192, 192, False, None, 30.0),
 ]
 # Runtime shapes: one forward kernel per problem, run at every
 # (B, Nq, Nk) listed (runtime_shapes=True), gradients through autograd.
@@ -85,12 +92,14 @@ RUNTIME_SHAPE_CASES = [
     ("f16", 4, 4, 64, 64, False, (64, 64), None,
      [(2, 300, 300), (1, 4096, 4096), (1, 129, 130)]),
     ("bf16", 4, 4, 256, 256, True, None, 30.0, [(1, 500, 500), (2, 64, 700)]),
+    ("bf16", 4, 2, 96, 96, True, None, None, [(1, 77, 1000), (2, 500, 500)]),
 ]
 
 
 # Strided views read in place by the sm_90 forward (its TMA descriptors take
 # the strides): case, runtime_shapes, layout.
 LAYOUT_CASES = [
+    (("bf16", 2, 8, 2, 777, 777, 96, 96, True, None, None), None, "bnhd"),
     (("bf16", 2, 8, 2, 1000, 1000, 128, 128, True, None, None), None, "bnhd"),
     (("f16", 1, 4, 4, 333, 333, 64, 64, False, None, None), None, "packed"),
     (("bf16", 2, 16, 16, 512, 512, 128, 128, True, None, None), True,
