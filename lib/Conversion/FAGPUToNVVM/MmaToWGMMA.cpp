@@ -332,9 +332,14 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
                 ? LLVM::UndefOp::create(rewriter, loc, pieceType).getResult()
                 : packStruct(rewriter, loc, pieceType,
                              ArrayRef<Value>(acc).slice(firstReg, pieceN / 2));
-        Value row0 = arith::AddIOp::create(
-            rewriter, loc, warpgroupRow,
-            arith::ConstantIndexOp::create(rewriter, loc, rep * blockRows));
+        // A's rows (the m-repeat's) are the same for every piece.
+        Value row0 =
+            piece == 0
+                ? arith::AddIOp::create(rewriter, loc, warpgroupRow,
+                                        arith::ConstantIndexOp::create(
+                                            rewriter, loc, rep * blockRows))
+                      .getResult()
+                : Value();
         Value pieceColumn =
             piece == 0
                 ? firstColumn
@@ -345,7 +350,7 @@ struct LowerMmaToWGMMA : OpConversionPattern<MmaOp> {
         Value firstB =
             emitOperandDescriptor(rewriter, loc, adaptor.getB(), bTile,
                                   transposeB, pieceColumn, descriptorsAtUse);
-        if (aTile && !firstA)
+        if (aTile && piece == 0)
           firstA = emitOperandDescriptor(rewriter, loc, adaptor.getA(), aTile,
                                          aKMajor, row0, descriptorsAtUse);
         for (int64_t k = 0; k < kSteps; ++k) {
