@@ -42,6 +42,23 @@ func.func @plain(%x: tensor<3x4x100x128xbf16>) -> (tensor<3x4x100x128xf8E4M3FN>,
 
 // -----
 
+// D = 192: 6 values a lane, at 12-byte (bf16) and 6-byte (e4m3) steps, so
+// the accesses are as aligned as the largest power of two dividing those:
+// 4 and 2 (an alignment must be a power of two; found by CApiFuzzer).
+// CHECK-LABEL: gpu.module @fa_kernels
+// CHECK: gpu.func @wide_amax
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<1x2x64x192xbf16>, vector<6xbf16>
+// CHECK: gpu.func @wide(
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<1x2x64x192xbf16>, vector<6xbf16>
+// CHECK-COUNT-3: nvvm.convert.f32x2.to.f8x2
+// CHECK: vector.store %{{.*}} {alignment = 2 : i64} : memref<1x2x64x192xi8>, vector<6xi8>
+func.func @wide(%x: tensor<1x2x64x192xbf16>) -> (tensor<1x2x64x192xf8E4M3FN>, tensor<1x1xf32>) {
+  %q, %d = fa.quantize %x : tensor<1x2x64x192xbf16> -> tensor<1x2x64x192xf8E4M3FN>, tensor<1x1xf32>
+  return %q, %d : tensor<1x2x64x192xf8E4M3FN>, tensor<1x1xf32>
+}
+
+// -----
+
 // With rotation (D = 64: 2 values a lane): signs as xors of the sign bit,
 // one butterfly inside the lane, five across lanes, then 1 / sqrt(64); in
 // both kernels.
