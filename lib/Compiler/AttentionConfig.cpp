@@ -130,12 +130,12 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
   // Positive first: the byte count below multiplies the head dims, and a
   // config's may be anything (a dynamic dim, a C++ caller's -2^62).
   // (FP8 rows of 128-byte swizzled tiles: multiples of 128 elements;
-  // 16-bit rows in 64-byte swizzle atoms at least: multiples of 32.)
-  int64_t dimQuantum = c.isFP8() ? 128 : 32;
+  // 16-bit rows in 32-byte swizzle atoms at least: multiples of 16.)
+  int64_t dimQuantum = c.isFP8() ? 128 : 16;
   for (int64_t d : {c.headDim, c.headDimV})
     if (d <= 0 || d % dimQuantum != 0 || d > 256)
       return "head dim " + std::to_string(d) + " (the WGMMA kernel takes " +
-             (c.isFP8() ? "128 or 256 in FP8" : "multiples of 32 up to 256") +
+             (c.isFP8() ? "128 or 256 in FP8" : "multiples of 16 up to 256") +
              ")";
   // Q, K and V tiles, 16-bit, single-buffered: what the kernel needs at
   // least (fa-convert-tiled-attention-to-fagpu has the final word).
@@ -198,9 +198,9 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 32 != 0 || d > 256)
+    if (d % 16 != 0 || d > 256)
       return "head dim " + std::to_string(d) +
-             " (the WGMMA backward takes multiples of 32 up to 256)";
+             " (the WGMMA backward takes multiples of 16 up to 256)";
   bool wide = c.wideHeads();
   bool narrow = std::max(c.headDim, c.headDimV) <= 64;
   // Where only one of the two is given, the other is the default's.

@@ -303,7 +303,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     with return_lse the natural-log lse (Hq, total_q), float32. Rows outside
     every sequence are left as they are (uninitialised).
 
-    Differentiable (sm_90's WGMMA backward, head dims in multiples of 32 up
+    Differentiable (sm_90's WGMMA backward, head dims in multiples of 16 up
     to 256; one compiled kernel set for every batch of lengths): dq, dk and
     dv of rows outside every sequence are 0, through o and lse (lse's
     gradient folded into the backward's delta)."""

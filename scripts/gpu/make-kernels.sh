@@ -76,6 +76,20 @@ d96_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --h
 d96_dv64_n1000_f16          --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=96 --head-dim-v=64
 d160_n1000_causal_bf16      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=1000 --head-dim=160 --causal
 d224_n500_gqa_f16           --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=224
+d80_n1000_bf16              --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80
+d80_n77_causal_gqa_f16      --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=80 --causal
+d80_nq77_nk1000_causal      --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=80 --causal
+d80_n1000_window_softcap    --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80 --window=100,30 --softcap=30
+d80_n4096_causal_gqa_bf16   --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=80 --causal
+d80_n1000_causal_persistent7 --dtype=bf16 --batch=2 --heads-q=4 --seq-q=1000 --head-dim=80 --causal --persistent-blocks=7
+d80_dv48_n1000_f16          --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80 --head-dim-v=48
+d48_n1000_causal_bf16       --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=48 --causal
+d16_n300_causal_f16         --dtype=f16 --batch=2 --heads-q=2 --seq-q=300 --head-dim=16 --causal
+d112_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=112
+d144_n500_causal_f16        --dtype=f16 --batch=1 --heads-q=2 --seq-q=500 --head-dim=144 --causal
+d240_n500_gqa_bf16          --dtype=bf16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=240
+rt_d80_causal_bf16          --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=80 --causal
+vl_d80_causal_bf16          --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=80 --causal
 rt_d96_causal_bf16          --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 vl_d96_causal_bf16          --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 MATRIX
@@ -184,7 +198,7 @@ bwd_d80_n300_gradlse_causal    --backward --dtype=bf16 --batch=2 --heads-q=4 --h
 MATRIX
 }
 
-# The WGMMA backward (sm_90a; head dims in multiples of 32 up to 256).
+# The WGMMA backward (sm_90a; head dims in multiples of 16 up to 256).
 # FP8 forward: e4m3 inputs with per (batch, KV head) descales, O in bf16 or
 # f16; ragged lengths, masks, GQA; then the FA3 paper's FP8 shapes (16k
 # tokens, hidden 2048) at head dims 128 and 256.
@@ -237,6 +251,16 @@ bwdw_d96_n1000_window_softcap   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 
 bwdw_d96_n4096_causal_gqa_bf16  --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=96 --causal
 bwdw_d160_n500_gqa_f16          --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=500 --head-dim=160
 bwdw_d224_n300_causal_bf16      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=300 --head-dim=224 --causal
+bwdw_d80_n1000_bf16             --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80
+bwdw_d80_n77_causal_gqa_f16     --dtype=f16 --batch=2 --heads-q=8 --heads-kv=2 --seq-q=77 --head-dim=80 --causal
+bwdw_d80_nq77_nk1000_causal     --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=80 --causal
+bwdw_d80_n1000_window_softcap   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=80 --window=100,30 --softcap=30
+bwdw_d80_n4096_causal_gqa_bf16  --dtype=bf16 --batch=1 --heads-q=8 --heads-kv=2 --seq-q=4096 --head-dim=80 --causal
+bwdw_d48_n1000_causal_bf16      --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=48 --causal
+bwdw_d16_n300_causal_f16        --dtype=f16 --batch=2 --heads-q=2 --seq-q=300 --head-dim=16 --causal
+bwdw_d112_n1000_f16             --dtype=f16 --batch=1 --heads-q=4 --seq-q=1000 --head-dim=112
+bwdw_d144_n500_causal_bf16      --dtype=bf16 --batch=1 --heads-q=2 --seq-q=500 --head-dim=144 --causal
+bwdw_d240_n300_gqa_f16          --dtype=f16 --batch=1 --heads-q=4 --heads-kv=2 --seq-q=300 --head-dim=240
 bwdw_vl_d64_causal_gqa_bf16     --varlen --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=64 --causal
 bwdw_vl_d64_f16                 --varlen --dtype=f16 --heads-q=2 --head-dim=64
 bwdw_vl_d128_bf16               --varlen --dtype=bf16 --heads-q=2 --head-dim=128
@@ -251,6 +275,8 @@ bwdw_rt_d128_causal_gqa_bf16    --runtime-shapes --dtype=bf16 --heads-q=8 --head
 bwdw_rt_d64_f16                 --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
 bwdw_rt_d256_window_bf16        --runtime-shapes --dtype=bf16 --heads-q=2 --head-dim=256 --window=64,64
 bwdw_rt_d192_dv128_f16          --runtime-shapes --dtype=f16 --heads-q=2 --head-dim=192 --head-dim-v=128
+bwdw_vl_d80_causal_f16          --varlen --dtype=f16 --heads-q=4 --heads-kv=2 --head-dim=80 --causal
+bwdw_rt_d80_causal_bf16         --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=80 --causal
 bwdw_rt_d96_causal_bf16         --runtime-shapes --dtype=bf16 --heads-q=4 --heads-kv=2 --head-dim=96 --causal
 bwdw_d64_n1000_gradlse_f16      --dtype=f16 --batch=2 --heads-q=4 --heads-kv=2 --seq-q=1000 --head-dim=64 --grad-lse
 bwdw_d128_nq77_nk1000_gradlse   --dtype=bf16 --batch=1 --heads-q=4 --seq-q=77 --seq-kv=1000 --head-dim=128 --causal --softcap=30 --grad-lse
@@ -288,6 +314,8 @@ quantize_d256_rot_bf16       bf16 1 8  2  333  256 99
 quantize_d64_rot_f16         f16  1 4  2  100  64  3
 quantize_bench_d128_n16k_rot bf16 1 16 16 16384 128 1
 quantize_bench_d256_n16k_rot bf16 1 16 16 16384 256 1
+quantize_d192_plain_bf16     bf16 2 4  2  300  192 -
+quantize_d192_plain_f16      f16  1 4  4  77   192 -
 quantize_fp8acc_d128_rot     bf16 8 16 16 2048 128 2026
 quantize_fp8acc_d128_plain   bf16 8 16 16 2048 128 -
 quantize_fp8acc_d256_rot     bf16 8 8  8  2048 256 2026

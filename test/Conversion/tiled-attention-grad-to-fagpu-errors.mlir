@@ -8,14 +8,14 @@
 // What the WGMMA backward does not take is a located error, not a wrong
 // kernel.
 
-func.func @head_dim(%q: tensor<1x1x64x80xbf16>, %lse: tensor<1x1x64xf32>)
-    -> tensor<1x1x64x80xbf16> {
-  // expected-error @+1 {{cannot lower to the WGMMA backward: head dims must be multiples of 32 up to 256, got 80}}
+func.func @head_dim(%q: tensor<1x1x64x72xbf16>, %lse: tensor<1x1x64xf32>)
+    -> tensor<1x1x64x72xbf16> {
+  // expected-error @+1 {{cannot lower to the WGMMA backward: head dims must be multiples of 16 up to 256, got 72}}
   %dq, %dk, %dv = fa.attention_grad %q, %q, %q, %q, %q, %lse
-      : tensor<1x1x64x80xbf16>, tensor<1x1x64x80xbf16>, tensor<1x1x64x80xbf16>,
-        tensor<1x1x64x80xbf16>, tensor<1x1x64x80xbf16>, tensor<1x1x64xf32>
-      -> tensor<1x1x64x80xbf16>, tensor<1x1x64x80xbf16>, tensor<1x1x64x80xbf16>
-  return %dq : tensor<1x1x64x80xbf16>
+      : tensor<1x1x64x72xbf16>, tensor<1x1x64x72xbf16>, tensor<1x1x64x72xbf16>,
+        tensor<1x1x64x72xbf16>, tensor<1x1x64x72xbf16>, tensor<1x1x64xf32>
+      -> tensor<1x1x64x72xbf16>, tensor<1x1x64x72xbf16>, tensor<1x1x64x72xbf16>
+  return %dq : tensor<1x1x64x72xbf16>
 }
 
 // -----

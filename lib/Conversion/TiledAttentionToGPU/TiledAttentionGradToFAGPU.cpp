@@ -78,8 +78,8 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ.
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 32 != 0 || d > 256)
-      return fail("head dims must be multiples of 32 up to 256, got " +
+    if (d % 16 != 0 || d > 256)
+      return fail("head dims must be multiples of 16 up to 256, got " +
                   Twine(d));
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
     return fail("head dims above 128 take block-kv 64, got " +

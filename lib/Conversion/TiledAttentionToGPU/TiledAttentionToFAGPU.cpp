@@ -66,9 +66,9 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
     return fail("FP8 takes block-kv in multiples of 32 (V's transpose holds "
                 "the keys in swizzled rows of 32-byte atoms), got " +
                 Twine(c.blockKV));
-  // Q, K, V tiles' rows in 64-byte swizzle atoms at least (head dim 96:
-  // 192-byte rows); FP8 keeps 128-byte rows (its V transposition's units).
-  int64_t atomBytes = isa<Float8E4M3FNType>(c.elementType) ? 128 : 64;
+  // Q, K, V tiles' rows in 32-byte swizzle atoms at least (head dim 80:
+  // 160-byte rows); FP8 keeps 128-byte rows (its V transposition's units).
+  int64_t atomBytes = isa<Float8E4M3FNType>(c.elementType) ? 128 : 32;
   int64_t atom = atomBytes / (c.elementType.getIntOrFloatBitWidth() / 8);
   for (int64_t d : {c.headDim, c.headDimV})
     if (d % atom != 0 || d > 256)
