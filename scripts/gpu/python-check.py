@@ -82,6 +82,11 @@ CASES = [
     ("f16", 1, 4, 4, 500, 777, 96, 96, False, (64, 64), None),
     ("bf16", 1, 4, 2, 1000, 1000, 192, 128, True, None, None),
     ("f16", 1, 2, 2, 300, 300, 192, 192, False, None, 30.0),
+    # 32-byte atoms: head dims in odd multiples of 16 (dQ's 80 columns
+    # split at 40, inside an atom).
+    ("bf16", 2, 8, 2, 1000, 1000, 80, 80, True, None, None),
+    ("f16", 1, 4, 4, 500, 777, 80, 80, False, (64, 64), None),
+    ("bf16", 1, 2, 2, 300, 300, 144, 144, True, None, 30.0),
 ]
 # Runtime shapes: one forward kernel per problem, run at every
 # (B, Nq, Nk) listed (runtime_shapes=True), gradients through autograd.
@@ -93,6 +98,7 @@ RUNTIME_SHAPE_CASES = [
      [(2, 300, 300), (1, 4096, 4096), (1, 129, 130)]),
     ("bf16", 4, 4, 256, 256, True, None, 30.0, [(1, 500, 500), (2, 64, 700)]),
     ("bf16", 4, 2, 96, 96, True, None, None, [(1, 77, 1000), (2, 500, 500)]),
+    ("bf16", 4, 2, 80, 80, True, None, None, [(1, 77, 1000), (2, 500, 500)]),
 ]
 
 
@@ -100,6 +106,7 @@ RUNTIME_SHAPE_CASES = [
 # the strides): case, runtime_shapes, layout.
 LAYOUT_CASES = [
     (("bf16", 2, 8, 2, 777, 777, 96, 96, True, None, None), None, "bnhd"),
+    (("bf16", 2, 8, 2, 777, 777, 80, 80, True, None, None), None, "bnhd"),
     (("bf16", 2, 8, 2, 1000, 1000, 128, 128, True, None, None), None, "bnhd"),
     (("f16", 1, 4, 4, 333, 333, 64, 64, False, None, None), None, "packed"),
     (("bf16", 2, 16, 16, 512, 512, 128, 128, True, None, None), True,
