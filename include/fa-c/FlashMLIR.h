@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /** Bumped when a struct layout or a signature changes. */
-#define FA_CAPI_VERSION 9
+#define FA_CAPI_VERSION 10
 
 typedef enum faStatus FA_ENUM_INT {
   FA_SUCCESS = 0,
@@ -160,6 +160,18 @@ FA_CAPI_EXPORT faStatus faValidateConfig(const faConfig *config,
  *  only; $FLASHMLIR_CACHE_TRUST_DIR=1 uses it anyway): the call succeeds and
  *  faContextGetLastWarning() names the path and the reason. */
 FA_CAPI_EXPORT faStatus faContextCreate(const char *cache_dir, faContext *out);
+/** faContextCreate() for CUDA device `device` (the driver's ordinal; 0 is
+ *  what faContextCreate() takes): the kernels it compiles target that
+ *  device's chip (a config's chip NULL) and are loaded and launched with its
+ *  primary context current; each call leaves the calling thread's current
+ *  context as it found it. `device` outside 0..63 is FA_ERROR_INVALID_ARGUMENT;
+ *  a device other than 0 must exist (FA_ERROR_DRIVER otherwise: "no CUDA
+ *  device 3: the driver reports 2 devices ..."). Devices of one chip share
+ *  the disk cache's entries. */
+FA_CAPI_EXPORT faStatus faContextCreateOnDevice(const char *cache_dir,
+                                                int device, faContext *out);
+/** The device of `context`; -1 for an invalid handle. */
+FA_CAPI_EXPORT int faContextDevice(faContext context);
 FA_CAPI_EXPORT faStatus faContextDestroy(faContext context);
 /** The cache directory; NULL for an invalid handle. */
 FA_CAPI_EXPORT const char *faContextCacheDir(faContext context);

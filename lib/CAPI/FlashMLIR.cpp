@@ -183,14 +183,16 @@ faStatus toAttentionConfig(const faConfig *c, faDirection direction,
 }
 
 /// The JIT's build (cache or compiler) of `direction`'s kernel.
-rt::StatusOr<jit::JitArtifact>
-buildKernelOf(faDirection direction, const mlir::fa::AttentionConfig &c,
-              rt::KernelCache &cache, const jit::JitOptions &options) {
+rt::StatusOr<jit::JitArtifact> buildKernelOf(faDirection direction,
+                                             const mlir::fa::AttentionConfig &c,
+                                             rt::KernelCache &cache,
+                                             const jit::JitOptions &options,
+                                             rt::Driver &driver) {
   if (direction == FA_BACKWARD)
-    return jit::buildBackwardKernel(c, cache, options);
+    return jit::buildBackwardKernel(c, cache, options, driver);
   if (direction == FA_QUANTIZE)
-    return jit::buildQuantizeKernel(c, cache, options);
-  return jit::buildForwardKernel(c, cache, options);
+    return jit::buildQuantizeKernel(c, cache, options, driver);
+  return jit::buildForwardKernel(c, cache, options, driver);
 }
 
 /// Compiles `config` to PTX (no driver): the metadata text, or an error.
@@ -254,10 +256,28 @@ faStatus faValidateConfig(const faConfig *config, faDirection direction) {
 }
 
 faStatus faContextCreate(const char *cacheDir, faContext *out) {
+  return faContextCreateOnDevice(cacheDir, 0, out);
+}
+
+faStatus faContextCreateOnDevice(const char *cacheDir, int device,
+                                 faContext *out) {
   if (!out)
     return fail(FA_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
+  if (device < 0 || device >= rt::Driver::kMaxDevices)
+    return fail(FA_ERROR_INVALID_ARGUMENT,
+                "device " + std::to_string(device) +
+                    " is not a device "
+                    "ordinal (0 to " +
+                    std::to_string(rt::Driver::kMaxDevices - 1) + ")");
+  rt::Driver &driver = rt::Driver::get(device);
+  // Device 0 needs no driver until a kernel is loaded (a context that only
+  // precompiles); another device is named, so it must be there.
+  if (device != 0)
+    if (rt::Status s = driver.initialize(); !s.ok())
+      return fail(FA_ERROR_DRIVER, s.message());
   auto *ctx = new faContext_();
+  ctx->driver = &driver;
   ctx->cache = std::make_unique<rt::KernelCache>(cacheDir ? cacheDir : "");
   // Usable without a disk cache, but every kernel would be compiled again
   // in each process: say so from the start.
@@ -268,6 +288,15 @@ faStatus faContextCreate(const char *cacheDir, faContext *out) {
   registerHandle(ctx, HandleKind::Context);
   *out = ctx;
   return ok();
+}
+
+int faContextDevice(faContext context) {
+  if (!liveContext(context)) {
+    fail(FA_ERROR_INVALID_HANDLE,
+         invalidHandle("faContextDevice", context, HandleKind::Context));
+    return -1;
+  }
+  return context->driver->ordinal();
 }
 
 faStatus faContextDestroy(faContext context) {
@@ -318,15 +347,19 @@ faStatus faCompile(faContext context, const faConfig *config,
   options.chip = c.chip;
   c.backward = false; // getBackwardKernel sets it itself.
   auto got = direction == FA_BACKWARD
-                 ? jit::getBackwardKernel(c, *context->cache, options)
+                 ? jit::getBackwardKernel(c, *context->cache, options,
+                                          *context->driver)
              : direction == FA_QUANTIZE
-                 ? jit::getQuantizeKernel(c, *context->cache, options)
-                 : jit::getForwardKernel(c, *context->cache, options);
+                 ? jit::getQuantizeKernel(c, *context->cache, options,
+                                          *context->driver)
+                 : jit::getForwardKernel(c, *context->cache, options,
+                                         *context->driver);
   if (!got.ok())
     return fail(context, classify(got.status().message()),
                 got.status().message());
   // The metadata text: the same build again is a memory hit of the cache.
-  auto artifact = buildKernelOf(direction, c, *context->cache, options);
+  auto artifact =
+      buildKernelOf(direction, c, *context->cache, options, *context->driver);
   setWarning(context, got->warning);
   auto *k = new faKernel_(std::move(got->kernel));
   k->direction = direction;
@@ -380,7 +413,8 @@ faStatus faPrecompile(faContext context, const faConfig *config,
   jit::JitOptions options;
   options.chip = c.chip.empty() ? "sm_90" : c.chip;
   c.backward = false; // buildBackwardKernel sets it itself.
-  auto built = buildKernelOf(direction, c, *context->cache, options);
+  auto built =
+      buildKernelOf(direction, c, *context->cache, options, *context->driver);
   if (!built.ok())
     return fail(context, classify(built.status().message()),
                 built.status().message());

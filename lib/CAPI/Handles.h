@@ -11,6 +11,7 @@
 
 #include "fa-c/FlashMLIR.h"
 
+#include "fa/Runtime/Driver.h"
 #include "fa/Runtime/Kernel.h"
 #include "fa/Runtime/KernelCache.h"
 #include "fa/Runtime/Metadata.h"
@@ -21,6 +22,8 @@
 
 struct faContext_ {
   std::unique_ptr<fa::rt::KernelCache> cache;
+  /// The device its kernels are compiled for, loaded on and launched on.
+  fa::rt::Driver *driver = nullptr;
   std::mutex mutex;
   std::string lastError;
   std::string lastWarning; ///< Of the last faCompile / faPrecompile.

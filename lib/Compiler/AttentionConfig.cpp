@@ -197,8 +197,10 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
                     : "deterministic with runtime shapes";
   if (c.dtype != "bf16" && c.dtype != "f16")
     return "dtype " + c.dtype;
+  // Positive first, as the forward's: a config's dims may be anything (a
+  // C++ caller's -16 is a multiple of 16).
   for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 16 != 0 || d > 256)
+    if (d <= 0 || d % 16 != 0 || d > 256)
       return "head dim " + std::to_string(d) +
              " (the WGMMA backward takes multiples of 16 up to 256)";
   bool wide = c.wideHeads();

@@ -101,18 +101,22 @@ struct Dim {
 };
 
 /// The problem dimensions of a call, paired with the kernel's.
+using ProblemDims = std::array<Dim, 7>;
+
 template <typename Args>
-std::vector<Dim> problemDims(const KernelMetadata &m, const Args &a) {
-  return {
-      {"batch", a.batch, m.batch},           {"heads_q", a.headsQ, m.headsQ},
-      {"heads_kv", a.headsKV, m.headsKV},    {"seq_q", a.seqQ, m.seqQ},
-      {"seq_kv", a.seqKV, m.seqKV},          {"head_dim", a.headDim, m.headDim},
-      {"head_dim_v", a.headDimV, m.headDimV}};
+ProblemDims problemDims(const KernelMetadata &m, const Args &a) {
+  return {{{"batch", a.batch, m.batch},
+           {"heads_q", a.headsQ, m.headsQ},
+           {"heads_kv", a.headsKV, m.headsKV},
+           {"seq_q", a.seqQ, m.seqQ},
+           {"seq_kv", a.seqKV, m.seqKV},
+           {"head_dim", a.headDim, m.headDim},
+           {"head_dim_v", a.headDimV, m.headDimV}}};
 }
 
 /// The problem description on its own: positive sizes, Hq % Hkv.
 template <typename Args>
-Status checkDims(const std::vector<Dim> &dims, const Args &a) {
+Status checkDims(const ProblemDims &dims, const Args &a) {
   for (const Dim &d : dims)
     if (d.value <= 0)
       return Status::error(std::string(d.name) + " must be positive, got " +
@@ -126,7 +130,7 @@ Status checkDims(const std::vector<Dim> &dims, const Args &a) {
 
 /// dtype, shapes and flags against the kernel's.
 template <typename Args>
-Status checkAgainstKernel(const KernelMetadata &m, const std::vector<Dim> &dims,
+Status checkAgainstKernel(const KernelMetadata &m, const ProblemDims &dims,
                           const Args &a) {
   if (a.dtype != m.dtype)
     return Status::error(std::string("dtype ") + toString(a.dtype) +
@@ -210,7 +214,7 @@ Status validateAttentionForward(const KernelMetadata &kernelMetadata,
   if (m.kind != KernelKind::Forward)
     return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
                          " kernel; attentionForward needs a forward kernel");
-  const std::vector<Dim> dims = problemDims(m, a);
+  const ProblemDims dims = problemDims(m, a);
   FA_RT_RETURN_IF_ERROR(checkDims(dims, a));
   std::vector<TensorView> tensors = {
       tensor4("query", a.q, a.batch, a.headsQ, a.seqQ, a.headDim, a.strideQ,
@@ -358,7 +362,7 @@ Status validateAttentionBackward(const KernelMetadata &kernelMetadata,
   if (m.kind != KernelKind::Backward)
     return Status::error("kernel '" + m.entry + "' is a " + toString(m.kind) +
                          " kernel; attentionBackward needs a backward kernel");
-  const std::vector<Dim> dims = problemDims(m, a);
+  const ProblemDims dims = problemDims(m, a);
   FA_RT_RETURN_IF_ERROR(checkDims(dims, a));
   std::vector<TensorView> tensors = backwardTensors(m, a);
   FA_RT_RETURN_IF_ERROR(checkElementCounts(tensors));
@@ -454,12 +458,13 @@ StatusOr<TensorMapEncodeFn> encoderFor(const Kernel &kernel) {
 Status launchOne(const Kernel &kernel, CUfunction fn, const LaunchSpec &launch,
                  KernelParams &params, CUstream stream) {
   Driver &driver = *kernel.driver();
-  return driver
-      .check(driver.api().launchKernel(
-                 fn, launch.grid.x, launch.grid.y, launch.grid.z,
-                 launch.block.x, launch.block.y, launch.block.z,
-                 launch.sharedBytes, stream, params.data(), nullptr),
-             "cuLaunchKernel")
+  CUresult result = driver.api().launchKernel(
+      fn, launch.grid.x, launch.grid.y, launch.grid.z, launch.block.x,
+      launch.block.y, launch.block.z, launch.sharedBytes, stream, params.data(),
+      nullptr);
+  if (result == CUDA_SUCCESS)
+    return Status::success();
+  return driver.check(result, "cuLaunchKernel")
       .withContext("launching '" + launch.entry + "'");
 }
 
@@ -487,26 +492,35 @@ backwardKernelParams(const KernelMetadata &m, const AttentionBackwardArgs &args,
 
 Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
                         CUstream stream) {
-  const std::string context =
-      "attentionForward(" + kernel.metadata().entry + ")";
+  // Errors name the kernel; a call that succeeds builds no text for that.
+  auto failed = [&](const Status &s) {
+    return s.withContext("attentionForward(" + kernel.metadata().entry + ")");
+  };
   // Runtime shapes: the grid and the size parameters are the call's.
   std::optional<KernelMetadata> shaped;
   const KernelMetadata *call = nullptr;
-  FA_RT_RETURN_IF_ERROR(metadataForCall(kernel.metadata(), args, shaped, call)
-                            .withContext(context));
+  if (Status s = metadataForCall(kernel.metadata(), args, shaped, call);
+      !s.ok())
+    return failed(s);
   const KernelMetadata &m = *call;
-  FA_RT_RETURN_IF_ERROR(validateAttentionForward(m, args).withContext(context));
+  if (Status s = validateAttentionForward(m, args); !s.ok())
+    return failed(s);
   if (!kernel.loaded())
-    return Status::error(context + ": kernel is not loaded");
-  FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+    return failed(Status::error("kernel is not loaded"));
+  ContextScope scope(*kernel.driver());
+  FA_RT_RETURN_IF_ERROR(scope.status());
   StatusOr<TensorMapEncodeFn> encode = encoderFor(kernel);
   if (!encode.ok())
-    return encode.status().withContext(context);
-  StatusOr<KernelParams> params = forwardKernelParams(m, args, *encode);
+    return failed(encode.status());
+  const LaunchSpec launch = m.mainLaunch();
+  StatusOr<KernelParams> params =
+      buildKernelParams(m, launch, forwardPointers(args), *encode);
   if (!params.ok())
-    return params.status().withContext(context);
-  return launchOne(kernel, kernel.function(), m.mainLaunch(), *params, stream)
-      .withContext(context);
+    return failed(params.status());
+  if (Status s = launchOne(kernel, kernel.function(), launch, *params, stream);
+      !s.ok())
+    return failed(s);
+  return Status::success();
 }
 
 Status attentionBackward(const Kernel &kernel,
@@ -531,7 +545,8 @@ Status attentionBackward(const Kernel &kernel,
     if (!functions[i])
       return Status::error(context + ": kernel '" + launches[i].entry +
                            "' is not loaded");
-  FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+  ContextScope scope(*kernel.driver());
+  FA_RT_RETURN_IF_ERROR(scope.status());
   // Every launch's parameters first: nothing is launched if one fails.
   StatusOr<TensorMapEncodeFn> encode = encoderFor(kernel);
   if (!encode.ok())

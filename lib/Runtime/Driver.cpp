@@ -42,17 +42,27 @@ std::string DeviceInfo::describe() const {
   return buf;
 }
 
-Driver &Driver::get() {
+Driver &Driver::get(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) {
+    std::fprintf(stderr,
+                 "flashmlir: Driver::get(%d): device ordinals are 0 to %d\n",
+                 ordinal, kMaxDevices - 1);
+    std::abort(); // A caller's bug: the APIs check ordinals first.
+  }
   // Deliberately leaked: device memory owned by static objects may be freed
   // during exit, after function-local statics would have been destroyed.
-  static Driver *driver = [] {
+  static std::mutex mutex;
+  static Driver *drivers[kMaxDevices] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!drivers[ordinal]) {
     const char *env = std::getenv("FLASHMLIR_LIBCUDA");
-    return new Driver(env && *env ? env : "libcuda.so.1");
-  }();
-  return *driver;
+    drivers[ordinal] = new Driver(env && *env ? env : "libcuda.so.1", ordinal);
+  }
+  return *drivers[ordinal];
 }
 
-Driver::Driver(std::string libraryName) : libraryName_(std::move(libraryName)) {
+Driver::Driver(std::string libraryName, int ordinal)
+    : libraryName_(std::move(libraryName)), ordinal_(ordinal) {
   dlerror();
   handle_ = dlopen(libraryName_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
@@ -149,8 +159,15 @@ Status Driver::initialize() {
     FA_RT_RETURN_IF_ERROR(check(a.deviceGetCount(&count), "cuDeviceGetCount"));
     if (count <= 0)
       return Status::error("no CUDA device: the driver reports 0 devices");
-    device_.ordinal = 0;
-    FA_RT_RETURN_IF_ERROR(check(a.deviceGet(&cuDevice_, 0), "cuDeviceGet"));
+    if (ordinal_ < 0 || ordinal_ >= count)
+      return Status::error("no CUDA device " + std::to_string(ordinal_) +
+                           ": the driver reports " + std::to_string(count) +
+                           (count == 1 ? " device" : " devices") +
+                           " (ordinals 0 to " + std::to_string(count - 1) +
+                           ")");
+    device_.ordinal = ordinal_;
+    FA_RT_RETURN_IF_ERROR(
+        check(a.deviceGet(&cuDevice_, ordinal_), "cuDeviceGet"));
     char name[256] = {};
     FA_RT_RETURN_IF_ERROR(check(
         a.deviceGetName(name, sizeof name - 1, cuDevice_), "cuDeviceGetName"));
@@ -170,22 +187,31 @@ Status Driver::initialize() {
              device_.maxSharedPerBlockOptin));
     FA_RT_RETURN_IF_ERROR(check(
         a.deviceTotalMem(&device_.totalMemory, cuDevice_), "cuDeviceTotalMem"));
-    FA_RT_RETURN_IF_ERROR(check(a.devicePrimaryCtxRetain(&context_, cuDevice_),
-                                "cuDevicePrimaryCtxRetain"));
-    FA_RT_RETURN_IF_ERROR(check(a.ctxSetCurrent(context_), "cuCtxSetCurrent"));
-    return Status::success();
+    return check(a.devicePrimaryCtxRetain(&context_, cuDevice_),
+                 "cuDevicePrimaryCtxRetain");
   }();
   return initStatus_;
 }
 
-Status Driver::ensureContext() {
-  FA_RT_RETURN_IF_ERROR(initialize());
-  CUcontext current = nullptr;
-  FA_RT_RETURN_IF_ERROR(check(api_.ctxGetCurrent(&current), "cuCtxGetCurrent"));
-  if (current != context_)
-    FA_RT_RETURN_IF_ERROR(
-        check(api_.ctxSetCurrent(context_), "cuCtxSetCurrent"));
-  return Status::success();
+//===----------------------------------------------------------------------===//
+// ContextScope
+//===----------------------------------------------------------------------===//
+
+ContextScope::ContextScope(Driver &driver) : driver_(driver) {
+  status_ = driver_.initialize();
+  if (!status_.ok())
+    return;
+  const DriverApi &a = driver_.api_;
+  status_ = driver_.check(a.ctxGetCurrent(&previous_), "cuCtxGetCurrent");
+  if (!status_.ok() || previous_ == driver_.context_)
+    return;
+  status_ = driver_.check(a.ctxSetCurrent(driver_.context_), "cuCtxSetCurrent");
+  switched_ = status_.ok();
+}
+
+ContextScope::~ContextScope() {
+  if (switched_)
+    (void)driver_.api_.ctxSetCurrent(previous_);
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,7 +219,8 @@ Status Driver::ensureContext() {
 //===----------------------------------------------------------------------===//
 
 StatusOr<DeviceBuffer> DeviceBuffer::allocate(size_t bytes, Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   if (bytes == 0)
     return Status::error("cannot allocate a 0-byte device buffer");
   DeviceBuffer buffer;
@@ -207,8 +234,11 @@ StatusOr<DeviceBuffer> DeviceBuffer::allocate(size_t bytes, Driver &driver) {
 }
 
 void DeviceBuffer::reset() {
-  if (ptr_ && driver_ && driver_->ensureContext().ok())
-    (void)driver_->api().memFree(ptr_);
+  if (ptr_ && driver_) {
+    ContextScope scope(*driver_);
+    if (scope.status().ok())
+      (void)driver_->api().memFree(ptr_);
+  }
   ptr_ = 0;
   size_ = 0;
   driver_ = nullptr;
@@ -243,7 +273,8 @@ Status DeviceBuffer::upload(const void *host, size_t bytes, size_t offset) {
     return Status::error("upload of " + std::to_string(bytes) +
                          " bytes at offset " + std::to_string(offset) +
                          " exceeds the buffer's " + std::to_string(size_));
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return driver_->check(driver_->api().memcpyHtoD(ptr_ + offset, host, bytes),
                         "cuMemcpyHtoD");
 }
@@ -255,7 +286,8 @@ Status DeviceBuffer::download(void *host, size_t bytes, size_t offset) const {
     return Status::error("download of " + std::to_string(bytes) +
                          " bytes at offset " + std::to_string(offset) +
                          " exceeds the buffer's " + std::to_string(size_));
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return driver_->check(driver_->api().memcpyDtoH(host, ptr_ + offset, bytes),
                         "cuMemcpyDtoH");
 }
@@ -263,7 +295,8 @@ Status DeviceBuffer::download(void *host, size_t bytes, size_t offset) const {
 Status DeviceBuffer::fill(unsigned char value) {
   if (!ptr_)
     return Status::error("fill of an empty device buffer");
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   FA_RT_RETURN_IF_ERROR(driver_->check(
       driver_->api().memsetD8(ptr_, value, size_), "cuMemsetD8"));
   // cuMemsetD8 is asynchronous with respect to the host for device memory;
@@ -276,7 +309,8 @@ Status DeviceBuffer::fill(unsigned char value) {
 //===----------------------------------------------------------------------===//
 
 StatusOr<Event> Event::create(Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   Event event;
   CUresult r = driver.api().eventCreate(&event.event_, CU_EVENT_DEFAULT);
   if (r != CUDA_SUCCESS)
@@ -286,8 +320,11 @@ StatusOr<Event> Event::create(Driver &driver) {
 }
 
 void Event::reset() {
-  if (event_ && driver_ && driver_->ensureContext().ok())
-    (void)driver_->api().eventDestroy(event_);
+  if (event_ && driver_) {
+    ContextScope scope(*driver_);
+    if (scope.status().ok())
+      (void)driver_->api().eventDestroy(event_);
+  }
   event_ = nullptr;
   driver_ = nullptr;
 }
@@ -314,7 +351,8 @@ Event &Event::operator=(Event &&other) noexcept {
 Status Event::record(CUstream stream) {
   if (!event_)
     return Status::error("record of an empty event");
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return driver_->check(driver_->api().eventRecord(event_, stream),
                         "cuEventRecord");
 }
@@ -322,7 +360,8 @@ Status Event::record(CUstream stream) {
 Status Event::synchronize() {
   if (!event_)
     return Status::error("synchronize of an empty event");
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return driver_->check(driver_->api().eventSynchronize(event_),
                         "cuEventSynchronize");
 }
@@ -331,7 +370,8 @@ StatusOr<float> Event::elapsedMs(const Event &start, const Event &end) {
   if (!start.event_ || !end.event_)
     return Status::error("elapsed time of an empty event");
   Driver &driver = *start.driver_;
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   float ms = 0;
   CUresult r = driver.api().eventElapsedTime(&ms, start.event_, end.event_);
   if (r != CUDA_SUCCESS)
@@ -340,7 +380,8 @@ StatusOr<float> Event::elapsedMs(const Event &start, const Event &end) {
 }
 
 Status synchronize(CUstream stream, Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return driver.check(driver.api().streamSynchronize(stream),
                       "cuStreamSynchronize");
 }

@@ -49,7 +49,8 @@ Status checkChip(const KernelMetadata &metadata, const Driver &driver) {
 
 StatusOr<Module> Module::loadImage(const void *image, bool isPTX,
                                    Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   std::vector<char> info(kLogBytes, 0), error(kLogBytes, 0);
   CUjit_option options[] = {
       CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -86,8 +87,11 @@ StatusOr<Module> Module::loadCubin(const void *image, size_t size,
 }
 
 void Module::reset() {
-  if (module_ && driver_ && driver_->ensureContext().ok())
-    (void)driver_->api().moduleUnload(module_);
+  if (module_ && driver_) {
+    ContextScope scope(*driver_);
+    if (scope.status().ok())
+      (void)driver_->api().moduleUnload(module_);
+  }
   module_ = nullptr;
   driver_ = nullptr;
   jitLog_.clear();
@@ -117,7 +121,8 @@ Module &Module::operator=(Module &&other) noexcept {
 StatusOr<CUfunction> Module::function(const std::string &name) const {
   if (!module_)
     return Status::error("looking up '" + name + "' in an empty module");
-  FA_RT_RETURN_IF_ERROR(driver_->ensureContext());
+  ContextScope scope(*driver_);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   CUfunction fn = nullptr;
   CUresult r = driver_->api().moduleGetFunction(&fn, module_, name.c_str());
   if (r != CUDA_SUCCESS)
@@ -130,7 +135,8 @@ Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
                          Driver &driver) {
   if (ptx.empty())
     return Status::error("compiling PTX: the PTX text is empty");
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   const DriverApi &a = driver.api();
   std::vector<char> info(kLogBytes, 0), error(kLogBytes, 0);
   CUjit_option options[] = {
@@ -229,7 +235,8 @@ StatusOr<Kernel> Kernel::fromModule(Module module,
 StatusOr<Kernel> Kernel::fromPTX(std::string_view ptx,
                                  const KernelMetadata &metadata,
                                  Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
   StatusOr<Module> module = Module::loadPTX(ptx, driver);
   if (!module.ok())
@@ -240,7 +247,8 @@ StatusOr<Kernel> Kernel::fromPTX(std::string_view ptx,
 StatusOr<Kernel> Kernel::fromCubin(const void *image, size_t size,
                                    const KernelMetadata &metadata,
                                    Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
   StatusOr<Module> module = Module::loadCubin(image, size, driver);
   if (!module.ok())
@@ -259,7 +267,8 @@ StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
                                   std::string_view compilerVersion,
                                   CacheOutcome *outcome, std::string *warning,
                                   Driver &driver) {
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   FA_RT_RETURN_IF_ERROR(checkChip(metadata, driver));
   const std::string config = metadata.configString();
   CacheKey key{config + ";ptx_sha256=" + Sha256::hex(ptx),

@@ -14,6 +14,14 @@ namespace fa::rt {
 static_assert(alignof(CUtensorMap) >= 64 && sizeof(CUtensorMap) == 128,
               "CUtensorMap must be a 64-byte aligned 128-byte struct");
 
+void KernelParams::reserve(size_t parameters) {
+  slots_.reserve(parameters);
+  pointers_.reserve(parameters);
+  maps_.reserve(parameters);
+  scalars_.reserve(parameters);
+  addresses_.reserve(parameters);
+}
+
 void KernelParams::addPointer(CUdeviceptr pointer) {
   slots_.push_back({Kind::Pointer, pointers_.size()});
   pointers_.push_back(pointer);
@@ -128,6 +136,7 @@ buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
                   const std::vector<NamedPointer> &pointers,
                   TensorMapEncodeFn encode) {
   KernelParams params;
+  params.reserve(launch.args.size());
   for (const std::string &name : launch.args) {
     if (const NamedPointer *pointer = findPointer(pointers, name)) {
       params.addPointer(pointer->pointer);

@@ -32,11 +32,13 @@ std::vector<TensorView> quantizeTensors(const KernelMetadata &m,
       {"workspace", workspace, {m.batch, m.headsKV}, {m.headsKV, 1},
        sizeof(int32_t), 4, true}};
   // Dense row-major strides of each shape.
-  for (TensorView &t : tensors)
+  for (TensorView &t : tensors) {
+    t.strides = t.shape;
     for (int i = int(t.shape.size()) - 1, step = 1; i >= 0; --i) {
       t.strides[i] = step;
       step *= int(t.shape[i]);
     }
+  }
   return tensors;
 }
 
@@ -61,7 +63,8 @@ Status quantize(const Kernel &kernel, const QuantizeArgs &args,
       validateQuantize(m, args, workspace).withContext(context));
   if (!kernel.loaded() || !kernel.preFunction())
     return Status::error(context + ": kernel is not loaded");
-  FA_RT_RETURN_IF_ERROR(kernel.driver()->ensureContext());
+  ContextScope scope(*kernel.driver());
+  FA_RT_RETURN_IF_ERROR(scope.status());
   const std::vector<NamedPointer> pointers = {{"x", args.x},
                                               {"amax", workspace},
                                               {"out", args.out},

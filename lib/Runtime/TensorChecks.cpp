@@ -15,7 +15,7 @@ namespace fa::rt {
 
 namespace {
 
-std::string listString(const std::vector<int64_t> &v) {
+std::string listString(const Dims &v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + std::to_string(v[i]);
@@ -23,7 +23,7 @@ std::string listString(const std::vector<int64_t> &v) {
 }
 
 /// Product of `shape`, or -1 if it exceeds INT64_MAX.
-int64_t checkedNumel(const std::vector<int64_t> &shape) {
+int64_t checkedNumel(const Dims &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     if (__builtin_mul_overflow(n, d, &n))
@@ -31,10 +31,13 @@ int64_t checkedNumel(const std::vector<int64_t> &shape) {
   return n;
 }
 
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size() - 1; i-- > 0;)
-    strides[i] = strides[i + 1] * shape[i + 1];
+Dims contiguousStrides(const Dims &shape) {
+  Dims strides = shape;
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
   return strides;
 }
 
@@ -75,6 +78,13 @@ uint64_t spanBytes(const TensorView &t) {
 }
 
 } // namespace
+
+Dims::Dims(std::initializer_list<int64_t> values) : rank_(values.size()) {
+  // Callers name at most four dimensions ([B, H, N, D] tensors and less).
+  std::copy(values.begin(), values.begin() + std::min<size_t>(rank_, 4),
+            values_.begin());
+  rank_ = std::min<size_t>(rank_, 4);
+}
 
 std::string hexPtr(CUdeviceptr p) {
   char buf[32];
@@ -137,7 +147,7 @@ Status checkPointersAndLayouts(const std::vector<TensorView> &tensors) {
 /// The tensors listed in `outputs` must not overlap any other tensor's
 /// extent.
 Status checkOverlaps(const std::vector<TensorView> &tensors,
-                     const std::vector<size_t> &outputs) {
+                     std::initializer_list<size_t> outputs) {
   for (size_t out : outputs) {
     const TensorView &o = tensors[out];
     if (!o.required)
@@ -160,20 +170,14 @@ Status checkOverlaps(const std::vector<TensorView> &tensors,
 TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,
                    int64_t d2, int64_t d3, const std::array<int64_t, 4> &stride,
                    DType dtype, bool required) {
-  return {name,
-          ptr,
-          {d0, d1, d2, d3},
-          {stride.begin(), stride.end()},
-          elementSize(dtype),
-          16,
-          required};
+  return {name, ptr,     {d0, d1, d2, d3}, stride, elementSize(dtype),
+          16,   required};
 }
 
 TensorView lseView(CUdeviceptr ptr, int64_t b, int64_t h, int64_t n,
                    const std::array<int64_t, 3> &stride, bool required,
                    const char *name) {
-  return {name,          ptr, {b, h, n}, {stride.begin(), stride.end()},
-          sizeof(float), 4,   required};
+  return {name, ptr, {b, h, n}, stride, sizeof(float), 4, required};
 }
 
 TensorView descaleView(const char *name, CUdeviceptr ptr, int64_t b,

@@ -11,18 +11,42 @@
 
 #include "fa/Runtime/Attention.h"
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 namespace fa::rt {
 
+/// Up to four sizes or strides, held inline: validating a launch allocates
+/// nothing for them (issue 12's thin call path).
+class Dims {
+public:
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> values);
+  template <size_t N> Dims(const std::array<int64_t, N> &values) : rank_(N) {
+    static_assert(N <= 4, "at most four dimensions");
+    std::copy(values.begin(), values.end(), values_.begin());
+  }
+  size_t size() const { return rank_; }
+  int64_t operator[](size_t i) const { return values_[i]; }
+  int64_t &operator[](size_t i) { return values_[i]; }
+  int64_t back() const { return values_[rank_ - 1]; }
+  const int64_t *begin() const { return values_.data(); }
+  const int64_t *end() const { return values_.data() + rank_; }
+
+private:
+  std::array<int64_t, 4> values_{};
+  size_t rank_ = 0;
+};
+
 /// One tensor of a launch as validation sees it.
 struct TensorView {
   const char *name;
   CUdeviceptr ptr;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
+  Dims shape;
+  Dims strides;
   size_t elementBytes;
   size_t alignment;
   bool required;
@@ -45,7 +69,7 @@ Status checkPointersAndLayouts(const std::vector<TensorView> &tensors);
 /// The tensors listed in `outputs` must not overlap any other tensor's
 /// extent.
 Status checkOverlaps(const std::vector<TensorView> &tensors,
-                     const std::vector<size_t> &outputs);
+                     std::initializer_list<size_t> outputs);
 
 /// A [d0, d1, d2, d3] tensor of `dtype` (16-byte aligned).
 TensorView tensor4(const char *name, CUdeviceptr ptr, int64_t d0, int64_t d1,

@@ -180,7 +180,8 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
   if (!encode.ok())
     return encode.status();
   FA_RT_RETURN_IF_ERROR(validateTensorMap(s));
-  FA_RT_RETURN_IF_ERROR(driver.ensureContext());
+  ContextScope scope(driver);
+  FA_RT_RETURN_IF_ERROR(scope.status());
   return encodeValid(s, *encode);
 }
 

@@ -41,6 +41,9 @@ _lib_lock = threading.Lock()
 
 def _library():
     global _lib
+    lib = _lib  # loaded once; read without the lock on every launch
+    if lib is not None:
+        return lib
     with _lib_lock:
         if _lib is None:
             try:
@@ -360,12 +363,14 @@ class Kernel:
         shapes; None: the kernel's own."""
         s = ctypes.byref(strides) if strides is not None else None
         if shape is None:
-            _check(_library().faAttentionForward(self._handle, q, k, v, o,
-                                                 lse, s, stream))
-            return
-        batch, seq_q, seq_kv = (int(x) for x in shape)
-        _check(_library().faAttentionForwardShape(
-            self._handle, batch, seq_q, seq_kv, q, k, v, o, lse, s, stream))
+            status = _library().faAttentionForward(self._handle, q, k, v, o,
+                                                   lse, s, stream)
+        else:
+            status = _library().faAttentionForwardShape(
+                self._handle, int(shape[0]), int(shape[1]), int(shape[2]), q,
+                k, v, o, lse, s, stream)
+        if status:
+            _check(status)
 
     def forward_fp8(self, q, k, v, o, lse, q_descale, k_descale, v_descale,
                     strides=None, stream=0, shape=None):
@@ -459,12 +464,17 @@ class Kernel:
 
 class Context:
     """Owns a kernel cache directory (None: $FLASHMLIR_CACHE_DIR or
-    ~/.cache/flashmlir)."""
+    ~/.cache/flashmlir) and the CUDA device its kernels are compiled for
+    and run on (an ordinal, as torch.device("cuda", device) names it)."""
 
-    def __init__(self, cache_dir=None):
+    def __init__(self, cache_dir=None, device=0):
+        if isinstance(device, bool) or not isinstance(device, int):
+            raise TypeError("flashmlir.Context: device must be an int "
+                            "ordinal, got %r" % (device,))
         h = ctypes.c_void_p()
         arg = cache_dir.encode() if cache_dir else None
-        _check(_library().faContextCreate(arg, ctypes.byref(h)))
+        _check(_library().faContextCreateOnDevice(arg, device,
+                                                  ctypes.byref(h)))
         self._handle = h
         self._warn()
 
@@ -484,6 +494,10 @@ class Context:
     @property
     def cache_dir(self):
         return _library().faContextCacheDir(self._handle).decode()
+
+    @property
+    def device(self):
+        return _library().faContextDevice(self._handle)
 
     def compile(self, config, backward=False):
         c = config.to_c()
@@ -507,31 +521,33 @@ class Context:
         return bool(hit.value)
 
 
-_default_context = None
+_default_contexts = {}  # device ordinal -> Context
 _kernels = {}
 _kernels_lock = threading.Lock()
 
 
-def default_context():
-    global _default_context
+def default_context(device=0):
+    """The process's context on CUDA device `device` (the default cache)."""
     with _kernels_lock:
-        if _default_context is None:
-            _default_context = Context()
-        return _default_context
+        context = _default_contexts.get(device)
+        if context is None:
+            context = _default_contexts[device] = Context(device=device)
+        return context
 
 
-def compile(config, backward=False):
+def compile(config, backward=False, device=0):
     """JIT-compiles (or fetches from the cache) the kernel of `config` and
-    loads it on the GPU. Kernels are cached per (config, direction) in this
-    process (a runtime-shapes kernel once for every batch and length).
-    Raises FlashMLIRError (e.g. without a CUDA driver)."""
+    loads it on CUDA device `device` (config.chip None: that device's chip).
+    Kernels are cached per (config, direction, device) in this process (a
+    runtime-shapes kernel once for every batch and length). Raises
+    FlashMLIRError (e.g. without a CUDA driver)."""
     config = config.without_lengths()
-    key = (config, bool(backward))
+    key = (config, bool(backward), device)
     with _kernels_lock:
         kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
-    kernel = default_context().compile(config, backward)
+    kernel = default_context(device).compile(config, backward)
     with _kernels_lock:
         return _kernels.setdefault(key, kernel)
 

@@ -4,7 +4,7 @@ import ctypes
 import os
 
 LIBRARY_NAME = "libFlashMLIR.so"
-API_VERSION = 9
+API_VERSION = 10
 
 # faStatus
 SUCCESS = 0
@@ -98,6 +98,9 @@ def _declare(lib):
         "faConfigInit": (i32, [cfg]),
         "faValidateConfig": (i32, [cfg, i32]),
         "faContextCreate": (i32, [ctypes.c_char_p, ctypes.POINTER(P)]),
+        "faContextCreateOnDevice": (i32, [ctypes.c_char_p, i32,
+                                         ctypes.POINTER(P)]),
+        "faContextDevice": (i32, [P]),
         "faContextDestroy": (i32, [P]),
         "faContextCacheDir": (ctypes.c_char_p, [P]),
         "faContextGetLastError": (ctypes.c_char_p, [P]),

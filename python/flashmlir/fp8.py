@@ -12,7 +12,16 @@ import torch
 from . import Config, QuantizeConfig, compile as _compile
 
 _OUT = {torch.bfloat16: "bf16", torch.float16: "f16"}
-_kernels = {}
+_kernels = {}  # (config, device ordinal) -> Kernel
+
+
+def _kernel(config, device):
+    """The kernel of `config` loaded on `device` (a CUDA torch.device)."""
+    key = (config, device.index)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        kernel = _kernels[key] = _compile(config, device=device.index)
+    return kernel
 
 
 def _check(q, k, v, descales):
@@ -72,19 +81,14 @@ def attention_fp8(q, k, v, q_descale, k_descale, v_descale, *, causal=False,
                     scale=None if scale is None else float(scale),
                     causal=bool(causal), window=window,
                     softcap=None if not softcap else float(softcap))
-    kernel = _kernels.get(config)
-    if kernel is None:
-        kernel = _kernels[config] = _compile(config)
+    kernel = _kernel(config, q.device)
     q, k, v = (t.contiguous() for t in (q, k, v))
     descales = [t.contiguous() for t in descales]
     o = torch.empty((B, Hq, Nq, Dv), dtype=out_dtype, device=q.device)
     lse = torch.empty((B, Hq, Nq), dtype=torch.float32, device=q.device)
-    with torch.cuda.device(q.device):
-        kernel.forward_fp8(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                           o.data_ptr(), lse.data_ptr(),
-                           *(t.data_ptr() for t in descales),
-                           stream=torch.cuda.current_stream(q.device)
-                           .cuda_stream)
+    kernel.forward_fp8(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                       lse.data_ptr(), *(t.data_ptr() for t in descales),
+                       stream=torch.cuda.current_stream(q.device).cuda_stream)
     return (o, lse) if return_lse else o
 
 
@@ -111,19 +115,15 @@ def quantize_fp8(x, groups=None, rotation_seed=None):
     config = QuantizeConfig(dtype=_QUANTIZED[x.dtype], batch=B, heads=H,
                             groups=groups, seq=N, head_dim=D,
                             rotation_seed=rotation_seed)
-    kernel = _kernels.get(config)
-    if kernel is None:
-        kernel = _kernels[config] = _compile(config)
+    kernel = _kernel(config, x.device)
     x = x.contiguous()
     out = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device=x.device)
     descale = torch.empty((B, groups), dtype=torch.float32, device=x.device)
     workspace = torch.empty(kernel.quantize_workspace_bytes(),
                             dtype=torch.uint8, device=x.device)
-    with torch.cuda.device(x.device):
-        kernel.quantize(x.data_ptr(), out.data_ptr(), descale.data_ptr(),
-                        workspace.data_ptr(),
-                        stream=torch.cuda.current_stream(x.device)
-                        .cuda_stream)
+    kernel.quantize(x.data_ptr(), out.data_ptr(), descale.data_ptr(),
+                    workspace.data_ptr(),
+                    stream=torch.cuda.current_stream(x.device).cuda_stream)
     return out, descale
 
 

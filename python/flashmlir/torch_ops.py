@@ -34,9 +34,6 @@ def _check_inputs(q, k, v):
     if not (q.device == k.device == v.device):
         raise ValueError("flashmlir.attention: q, k, v are on different "
                          "devices: %s, %s, %s" % (q.device, k.device, v.device))
-    if (q.device.index or 0) != 0:
-        raise ValueError("flashmlir.attention: only CUDA device 0 is supported "
-                         "for now, got %s" % q.device)
     B, Hq, Nq, D = q.shape
     Bk, Hkv, Nk, Dk = k.shape
     Bv, Hv, Nv, Dv = v.shape
@@ -59,7 +56,7 @@ def _check_inputs(q, k, v):
 # chosen for a config, are computed once (a tiny problem's call is all
 # overhead; issue "thin call path").
 _configs = {}
-_choices = {}  # (config, runtime-shapes mode) -> (kernel, launch shape)
+_choices = {}  # (config, runtime-shapes mode, device) -> (kernel, shape)
 
 
 def _window(window):
@@ -92,8 +89,8 @@ def _config(q, k, v, causal, scale, window, softcap, deterministic=False):
 # full speed, varying lengths compile once more instead of once per length.
 # FLASHMLIR_RUNTIME_SHAPES=1 (always) or 0 (never) overrides, as does
 # attention(runtime_shapes=...).
-_served = {}          # runtime-shapes config -> {(B, Nq, Nk): kernel, shape}
-_no_runtime_shapes = set()  # runtime-shapes configs that do not compile
+_served = {}  # (runtime-shapes config, device) -> {(B, Nq, Nk): choice}
+_no_runtime_shapes = set()  # (runtime-shapes config, device): no kernel
 
 
 def _runtime_shapes_mode(asked):
@@ -103,22 +100,28 @@ def _runtime_shapes_mode(asked):
     return mode if mode in ("0", "1") else "auto"
 
 
+def _compile_on(config, device, backward=False):
+    """The kernel of `config` loaded on `device` (a CUDA torch.device)."""
+    return _compile(config, backward=backward, device=device.index)
+
+
 def _forward_kernel(config, device, asked):
-    """The forward kernel for `config` and the shape to launch it with (None:
-    the kernel's own)."""
+    """The forward kernel for `config` on `device` and the shape to launch it
+    with (None: the kernel's own)."""
     mode = _runtime_shapes_mode(asked)
     # A config's choice never changes once made (auto: its shape's entry).
-    choice = _choices.get((config, mode))
+    key = (config, mode, device.index)
+    choice = _choices.get(key)
     if choice is not None:
         return choice
     choice = _choose_forward_kernel(config, device, mode)
-    _choices[(config, mode)] = choice
+    _choices[key] = choice
     return choice
 
 
 def _choose_forward_kernel(config, device, mode):
     dynamic = dataclasses.replace(config, runtime_shapes=True)
-    dynamic = dynamic.without_lengths()
+    dynamic = (dynamic.without_lengths(), device.index)
     shape = (config.batch, config.seq_q,
              config.seq_q if config.seq_kv is None else config.seq_kv)
     served = _served.setdefault(dynamic, {})
@@ -127,10 +130,10 @@ def _choose_forward_kernel(config, device, mode):
     use_dynamic = (mode == "1" or (mode == "auto" and served)) and \
         dynamic not in _no_runtime_shapes and \
         torch.cuda.get_device_capability(device) == (9, 0)
-    choice = (_compile(config), None)
+    choice = (_compile_on(config, device), None)
     if use_dynamic:
         try:
-            choice = (_compile(dynamic), shape)
+            choice = (_compile_on(dynamic[0], device), shape)
         except FlashMLIRError:  # e.g. a head dim the WGMMA kernel lacks
             _no_runtime_shapes.add(dynamic)
     served[shape] = choice
@@ -158,29 +161,37 @@ def _forward_strides(q, k, v, o, lse):
     return s
 
 
-def _stream(t):
-    return torch.cuda.current_stream(t.device).cuda_stream
+if hasattr(torch._C, "_cuda_getCurrentRawStream"):
+    def _stream(t):
+        """The current torch stream of t's device (a CUstream as an int)."""
+        return torch._C._cuda_getCurrentRawStream(t.device.index)
+else:  # pragma: no cover - older or other builds of torch
+    def _stream(t):
+        return torch.cuda.current_stream(t.device).cuda_stream
 
 
-def _attention_forward(q, k, v, config, runtime_shapes):
-    """o and lse of one call, and the q, k, v the kernel read."""
-    kernel, shape = _forward_kernel(config, q.device, runtime_shapes)
-    # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a packed
-    # QKV tensor) are read in place where the kernel takes them through
-    # TMA; copied otherwise.
-    q, k, v = (_in_place(t, name in kernel.tensor_maps)
-               for name, t in (("q", q), ("k", k), ("v", v)))
+def _attention_forward(q, k, v, config, runtime_shapes, choice=None):
+    """o and lse of one call, and the q, k, v the kernel read. choice: the
+    (kernel, launch shape) of _forward_kernel, if the caller has it."""
+    kernel, shape = choice or _forward_kernel(config, q.device,
+                                              runtime_shapes)
+    dense = q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
+    if not dense:
+        # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a
+        # packed QKV tensor) are read in place where the kernel takes them
+        # through TMA; copied otherwise.
+        maps = kernel.tensor_maps
+        q, k, v = (_in_place(q, "q" in maps), _in_place(k, "k" in maps),
+                   _in_place(v, "v" in maps))
     o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
                     device=q.device)
     lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
     # Dense tensors need no strides (the C API's NULL: row-major).
-    strides = None if (q.is_contiguous() and k.is_contiguous() and
-                       v.is_contiguous()) else \
-        _forward_strides(q, k, v, o, lse)
-    with torch.cuda.device(q.device):
-        kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                       o.data_ptr(), lse.data_ptr(), strides=strides,
-                       stream=_stream(q), shape=shape)
+    strides = None if dense else _forward_strides(q, k, v, o, lse)
+    # The library makes the kernel's device current for the launch only.
+    kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                   lse.data_ptr(), strides=strides, stream=_stream(q),
+                   shape=shape)
     return q, k, v, o, lse
 
 
@@ -240,9 +251,9 @@ class FlashAttentionFunction(torch.autograd.Function):
 # later shapes the runtime-shapes set where that runs as fast: without a
 # mask band at head dims up to 128 (0.97-1.0 of a set built for the shape
 # on the H200; causal hd128 0.87-0.91, docs/perf, twenty-fourth session).
-_backward_choices = {}  # (config, mode) -> runtime-shapes set or None
-_backward_shapes = {}  # runtime-shapes config -> shapes with sets of their own
-_no_runtime_shapes_backward = set()  # configs whose set does not compile
+_backward_choices = {}  # (config, mode, device) -> runtime-shapes set or None
+_backward_shapes = {}  # (runtime-shapes config, device) -> shapes with sets
+_no_runtime_shapes_backward = set()  # (config, device) whose set fails
 
 
 def _runtime_shapes_backward_pays(config):
@@ -257,11 +268,11 @@ def _runtime_shapes_backward(config, device, asked):
     call's shape gets a set of its own)."""
     mode = _runtime_shapes_mode(asked)
     # A config's choice never changes once made.
-    key = (config, mode)
+    key = (config, mode, device.index)
     if key not in _backward_choices:
         kernel = None
         dynamic = dataclasses.replace(config, runtime_shapes=True)
-        dynamic = dynamic.without_lengths()
+        dynamic = (dynamic.without_lengths(), device.index)
         shapes = _backward_shapes.setdefault(dynamic, set())
         shape = (config.batch, config.seq_q,
                  config.seq_q if config.seq_kv is None else config.seq_kv)
@@ -272,7 +283,7 @@ def _runtime_shapes_backward(config, device, asked):
                 dynamic not in _no_runtime_shapes_backward and \
                 torch.cuda.get_device_capability(device) == (9, 0):
             try:
-                kernel = _compile(dynamic, backward=True)
+                kernel = _compile_on(dynamic[0], device, backward=True)
             except FlashMLIRError:  # e.g. a head dim the WGMMA lacks
                 _no_runtime_shapes_backward.add(dynamic)
         if kernel is None:
@@ -290,19 +301,18 @@ def _launch_backward(config, q, k, v, o, do, lse, asked=None, dlse=None):
     if kernel is not None:
         shape = (q.shape[0], q.shape[2], k.shape[2])
     else:
-        kernel = _compile(config, backward=True)
+        kernel = _compile_on(config, q.device, backward=True)
     dq = torch.empty_like(q)
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     workspace = torch.empty(max(kernel.workspace_bytes(shape), 1),
                             dtype=torch.uint8, device=q.device)
-    with torch.cuda.device(q.device):
-        kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                               o.data_ptr(), do.data_ptr(), lse.data_ptr(),
-                               dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-                               workspace.data_ptr(), stream=_stream(q),
-                               shape=shape,
-                               dlse=dlse.data_ptr() if dlse is not None else 0)
+    kernel.backward_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                           o.data_ptr(), do.data_ptr(), lse.data_ptr(),
+                           dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                           workspace.data_ptr(), stream=_stream(q),
+                           shape=shape,
+                           dlse=dlse.data_ptr() if dlse is not None else 0)
     return dq, dk, dv
 
 
@@ -374,6 +384,27 @@ if _CUSTOM_OPS:
                                   setup_context=_setup_context)
 
 
+# Calls that passed the checks: _call_key -> (config, (kernel, shape)).
+_checked_calls = {}
+
+
+def _call_key(q, k, v, causal, scale, window, softcap, deterministic,
+              runtime_shapes):
+    """What decides a call's checks, config and kernel (unhashable if an
+    argument is), or None where it cannot be a key (tensor subclasses,
+    flags of other types than the checks take)."""
+    if type(q) is not torch.Tensor or type(k) is not torch.Tensor or \
+            type(v) is not torch.Tensor or \
+            (deterministic is not False and deterministic is not True) or \
+            not (runtime_shapes is None or runtime_shapes is True or
+                 runtime_shapes is False):
+        return None
+    return (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device,
+            k.device, v.device, bool(causal), scale, window, softcap,
+            deterministic, runtime_shapes,
+            _runtime_shapes_mode(runtime_shapes))
+
+
 # Bound once: True while dynamo traces (torch >= 2.3).
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
                      lambda: False)
@@ -385,7 +416,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     """softmax(scale * q k^T [masked, soft-capped]) v on CUDA tensors.
 
     q: (B, Hq, Nq, D), k: (B, Hkv, Nk, D), v: (B, Hkv, Nk, Dv); bf16 or f16,
-    on CUDA device 0, any strides (the sm_90 forward reads views such as
+    all on one CUDA device (the kernels run there, on torch's current stream
+    of that device), any strides (the sm_90 forward reads views such as
     (B, N, H, D) memory or slices of a packed QKV tensor in place where TMA
     can, D contiguous and other strides multiples of 16 bytes; other layouts
     are copied); Hq a multiple of Hkv (GQA/MQA). scale
@@ -425,6 +457,25 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     if fp8 is not False:
         raise TypeError("flashmlir.attention: fp8 must be True or False, got "
                         "%r" % (fp8,))
+    # The thin call path: a call whose tensors' shapes, dtypes and devices
+    # and whose arguments repeat an earlier call's that passed the checks
+    # (without autograd; never while dynamo traces) reuses that call's
+    # config and kernel.
+    key = None
+    if not (_CUSTOM_OPS and _compiling()):
+        key = _call_key(q, k, v, causal, scale, window, softcap,
+                        deterministic, runtime_shapes)
+        try:
+            checked = _checked_calls.get(key)
+        except TypeError:  # e.g. a window given as a list
+            checked = key = None
+        if checked is not None and not (
+                torch.is_grad_enabled() and (q.requires_grad or
+                                             k.requires_grad or
+                                             v.requires_grad)):
+            _, _, _, o, lse = _attention_forward(q, k, v, checked[0],
+                                                 runtime_shapes, checked[1])
+            return (o, lse) if return_lse else o
     if not isinstance(deterministic, bool):
         raise TypeError("flashmlir.attention: deterministic must be True or "
                         "False, got %r" % (deterministic,))
@@ -449,5 +500,9 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
                                     v.requires_grad):
         o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
     else:  # no graph to record: skip autograd's bookkeeping
-        _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes)
+        choice = _forward_kernel(config, q.device, runtime_shapes)
+        if key is not None:
+            _checked_calls[key] = (config, choice)
+        _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes,
+                                             choice)
     return (o, lse) if return_lse else o

@@ -76,15 +76,16 @@ def _config(q, v, causal, scale, window, softcap):
         varlen=True)
 
 
-def _kernel(config, key, backward=False, grad_lse=False):
-    """The compiled kernel of `config` (one per direction and key; a
-    backward that takes the gradient of lse is a set of its own)."""
-    key = key + (backward, grad_lse)
+def _kernel(config, key, device, backward=False, grad_lse=False):
+    """The compiled kernel of `config` on `device` (one per direction, key
+    and device; a backward that takes the gradient of lse is a set of its
+    own)."""
+    key = key + (device.index, backward, grad_lse)
     kernel = _kernels.get(key)
     if kernel is None:
         if grad_lse:
             config = dataclasses.replace(config, grad_lse=True)
-        kernel = _compile(config, backward=backward)
+        kernel = _compile(config, backward=backward, device=device.index)
         _kernels[key] = kernel
     return kernel
 
@@ -128,13 +129,11 @@ def _forward(kernel, q, k, v, seqs):
     for name, t in (("q", qv), ("k", kv), ("v", vv), ("o", o)):
         getattr(strides, name)[:] = t.stride()
     strides.lse[:] = lse.stride()
-    with torch.cuda.device(q.device):
-        kernel.forward_varlen(
-            qv.data_ptr(), kv.data_ptr(), vv.data_ptr(), o.data_ptr(),
-            lse.data_ptr(), seqs.offsets_q.data_ptr(),
-            seqs.offsets_k.data_ptr(), sequences=seqs.count,
-            max_seqlen_q=seqs.max_q, total_q=seqs.total_q,
-            total_kv=seqs.total_k, strides=strides, stream=_stream(q))
+    kernel.forward_varlen(
+        qv.data_ptr(), kv.data_ptr(), vv.data_ptr(), o.data_ptr(),
+        lse.data_ptr(), seqs.offsets_q.data_ptr(), seqs.offsets_k.data_ptr(),
+        sequences=seqs.count, max_seqlen_q=seqs.max_q, total_q=seqs.total_q,
+        total_kv=seqs.total_k, strides=strides, stream=_stream(q))
     return o, lse
 
 
@@ -153,23 +152,21 @@ def _backward(kernel, q, k, v, o, lse, do, seqs, dlse=None):
     dv = torch.zeros_like(vd)
     workspace = torch.empty(kernel.workspace_bytes_varlen(seqs.total_q),
                             dtype=torch.uint8, device=q.device)
-    with torch.cuda.device(q.device):
-        kernel.backward_varlen(
-            qd.data_ptr(), kd.data_ptr(), vd.data_ptr(), o.data_ptr(),
-            dod.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
-            dv.data_ptr(), seqs.offsets_q.data_ptr(),
-            seqs.offsets_k.data_ptr(), workspace.data_ptr(),
-            sequences=seqs.count, max_seqlen_q=seqs.max_q,
-            max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
-            total_kv=seqs.total_k, stream=_stream(q),
-            dlse=dlse.data_ptr() if dlse is not None else 0)
+    kernel.backward_varlen(
+        qd.data_ptr(), kd.data_ptr(), vd.data_ptr(), o.data_ptr(),
+        dod.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+        dv.data_ptr(), seqs.offsets_q.data_ptr(), seqs.offsets_k.data_ptr(),
+        workspace.data_ptr(), sequences=seqs.count, max_seqlen_q=seqs.max_q,
+        max_seqlen_k=seqs.max_k, total_q=seqs.total_q,
+        total_kv=seqs.total_k, stream=_stream(q),
+        dlse=dlse.data_ptr() if dlse is not None else 0)
     return tuple(t[0].transpose(0, 1) for t in (dq, dk, dv))
 
 
 class _VarlenFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, seqs, config, key):
-        kernel = _kernel(config, key)
+        kernel = _kernel(config, key, q.device)
         o, lse = _forward(kernel, q, k, v, seqs)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.seqs, ctx.config, ctx.key = seqs, config, key
@@ -193,7 +190,8 @@ def _gradients(q, k, v, o, lse, do, dlse, seqs, config, key):
         return None, None, None
     if do is None:
         do = torch.zeros_like(o[0].transpose(0, 1))
-    kernel = _kernel(config, key, backward=True, grad_lse=dlse is not None)
+    kernel = _kernel(config, key, q.device, backward=True,
+                     grad_lse=dlse is not None)
     return _backward(kernel, q, k, v, o, lse, do.to(q.dtype), seqs, dlse)
 
 
@@ -228,7 +226,8 @@ if _CUSTOM_OPS:
         seqs = _Sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                           max_seqlen_k)
         o, lse = _forward(_kernel(config, _key(q, v, causal, scale, window,
-                                               softcap)), q, k, v, seqs)
+                                               softcap), q.device),
+                          q, k, v, seqs)
         return o[0].transpose(0, 1), lse[0]
 
     @_varlen_forward_op.register_fake

@@ -1,20 +1,42 @@
 #!/usr/bin/env python3
 """CPU cost of one flashmlir.attention call on a tiny problem (B = 1, H = 1,
 N = 128, D = 64, bf16), where launch overhead is all there is, beside torch's
-SDPA: calls enqueued back to back, then one synchronize; microseconds per
-call (best of 5 rounds). With --profile, cProfile's top entries of ours.
-Run on the GPU machine with the package importable:
+SDPA and beside the same kernel launched through the C API alone
+(Kernel.forward on fixed pointers: no checks, no allocation, no Python
+layer above it). Two measures, microseconds per call:
 
-    python3 scripts/gpu/call-overhead.py [--calls 2000] [--profile]
+  cpu:        the enqueueing alone: rounds of --calls (default 100: fewer
+              than the driver's queue holds, so the GPU's pace does not
+              enter), the stream drained between rounds, best round;
+  throughput: 2000 calls back to back, then one synchronize (the older
+              figure; bound by the GPU where a call's kernel is longer
+              than its CPU cost).
+
+With --profile, cProfile's top entries of ours. Run on the GPU machine with
+the package importable:
+
+    python3 scripts/gpu/call-overhead.py [--calls 100] [--profile]
 """
 
 import argparse
 import time
 
 
-def per_call_us(torch, fn, calls):
+def cpu_us(torch, fn, calls, rounds=200):
     for _ in range(50):
         fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        torch.cuda.synchronize()
+    return best
+
+
+def throughput_us(torch, fn, calls=2000):
     torch.cuda.synchronize()
     best = float("inf")
     for _ in range(5):
@@ -28,23 +50,34 @@ def per_call_us(torch, fn, calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--calls", type=int, default=100)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
     import flashmlir
+    from flashmlir import torch_ops
 
     q, k, v = (torch.randn(1, 1, 128, 64, device="cuda", dtype=torch.bfloat16)
                for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 1, 128, device="cuda", dtype=torch.float32)
     with torch.no_grad():
-        ours = per_call_us(torch, lambda: flashmlir.attention(q, k, v),
-                           args.calls)
-        sdpa = per_call_us(
-            torch, lambda: F.scaled_dot_product_attention(q, k, v),
-            args.calls)
-    print("flashmlir.attention %.1f us/call, torch SDPA %.1f us/call"
-          % (ours, sdpa), flush=True)
+        flashmlir.attention(q, k, v)
+        config = torch_ops._config(q, k, v, False, None, None, None)
+        kernel, _ = torch_ops._forward_kernel(config, q.device, None)
+        pointers = [t.data_ptr() for t in (q, k, v, o, lse)]
+        stream = torch.cuda.current_stream().cuda_stream
+        calls = {
+            "flashmlir.attention": lambda: flashmlir.attention(q, k, v),
+            "C API launch (Kernel.forward)":
+                lambda: kernel.forward(*pointers, stream=stream),
+            "torch SDPA": lambda: F.scaled_dot_product_attention(q, k, v),
+        }
+        for name, fn in calls.items():
+            print("%-32s cpu %.2f us/call, throughput %.2f us/call"
+                  % (name, cpu_us(torch, fn, args.calls),
+                     throughput_us(torch, fn)), flush=True)
     if args.profile:
         import cProfile
         import pstats

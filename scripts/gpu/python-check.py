@@ -364,6 +364,22 @@ def precompile_cases():
     return 0
 
 
+def use_package(tarball):
+    """Unpacks make-python.sh's tarball and imports flashmlir from it (its
+    kernel cache beside it); False if there is none."""
+    if not os.path.exists(tarball):
+        print("%s not found (run scripts/gpu/make-python.sh and carry "
+              ".gpu-carry)" % tarball)
+        return False
+    work = tempfile.mkdtemp(prefix="flashmlir-py.")
+    with tarfile.open(tarball) as tar:
+        tar.extractall(work)
+    sys.path.insert(0, work)
+    os.environ.pop("FLASHMLIR_LIBRARY", None)
+    os.environ.setdefault("FLASHMLIR_CACHE_DIR", os.path.join(work, "cache"))
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--package",
@@ -381,17 +397,8 @@ def main():
     if args.precompile:
         return precompile_cases()
 
-    if args.package:
-        if not os.path.exists(args.package):
-            print("python-check: %s not found (run scripts/gpu/make-python.sh"
-                  " and carry .gpu-carry)" % args.package)
-            return 1
-        work = tempfile.mkdtemp(prefix="flashmlir-py.")
-        with tarfile.open(args.package) as tar:
-            tar.extractall(work)
-        sys.path.insert(0, work)
-        os.environ.pop("FLASHMLIR_LIBRARY", None)
-        os.environ.setdefault("FLASHMLIR_CACHE_DIR", os.path.join(work, "cache"))
+    if args.package and not use_package(args.package):
+        return 1
 
     import torch
     import flashmlir
@@ -444,7 +451,7 @@ def main():
             len(cases) - failures, len(cases), args.only))
         return 1 if failures or not cases else 0
     # By default a problem's second shape runs on its runtime-shapes kernel.
-    served = {c: s for c, s in flashmlir.torch_ops._served.items()
+    served = {c: s for (c, _device), s in flashmlir.torch_ops._served.items()
               if c.seq_q == 1 and any(
                   shape is not None for _, shape in s.values())}
     auto_ok = any(c.heads_q == 4 and c.head_dim == 128 and c.causal and
@@ -454,7 +461,7 @@ def main():
     failures += not auto_ok
     # And its backward, where that runs as fast (no mask band, head dims up
     # to 128): the f16 hd64 problem's second shape (333, packed QKV).
-    backward_auto = [c for (c, mode), kernel in
+    backward_auto = [c for (c, mode, _device), kernel in
                      flashmlir.torch_ops._backward_choices.items()
                      if mode == "auto" and kernel is not None]
     bwd_ok = any(c.head_dim == 64 and not c.causal and c.seq_q == 333

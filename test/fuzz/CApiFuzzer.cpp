@@ -24,6 +24,7 @@
 
 #include "fa-c/FlashMLIR.h"
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -468,21 +469,39 @@ faConfig pickCompileConfig(FuzzedDataProvider &in, std::string &chip,
 void step(FuzzedDataProvider &in, Model &model) {
   std::string chip;
   bool null = false;
-  switch (in.ConsumeIntegralInRange<int>(0, 21)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 22)) {
   case 0: {
     std::string dir = pickCacheDir(in, null);
     bool nullOut = in.ConsumeIntegralInRange<int>(0, 15) == 0;
+    // faContextCreate, or faContextCreateOnDevice with an ordinal: 0, one
+    // that needs a device (there is none here), or one out of range.
+    static const int devices[] = {0, 1, 63, -1, 64, INT_MIN, INT_MAX};
+    const bool onDevice = in.ConsumeBool();
+    const int device =
+        onDevice ? in.ConsumeBool() ? in.ConsumeIntegral<int>()
+                                    : devices[in.ConsumeIntegralInRange<size_t>(
+                                          0, std::size(devices) - 1)]
+                 : 0;
     faContext ctx = reinterpret_cast<faContext>(&model); // must be reset
-    faStatus s =
-        faContextCreate(null ? nullptr : dir.c_str(), nullOut ? nullptr : &ctx);
+    const char *dirArg = null ? nullptr : dir.c_str();
+    faContext *out = nullOut ? nullptr : &ctx;
+    faStatus s = onDevice ? faContextCreateOnDevice(dirArg, device, out)
+                          : faContextCreate(dirArg, out);
     checkStatus(s, "faContextCreate");
     // An unusable directory (a file, not creatable) may be refused, or
     // accepted with a warning (memory-only cache).
     bool usable = dir.find("/proc/") != 0 && dir != scratch() + "/file";
-    expect(nullOut
-               ? s == FA_ERROR_INVALID_ARGUMENT
-               : s == FA_SUCCESS || (!usable && s == FA_ERROR_INVALID_ARGUMENT),
-           "faContextCreate's status", "faContextCreate");
+    if (!nullOut && (device < 0 || device > 63))
+      expect(s == FA_ERROR_INVALID_ARGUMENT, "an ordinal out of range taken",
+             "faContextCreateOnDevice");
+    else if (!nullOut && device != 0)
+      expect(s == FA_ERROR_DRIVER, "a device without a GPU taken",
+             "faContextCreateOnDevice");
+    else
+      expect(nullOut ? s == FA_ERROR_INVALID_ARGUMENT
+                     : s == FA_SUCCESS ||
+                           (!usable && s == FA_ERROR_INVALID_ARGUMENT),
+             "faContextCreate's status", "faContextCreate");
     if (s == FA_SUCCESS) {
       expect(ctx && !model.live.count(ctx), "a handle that is already live",
              "faContextCreate");
@@ -496,6 +515,15 @@ void step(FuzzedDataProvider &in, Model &model) {
     checkHandleStatus(s, model, h, Kind::Context, "faContextDestroy");
     if (s == FA_SUCCESS)
       model.live.erase(h);
+    return;
+  }
+  case 22: {
+    void *h = pickHandle(in, model);
+    int device = faContextDevice(static_cast<faContext>(h));
+    expect(model.isLive(h, Kind::Context) ? device == 0 : device == -1,
+           "device 0 for a live context (no other can be made here), -1 for "
+           "a bad handle",
+           "faContextDevice");
     return;
   }
   case 2: {

@@ -103,6 +103,23 @@ def test_null_out_and_config_pointers():
     assert lib.faContextDestroy(ctx) == _capi.SUCCESS
 
 
+def test_contexts_on_devices():
+    # Device 0 needs no driver until a kernel loads; ordinals outside 0..63
+    # are argument errors; another device must exist (no GPU here).
+    ctx = P()
+    assert lib.faContextCreateOnDevice(None, 0, ctypes.byref(ctx)) == \
+        _capi.SUCCESS
+    assert lib.faContextDevice(ctx) == 0
+    assert lib.faContextDestroy(ctx) == _capi.SUCCESS
+    assert lib.faContextDevice(ctx) == -1
+    for device in (-1, 64, 2**31 - 1):
+        assert lib.faContextCreateOnDevice(None, device, ctypes.byref(ctx)) \
+            == _capi.ERROR_INVALID_ARGUMENT
+        assert b"is not a device ordinal (0 to 63)" in lib.faGetLastError()
+    assert lib.faContextCreateOnDevice(None, 0, None) == \
+        _capi.ERROR_INVALID_ARGUMENT
+
+
 def test_bad_enums():
     c = default_config()
     c.dtype = 7

@@ -262,6 +262,18 @@ def test_precompile_fills_the_cache_without_a_gpu(tmp_path):
     assert all(b".target sm_90" in ptx for _, _, ptx in entries)
 
 
+def test_context_device(tmp_path):
+    assert flashmlir.Context(str(tmp_path)).device == 0
+    assert flashmlir.Context(str(tmp_path), device=0).device == 0
+    for bad in ("1", 1.0, True, None):
+        with pytest.raises(TypeError, match="device must be an int ordinal"):
+            flashmlir.Context(str(tmp_path), device=bad)
+    with pytest.raises(FlashMLIRError,
+                       match="device -1 is not a device ordinal") as e:
+        flashmlir.Context(str(tmp_path), device=-1)
+    assert e.value.status == _capi.ERROR_INVALID_ARGUMENT
+
+
 def test_precompile_reports_compiler_errors(tmp_path):
     ctx = flashmlir.Context(str(tmp_path))
     with pytest.raises(FlashMLIRError, match="dtype") as e:

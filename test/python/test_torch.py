@@ -60,6 +60,29 @@ def test_deterministic_must_be_bool():
         flashmlir.attention(q, q, q, deterministic=1)
 
 
+def test_thin_call_path_key():
+    # A call reuses an earlier checked call's config and kernel only where
+    # everything the checks read is in its key; flags of other types than
+    # the checks take, and tensor subclasses, always go through the checks.
+    from flashmlir.torch_ops import _call_key
+    q = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
+    key = _call_key(q, q, q, False, None, None, None, False, None)
+    assert key == _call_key(q.clone(), q, q, 0, None, None, None, False,
+                            None)
+    assert key != _call_key(q, q, q, True, None, None, None, False, None)
+    assert key != _call_key(q[:, :, :8], q, q, False, None, None, None,
+                            False, None)
+    assert key != _call_key(q.half(), q, q, False, None, None, None, False,
+                            None)
+    assert _call_key(q, q, q, False, None, None, None, 1, None) is None
+    assert _call_key(q, q, q, False, None, None, None, False, 1) is None
+    p = torch.nn.Parameter(q)
+    assert _call_key(p, q, q, False, None, None, None, False, None) is None
+    # A list window makes an unhashable key: the call is checked as usual.
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        flashmlir.attention(q, q, q, window=[4, 4])
+
+
 def test_runtime_shapes_backward_only_where_measured_as_fast():
     # "auto" gives a problem's later shapes the runtime-shapes backward set
     # only where the H200 measured it as fast as a set built for the shape.

@@ -10,6 +10,8 @@
 
 #include "fa-c/FlashMLIR.h"
 
+#include "../ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -38,22 +40,15 @@ faConfig defaultConfig() {
 class CApiTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    char pattern[] = "/tmp/fa-capi-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(dir_.empty());
     ASSERT_EQ(faContextCreate(dir_.c_str(), &context_), FA_SUCCESS);
   }
   void TearDown() override {
     EXPECT_EQ(faContextDestroy(context_), FA_SUCCESS);
-    nftw(
-        dir_.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) {
-          return std::remove(path);
-        },
-        16, FTW_DEPTH | FTW_PHYS);
   }
 
-  std::string dir_;
+  fa::test::ScratchDir scratch_{"fa-capi-test"};
+  const std::string dir_ = scratch_.path();
   faContext context_ = nullptr;
 };
 

@@ -176,6 +176,20 @@ TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {
   EXPECT_EQ(entries(), 0); // Failures are not cached.
 }
 
+TEST(AttentionConfigLimits, WgmmaKernelsTakePositiveHeadDimsOnly) {
+  // -16 and -256 are multiples of 16 and at most 256: the limits must ask
+  // for positive dims first, whoever calls them before the verifier.
+  for (bool backward : {false, true})
+    for (int64_t d : {int64_t(-16), int64_t(-256), int64_t(0)}) {
+      AttentionConfig c;
+      c.chip = "sm_90a";
+      c.backward = backward;
+      c.headDim = c.headDimV = d;
+      EXPECT_FALSE(backward ? c.usesWgmmaBackward() : c.usesWgmmaForward())
+          << (backward ? "backward" : "forward") << " at head dim " << d;
+    }
+}
+
 TEST_F(JitTest, BackwardCompilesToPTXWithoutADriverAndIsCachedApart) {
   const AttentionConfig config = smallConfig(); // backward = false: still bwd.
   KernelCache cache(dir_);

@@ -5,6 +5,8 @@
 
 #include "fa/Jit/Jit.h"
 
+#include "../ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -39,19 +41,7 @@ inline AttentionConfig smallConfig() {
 
 class JitTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fa-jit-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    nftw(
-        dir_.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) {
-          return std::remove(path);
-        },
-        16, FTW_DEPTH | FTW_PHYS);
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
   int entries() const {
     int n = 0;
     if (DIR *d = opendir(dir_.c_str())) {
@@ -62,7 +52,8 @@ protected:
     return n;
   }
 
-  std::string dir_;
+  fa::test::ScratchDir scratch_{"fa-jit-test"};
+  const std::string dir_ = scratch_.path();
   rt::Driver noDriver_{"/nonexistent/libcuda.so.1"};
   const JitOptions ptxFor90_{"sm_90", ImageFormat::PTX};
 };

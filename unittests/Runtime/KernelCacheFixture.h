@@ -5,6 +5,8 @@
 
 #include "fa/Runtime/KernelCache.h"
 
+#include "../ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -78,20 +80,7 @@ private:
 /// (it creates missing parents).
 class RuntimeCache : public ::testing::Test {
 protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fa-runtime-cache-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    dir_ = root_ + "/nested/cache";
-  }
-  void TearDown() override {
-    nftw(
-        root_.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) {
-          return std::remove(path);
-        },
-        16, FTW_DEPTH | FTW_PHYS);
-  }
+  void SetUp() override { ASSERT_FALSE(root_.empty()); }
 
   /// A builder that counts its calls and produces `payload` with
   /// `metadata`.
@@ -106,7 +95,9 @@ protected:
 
   /// The tests decide what the cache trusts, whatever the environment says.
   ScopedEnv trust_{KernelCache::kTrustDirectoryVariable, nullptr};
-  std::string root_, dir_;
+  fa::test::ScratchDir scratch_{"fa-runtime-cache-test"};
+  const std::string root_ = scratch_.path();
+  const std::string dir_ = root_ + "/nested/cache";
   int builds_ = 0;
   const CacheKey key_{"kind=forward;seq_q=1024", "fa-compile 0.1 (abc123)",
                       "sm_90"};

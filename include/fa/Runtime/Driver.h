@@ -83,7 +83,7 @@ struct DriverApi {
                                    CUtensorMapFloatOOBfill) = nullptr;
 };
 
-/// Properties of the device the runtime uses (device 0).
+/// Properties of a device the runtime uses.
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;
@@ -99,19 +99,24 @@ struct DeviceInfo {
   std::string describe() const;
 };
 
-/// The CUDA driver library and the process's context on device 0 (the
-/// device's primary context).
+/// The CUDA driver library and the process's context on one device (the
+/// device's primary context: the one the CUDA runtime and PyTorch use).
 class Driver {
 public:
-  /// The process-wide driver, opened on first use from $FLASHMLIR_LIBCUDA or
-  /// "libcuda.so.1". Never destroyed (it must outlive every static object that
-  /// frees device memory).
-  static Driver &get();
+  /// Devices a process may name (ordinals 0 .. kMaxDevices - 1).
+  static constexpr int kMaxDevices = 64;
+
+  /// The process-wide driver of device `ordinal` (0 <= ordinal <
+  /// kMaxDevices), opened on first use from $FLASHMLIR_LIBCUDA or
+  /// "libcuda.so.1". Never destroyed (it must outlive every static object
+  /// that frees device memory). Whether the device exists is initialize()'s
+  /// answer.
+  static Driver &get(int ordinal = 0);
 
   /// Opens the given driver library (a name for the dynamic loader's search
-  /// or a path). Tests use this to get a driver that is deterministically
-  /// absent. Does not call cuInit.
-  explicit Driver(std::string libraryName);
+  /// or a path) for device `ordinal`. Tests use this to get a driver that is
+  /// deterministically absent. Does not call cuInit.
+  explicit Driver(std::string libraryName, int ordinal = 0);
   ~Driver();
   Driver(const Driver &) = delete;
   Driver &operator=(const Driver &) = delete;
@@ -122,12 +127,12 @@ public:
   /// failed: libcuda.so.1: cannot open shared object file: ...".
   const Status &loadStatus() const { return loadStatus_; }
 
-  /// Calls cuInit, picks device 0 and retains its primary context. Runs once;
-  /// later calls return the first result. Thread-safe.
+  /// Calls cuInit, picks the device and retains its primary context. Runs
+  /// once; later calls return the first result. Thread-safe.
   Status initialize();
-  /// initialize(), then makes the context current on the calling thread if it
-  /// is not already. Every operation that talks to the device calls this.
-  Status ensureContext();
+
+  /// The device ordinal this driver object talks to.
+  int ordinal() const { return ordinal_; }
 
   /// The device's properties; valid after a successful initialize().
   const DeviceInfo &device() const { return device_; }
@@ -140,6 +145,8 @@ public:
   Status check(CUresult result, const char *call) const;
 
 private:
+  friend class ContextScope;
+
   std::string libraryName_;
   void *handle_ = nullptr;
   DriverApi api_;
@@ -148,9 +155,33 @@ private:
   std::mutex initMutex_;
   bool initDone_ = false;
   Status initStatus_;
+  int ordinal_ = 0;
   CUdevice cuDevice_ = 0;
   CUcontext context_ = nullptr;
   DeviceInfo device_;
+};
+
+/// The driver's context made current on the calling thread for the scope's
+/// life (initializing the driver first), and the thread's previous context
+/// current again at its end: a launch on device 1 from a thread where
+/// PyTorch made device 0's context current leaves device 0's current. Every
+/// operation that talks to the device holds one; nested scopes cost one
+/// cuCtxGetCurrent.
+class ContextScope {
+public:
+  explicit ContextScope(Driver &driver);
+  ~ContextScope();
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+
+  /// Success, or why the context could not be made current.
+  const Status &status() const { return status_; }
+
+private:
+  Driver &driver_;
+  CUcontext previous_ = nullptr;
+  bool switched_ = false;
+  Status status_;
 };
 
 /// Device memory from cuMemAlloc, freed on destruction. Move-only.

@@ -34,6 +34,9 @@ namespace fa::rt {
 /// array that points at them.
 class KernelParams {
 public:
+  /// Room for `parameters` parameters of any kind (one allocation a kind
+  /// instead of one per growth step on the launch path).
+  void reserve(size_t parameters);
   void addPointer(CUdeviceptr pointer);
   /// Stored at a 64-byte aligned address (CUtensorMap's own alignment), as
   /// the driver requires of a tensor map.

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issue 12 on the GPU machine in one call: the C++ launch path's CPU cost
+# (fa-launch-overhead: rt::attentionForward against a bare cuLaunchKernel),
+# the Python call's (call-overhead.py: flashmlir.attention against the C
+# API's launch and torch SDPA), flashmlir on every device of the machine
+# (multi-device-check.py) and python-check.py against float64.
+#
+# Here first:
+#   scripts/gpu/make-python.sh                      (the package)
+#   scripts/gpu/thin-call-check.sh --kernels        (.gpu-carry/overhead)
+# There (carry .gpu-carry):
+#   OUT=$OUT bash scripts/gpu/thin-call-check.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+kernels=.gpu-carry/overhead
+if [ "${1:-}" = --kernels ]; then
+  compile=${FA_COMPILE:-build/bin/fa-compile}
+  mkdir -p "$kernels"
+  # The tiny problem the Python measure runs (B = H = 1, N = 128, D = 64,
+  # bf16), built for its shape and with runtime shapes.
+  "$compile" --dtype=bf16 --batch=1 --heads-q=1 --seq-q=128 --head-dim=64 \
+    --chip=sm_90a -o "$kernels/tiny_d64_n128" &&
+    "$compile" --runtime-shapes --dtype=bf16 --heads-q=1 --head-dim=64 \
+      --chip=sm_90a -o "$kernels/tiny_rt_d64"
+  exit
+fi
+out=${OUT:-/tmp/thin-call-check}
+mkdir -p "$out"
+status=0
+nvidia-smi -L
+echo "== fa-launch-overhead (runtime-only build)"
+cmake -G Ninja -S . -B build-gpu -DFA_RUNTIME_ONLY=ON -DFA_ENABLE_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null && ninja -C build-gpu fa-launch-overhead >/dev/null ||
+  { echo "thin-call-check: build failed"; exit 1; }
+for round in 1 2 3; do
+  build-gpu/bin/fa-launch-overhead --ptx $kernels/tiny_d64_n128.ptx \
+    --meta $kernels/tiny_d64_n128.meta || status=1
+  build-gpu/bin/fa-launch-overhead --ptx $kernels/tiny_rt_d64.ptx \
+    --meta $kernels/tiny_rt_d64.meta --shape 1,128,128 || status=1
+done
+work=$(mktemp -d)
+tar -C "$work" -xJf .gpu-carry/python/flashmlir-python.tar.xz
+export PYTHONPATH=$work FLASHMLIR_CACHE_DIR=$work/cache PYTHONUNBUFFERED=1
+echo "== call-overhead.py"
+python3 scripts/gpu/call-overhead.py --profile 2>&1 | tee "$out/call-overhead.log" || status=1
+echo "== multi-device-check.py"
+python3 scripts/gpu/multi-device-check.py --package "" 2>&1 |
+  tee "$out/multi-device.log" || status=1
+echo "== python-check.py ${FA_PYTHON_CHECK_ARGS:-}"
+python3 scripts/gpu/python-check.py --package "" ${FA_PYTHON_CHECK_ARGS:-} 2>&1 |
+  tee "$out/python-check.log" || status=1
+exit $status
