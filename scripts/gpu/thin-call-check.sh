@@ -3,10 +3,11 @@
 # (fa-launch-overhead: rt::attentionForward against a bare cuLaunchKernel),
 # the Python call's (call-overhead.py: flashmlir.attention against the C
 # API's launch and torch SDPA), flashmlir on every device of the machine
-# (multi-device-check.py) and python-check.py against float64.
+# (multi-device-check.py), python-check.py and python-varlen-check.py
+# against float64, and compile-check.py (torch.compile).
 #
 # Here first:
-#   scripts/gpu/make-python.sh                      (the package)
+#   scripts/gpu/make-bench.sh                       (the package, kernels)
 #   scripts/gpu/thin-call-check.sh --kernels        (.gpu-carry/overhead)
 # There (carry .gpu-carry):
 #   OUT=$OUT bash scripts/gpu/thin-call-check.sh
@@ -40,6 +41,8 @@ for round in 1 2 3; do
 done
 work=$(mktemp -d)
 tar -C "$work" -xJf .gpu-carry/python/flashmlir-python.tar.xz
+# Kernels precompiled by scripts/gpu/make-bench.sh, if carried.
+[ -d .gpu-carry/bench-cache ] && cp -r .gpu-carry/bench-cache "$work/cache"
 export PYTHONPATH=$work FLASHMLIR_CACHE_DIR=$work/cache PYTHONUNBUFFERED=1
 echo "== call-overhead.py"
 python3 scripts/gpu/call-overhead.py --profile 2>&1 | tee "$out/call-overhead.log" || status=1
@@ -49,4 +52,10 @@ python3 scripts/gpu/multi-device-check.py --package "" 2>&1 |
 echo "== python-check.py ${FA_PYTHON_CHECK_ARGS:-}"
 python3 scripts/gpu/python-check.py --package "" ${FA_PYTHON_CHECK_ARGS:-} 2>&1 |
   tee "$out/python-check.log" || status=1
+echo "== python-varlen-check.py"
+python3 scripts/gpu/python-varlen-check.py 2>&1 | tee "$out/python-varlen.log" ||
+  status=1
+echo "== compile-check.py"
+python3 scripts/gpu/compile-check.py --package "" 2>&1 |
+  tee "$out/compile-check.log" || status=1
 exit $status
