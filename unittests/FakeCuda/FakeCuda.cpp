@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -74,6 +75,13 @@ std::atomic<long> launchCount{0};
 
 struct FakeFunction {
   std::string name;
+};
+
+/// A loaded module: its device and the functions looked up in it (freed
+/// with it, as the driver's are).
+struct FakeModule {
+  int device;
+  std::vector<std::unique_ptr<FakeFunction>> functions;
 };
 
 struct FakeLink {
@@ -216,7 +224,7 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
     return CUDA_ERROR_INVALID_CONTEXT;
   if (!image)
     return CUDA_ERROR_INVALID_VALUE;
-  *module = reinterpret_cast<CUmodule>(new int(deviceOf(current)));
+  *module = reinterpret_cast<CUmodule>(new FakeModule{deviceOf(current), {}});
   return CUDA_SUCCESS;
 }
 
@@ -226,7 +234,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int,
 }
 
 CUresult cuModuleUnload(CUmodule module) {
-  delete reinterpret_cast<int *>(module);
+  delete reinterpret_cast<FakeModule *>(module);
   return CUDA_SUCCESS;
 }
 
@@ -234,8 +242,9 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
   if (!module || !name)
     return CUDA_ERROR_INVALID_VALUE;
-  // Functions live as long as the process: a test's handful.
-  *function = reinterpret_cast<CUfunction>(new FakeFunction{name});
+  auto &functions = reinterpret_cast<FakeModule *>(module)->functions;
+  functions.push_back(std::make_unique<FakeFunction>(FakeFunction{name}));
+  *function = reinterpret_cast<CUfunction>(functions.back().get());
   return CUDA_SUCCESS;
 }
 
