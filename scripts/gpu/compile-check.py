@@ -275,7 +275,8 @@ def main():
                     requires_grad=True)
     try:
         torch.library.opcheck(torch.ops.flashmlir.attention_forward.default,
-                              (q, k, v, True, None, None, None, None))
+                              (q, k, v, True, None, None, None, None,
+                               False))
         print("PASS opcheck flashmlir::attention_forward")
     except Exception as e:  # noqa: BLE001 - report and go on
         failures += 1

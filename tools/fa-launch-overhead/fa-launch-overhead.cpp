@@ -156,7 +156,11 @@ int main(int argc, char **argv) {
   if (Status s = attentionForward(*kernel, args); !s.ok() || failed)
     return fail("attentionForward: " + s.message());
 
-  // The bare launch: the same kernel, parameters built once.
+  // The bare launch: the same kernel, parameters built once (the driver
+  // encodes tensor maps in the device's context, as attentionForward does).
+  ContextScope scope(driver);
+  if (!scope.status().ok())
+    return fail(scope.status().message());
   StatusOr<KernelMetadata> shaped =
       m.runtimeShapes
           ? m.instantiate(args.batch, args.seqQ, args.seqKV, 0, 0, 0)
@@ -167,10 +171,9 @@ int main(int argc, char **argv) {
   StatusOr<KernelParams> params = forwardKernelParams(
       *shaped, args, shaped->tensorMaps.empty() ? nullptr : *encode);
   if (!params.ok())
-    return fail(params.status().message());
+    return fail("the bare launch's parameters: " + params.status().message());
   const LaunchSpec launch = shaped->mainLaunch();
   CUfunction fn = kernel->function();
-  ContextScope scope(driver);
   double bare = bestRoundUs(
       opt,
       [&] {

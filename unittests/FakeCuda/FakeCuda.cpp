@@ -393,6 +393,9 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType,
                                 const cuuint32_t *, CUtensorMapInterleave,
                                 CUtensorMapSwizzle, CUtensorMapL2promotion,
                                 CUtensorMapFloatOOBfill) {
+  // As the real driver: encoding needs a current context.
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
   if (!map || reinterpret_cast<uintptr_t>(address) % 16 != 0)
     return CUDA_ERROR_INVALID_VALUE;
   std::memset(map, 0, sizeof *map);

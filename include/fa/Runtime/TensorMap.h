@@ -79,7 +79,9 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &spec,
 StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &spec,
                                       Driver &driver);
 /// `driver`'s cuTensorMapEncodeTiled, or an error if the driver is not
-/// loaded or too old to have it. For encoding several maps per launch.
+/// loaded or too old to have it. For encoding several maps per launch; the
+/// driver's encoder needs a current context (hold a ContextScope on
+/// `driver` while it runs: CUDA_ERROR_INVALID_CONTEXT otherwise).
 StatusOr<TensorMapEncodeFn> tensorMapEncoder(Driver &driver);
 
 } // namespace fa::rt
