@@ -526,51 +526,53 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
 Status attentionBackward(const Kernel &kernel,
                          const AttentionBackwardArgs &args,
                          CUdeviceptr workspace, CUstream stream) {
-  const std::string context =
-      "attentionBackward(" + kernel.metadata().entry + ")";
+  // Errors name the kernel; a call that succeeds builds no text for that.
+  auto failed = [&](const Status &s) {
+    return s.withContext("attentionBackward(" + kernel.metadata().entry + ")");
+  };
   // Packed sequences: the grids and the size parameters are the call's.
   std::optional<KernelMetadata> shaped;
   const KernelMetadata *call = nullptr;
-  FA_RT_RETURN_IF_ERROR(metadataForCall(kernel.metadata(), args, shaped, call)
-                            .withContext(context));
+  if (Status s = metadataForCall(kernel.metadata(), args, shaped, call);
+      !s.ok())
+    return failed(s);
   const KernelMetadata &m = *call;
-  FA_RT_RETURN_IF_ERROR(
-      validateAttentionBackward(m, args, workspace).withContext(context));
+  if (Status s = validateAttentionBackward(m, args, workspace); !s.ok())
+    return failed(s);
   if (!kernel.loaded())
-    return Status::error(context + ": kernel is not loaded");
+    return failed(Status::error("kernel is not loaded"));
   const std::vector<LaunchSpec> launches = m.launches();
   const CUfunction functions[] = {kernel.preFunction(), kernel.function(),
                                   kernel.postFunction()};
   for (size_t i = 0; i < launches.size(); ++i)
     if (!functions[i])
-      return Status::error(context + ": kernel '" + launches[i].entry +
-                           "' is not loaded");
+      return failed(
+          Status::error("kernel '" + launches[i].entry + "' is not loaded"));
   ContextScope scope(*kernel.driver());
   FA_RT_RETURN_IF_ERROR(scope.status());
   // Every launch's parameters first: nothing is launched if one fails.
   StatusOr<TensorMapEncodeFn> encode = encoderFor(kernel);
   if (!encode.ok())
-    return encode.status().withContext(context);
+    return failed(encode.status());
   StatusOr<std::vector<KernelParams>> params =
       backwardKernelParams(m, args, workspace, *encode);
   if (!params.ok())
-    return params.status().withContext(context);
+    return failed(params.status());
   // A deterministic backward's turns start at zero on every call.
   if (m.deterministic) {
     const BackwardWorkspaceLayout ws = backwardWorkspaceLayout(m);
     Driver &driver = *kernel.driver();
-    FA_RT_RETURN_IF_ERROR(
-        driver
-            .check(driver.api().memsetD32Async(
-                       workspace + ws.dqTurnsOffset, 0,
-                       ws.dqTurnsBytes / sizeof(int32_t), stream),
-                   "cuMemsetD32Async")
-            .withContext(context));
+    CUresult r =
+        driver.api().memsetD32Async(workspace + ws.dqTurnsOffset, 0,
+                                    ws.dqTurnsBytes / sizeof(int32_t), stream);
+    if (r != CUDA_SUCCESS)
+      return failed(driver.check(r, "cuMemsetD32Async"));
   }
   for (size_t i = 0; i < launches.size(); ++i)
-    FA_RT_RETURN_IF_ERROR(
-        launchOne(kernel, functions[i], launches[i], (*params)[i], stream)
-            .withContext(context));
+    if (Status s =
+            launchOne(kernel, functions[i], launches[i], (*params)[i], stream);
+        !s.ok())
+      return failed(s);
   return Status::success();
 }
 

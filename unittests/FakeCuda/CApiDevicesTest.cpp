@@ -176,6 +176,41 @@ TEST_F(CApiDevices, KernelsTargetAndRunOnTheirDevice) {
   }
 }
 
+TEST_F(CApiDevices, BackwardSetsLaunchAllTheirKernelsOnTheirDevice) {
+  const Fake &fake = Fake::get();
+  faConfig config = tinyForward();
+  for (int device : {1, 0}) {
+    faContext context = nullptr;
+    faKernel kernel = nullptr;
+    ASSERT_EQ(faContextCreateOnDevice(dir_.c_str(), device, &context),
+              FA_SUCCESS);
+    ASSERT_EQ(faCompile(context, &config, FA_BACKWARD, &kernel), FA_SUCCESS)
+        << faGetLastError();
+    uint64_t workspaceBytes = 0;
+    ASSERT_EQ(faBackwardWorkspaceBytes(kernel, &workspaceBytes), FA_SUCCESS);
+    Buffers forward, gradients;
+    void *workspace =
+        std::aligned_alloc(256, (workspaceBytes + 255) / 256 * 256);
+    auto u = [](void *p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); };
+    ASSERT_EQ(fake.setCurrentDevice(1 - device), 0);
+    long before = fake.launchCount();
+    EXPECT_EQ(faAttentionBackward(
+                  kernel, u(forward.q), u(forward.k), u(forward.v),
+                  u(forward.o), u(gradients.o), u(forward.lse), u(gradients.q),
+                  u(gradients.k), u(gradients.v), u(workspace), nullptr, 0x77),
+              FA_SUCCESS)
+        << faGetLastError();
+    // The row kernels before and after the main one, all on the device.
+    EXPECT_EQ(fake.launchCount(), before + 3);
+    EXPECT_EQ(fake.lastLaunch().device, device);
+    EXPECT_EQ(fake.lastLaunch().stream, uint64_t(0x77));
+    EXPECT_EQ(fake.currentDevice(), 1 - device);
+    std::free(workspace);
+    EXPECT_EQ(faKernelDestroy(kernel), FA_SUCCESS);
+    EXPECT_EQ(faContextDestroy(context), FA_SUCCESS);
+  }
+}
+
 TEST_F(CApiDevices, OneChipsEntriesServeEveryDeviceOfIt) {
   // Device 1 (sm_80) compiles its own kernel; a second context on it finds
   // that kernel in the disk cache.
