@@ -87,17 +87,23 @@ def _config(q, k, v, causal, scale, window, softcap, deterministic=False):
 # default ("auto") a problem gets a kernel for its first shape and the
 # runtime-shapes kernel from its second shape on: a fixed shape runs at
 # full speed, varying lengths compile once more instead of once per length.
-# FLASHMLIR_RUNTIME_SHAPES=1 (always) or 0 (never) overrides, as does
-# attention(runtime_shapes=...).
+# FLASHMLIR_RUNTIME_SHAPES=1 (always) or 0 (never) overrides (read once, by
+# the first call that needs it: an environment lookup costs a call 1-2 us),
+# as does attention(runtime_shapes=...).
 _served = {}  # (runtime-shapes config, device) -> {(B, Nq, Nk): choice}
 _no_runtime_shapes = set()  # (runtime-shapes config, device): no kernel
+
+
+_environment_mode = []  # FLASHMLIR_RUNTIME_SHAPES's mode, once read
 
 
 def _runtime_shapes_mode(asked):
     if asked is not None:
         return "1" if asked else "0"
-    mode = os.environ.get("FLASHMLIR_RUNTIME_SHAPES", "auto")
-    return mode if mode in ("0", "1") else "auto"
+    if not _environment_mode:
+        mode = os.environ.get("FLASHMLIR_RUNTIME_SHAPES", "auto")
+        _environment_mode.append(mode if mode in ("0", "1") else "auto")
+    return _environment_mode[0]
 
 
 def _compile_on(config, device, backward=False):
@@ -399,9 +405,11 @@ def _call_key(q, k, v, causal, scale, window, softcap, deterministic,
             not (runtime_shapes is None or runtime_shapes is True or
                  runtime_shapes is False):
         return None
-    return (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device,
-            k.device, v.device, bool(causal), scale, window, softcap,
-            deterministic, runtime_shapes,
+    # get_device(): the device's index (-1 on the CPU), without building a
+    # torch.device per tensor.
+    return (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype,
+            q.get_device(), k.get_device(), v.get_device(), bool(causal),
+            scale, window, softcap, deterministic, runtime_shapes,
             _runtime_shapes_mode(runtime_shapes))
 
 
@@ -430,7 +438,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     runtime_shapes: True runs the forward and the backward with kernels
     compiled once for every batch and length (sm_90), False with ones built
     for this shape; None (default) decides as $FLASHMLIR_RUNTIME_SHAPES says
-    ("1", "0"), else a problem's first shape gets its own kernels and later
+    ("1", "0"; read at the first call), else a problem's first shape gets
+    its own kernels and later
     shapes the runtime-shapes forward, and the runtime-shapes backward where
     it runs as fast (no causal mask or window, head dims up to 128).
 
