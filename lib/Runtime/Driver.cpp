@@ -43,14 +43,12 @@ std::string DeviceInfo::describe() const {
 }
 
 Driver &Driver::get(int ordinal) {
-  if (ordinal < 0 || ordinal >= kMaxDevices) {
-    std::fprintf(stderr,
-                 "flashmlir: Driver::get(%d): device ordinals are 0 to %d\n",
-                 ordinal, kMaxDevices - 1);
-    std::abort(); // A caller's bug: the APIs check ordinals first.
-  }
   // Deliberately leaked: device memory owned by static objects may be freed
   // during exit, after function-local statics would have been destroyed.
+  if (ordinal < 0 || ordinal >= kMaxDevices) {
+    static Driver *outOfRange = new Driver("", -1);
+    return *outOfRange;
+  }
   static std::mutex mutex;
   static Driver *drivers[kMaxDevices] = {};
   std::lock_guard<std::mutex> lock(mutex);
@@ -63,6 +61,11 @@ Driver &Driver::get(int ordinal) {
 
 Driver::Driver(std::string libraryName, int ordinal)
     : libraryName_(std::move(libraryName)), ordinal_(ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) {
+    loadStatus_ = Status::error("no CUDA device: device ordinals are 0 to " +
+                                std::to_string(kMaxDevices - 1));
+    return;
+  }
   dlerror();
   handle_ = dlopen(libraryName_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {

@@ -124,6 +124,21 @@ TEST(RuntimeDriver, MissingLibraryGivesAClearError) {
                    .ok());
 }
 
+TEST(RuntimeDriver, OrdinalsOutsideTheRangeAreNotLoaded) {
+  // Driver::get of any int is a driver, never an abort; the C API's own
+  // check names the ordinal (faContextCreateOnDevice).
+  for (int ordinal : {-1, Driver::kMaxDevices, 1 << 30}) {
+    Driver &driver = Driver::get(ordinal);
+    EXPECT_FALSE(driver.loaded()) << ordinal;
+    EXPECT_EQ(driver.loadStatus().message(),
+              "no CUDA device: device ordinals are 0 to 63");
+    EXPECT_FALSE(DeviceBuffer::allocate(16, driver).ok());
+  }
+  Driver own("libcuda.so.1", -5);
+  EXPECT_FALSE(own.loaded());
+  EXPECT_FALSE(own.initialize().ok());
+}
+
 TEST(RuntimeDriver, LibraryWithoutCudaEntryPoints) {
   Driver driver("libc.so.6");
   EXPECT_FALSE(driver.loaded());

@@ -106,16 +106,17 @@ public:
   /// Devices a process may name (ordinals 0 .. kMaxDevices - 1).
   static constexpr int kMaxDevices = 64;
 
-  /// The process-wide driver of device `ordinal` (0 <= ordinal <
-  /// kMaxDevices), opened on first use from $FLASHMLIR_LIBCUDA or
-  /// "libcuda.so.1". Never destroyed (it must outlive every static object
-  /// that frees device memory). Whether the device exists is initialize()'s
-  /// answer.
+  /// The process-wide driver of device `ordinal`, opened on first use from
+  /// $FLASHMLIR_LIBCUDA or "libcuda.so.1". Never destroyed (it must outlive
+  /// every static object that frees device memory). Whether the device
+  /// exists is initialize()'s answer; an ordinal outside 0..kMaxDevices-1
+  /// gets a driver that is not loaded (loadStatus() says why).
   static Driver &get(int ordinal = 0);
 
   /// Opens the given driver library (a name for the dynamic loader's search
   /// or a path) for device `ordinal`. Tests use this to get a driver that is
-  /// deterministically absent. Does not call cuInit.
+  /// deterministically absent. Does not call cuInit. An ordinal outside
+  /// 0..kMaxDevices-1 opens nothing: the driver is not loaded.
   explicit Driver(std::string libraryName, int ordinal = 0);
   ~Driver();
   Driver(const Driver &) = delete;
