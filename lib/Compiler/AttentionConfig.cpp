@@ -165,6 +165,8 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
 }
 
 bool AttentionConfig::usesWgmmaForward() const {
+  if (forwardVariant == "mma.sync" || forwardVariant == "mma.sync-emitter")
+    return false;
   if (!wgmmaForwardLimits(*this).empty())
     return false;
   return chip == "sm_90a" || chip == "sm_90";
@@ -301,7 +303,25 @@ static int64_t shortTileKVBlocks(const AttentionConfig &c) {
   return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
 }
 
+bool AttentionConfig::usesMmaSyncTileForward() const {
+  if (backward || usesWgmmaForward())
+    return false;
+  return forwardVariant == "mma.sync" ||
+         (forwardVariant == "auto" && (runtimeShapes || varlen));
+}
+
 std::string AttentionConfig::forwardVariantReason() const {
+  if (forwardVariant == "mma.sync-emitter")
+    return "mma.sync (the configuration's emitter): asked for";
+  if (usesMmaSyncTileForward()) {
+    std::string why =
+        forwardVariant == "mma.sync" ? "asked for" : "the call's shapes, and ";
+    if (forwardVariant != "mma.sync") {
+      std::string limits = wgmmaForwardLimits(*this);
+      why += limits.empty() ? chip + " has no WGMMA" : "no WGMMA: " + limits;
+    }
+    return "mma.sync (the GPU tile level): " + why;
+  }
   std::string limits = wgmmaForwardLimits(*this);
   if (!limits.empty())
     return "mma.sync: " + limits;
@@ -421,6 +441,8 @@ std::string AttentionConfig::key() const {
               : "") +
          (qBuffers ? ":qb" + std::to_string(qBuffers) : "") +
          (backward && backwardVariant != "auto" ? ":" + backwardVariant : "") +
+         (!backward && forwardVariant != "auto" ? ":fwd-" + forwardVariant
+                                                : "") +
          (backward && dqReduction != "auto" ? ":dq-" + dqReduction : "") +
          (backward && backwardProducer != "auto"
               ? ":producer-" + backwardProducer

@@ -378,10 +378,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
     if (effective.runtimeShapes && !effective.backward &&
-        !effective.usesWgmmaForward()) {
+        !effective.usesWgmmaForward() && !effective.usesMmaSyncTileForward()) {
       problem->emitError()
-          << "runtime batch and sequence lengths need the WGMMA forward "
-             "(sm_90 or sm_90a); this problem compiles for "
+          << "runtime batch and sequence lengths need a forward of the GPU "
+             "tile level (WGMMA or mma.sync); this problem compiles for "
           << effective.forwardVariantReason();
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
@@ -392,6 +392,17 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                             "backward need the WGMMA backward (sm_90 or "
                             "sm_90a); this problem gets "
                          << effective.backwardVariantReason();
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
+  if (problem && effective.backward && effective.forwardVariant != "auto") {
+    problem->emitError() << "forward-variant=" << effective.forwardVariant
+                         << " is the forward's; this is a backward";
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
+  if (problem && !effective.backward && effective.forwardVariant == "wgmma" &&
+      !effective.usesWgmmaForward()) {
+    problem->emitError() << "the WGMMA forward cannot take this problem: "
+                         << effective.forwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
   if (problem && effective.backward && effective.backwardVariant == "wgmma" &&

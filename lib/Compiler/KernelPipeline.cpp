@@ -127,6 +127,16 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
+  } else if (effective.usesMmaSyncTileForward()) {
+    ConvertTiledAttentionToFAGPUOptions tiles;
+    tiles.mmaSync = true;
+    tiles.rowsPerWarp = rowsPerWarp;
+    pm.addPass(createConvertTiledAttentionToFAGPU(tiles));
+    // K and V double-buffered through cp.async: the copy of block j + 1 in
+    // flight while block j computes (FlashAttention 2's schedule).
+    fagpu::PipelineSharedCopiesOptions ring;
+    ring.stages = effective.kvStages ? effective.kvStages : 2;
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
   } else {
     pm.addPass(createConvertTiledAttentionToGPU({rowsPerWarp}));
   }

@@ -149,19 +149,17 @@ d64_n1000_q192_kv192        --dtype=bf16 --batch=1 --heads-q=4 --seq-q=1000 --he
 rt_d64_causal_q192_bf16     --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=64 --causal --block-q=192 --block-kv=128
 MATRIX
   esac
-  # One kernel for every batch and length (sm_90/sm_90a only): check.sh
-  # runs each at several shapes ($FA_RUNTIME_SHAPES).
-  case "$chip" in
-    sm_90|sm_90a) cat <<'MATRIX'
+  # One kernel for every batch and length (the GPU tile level's kernels,
+  # WGMMA or mma.sync): check.sh runs each at several shapes
+  # ($FA_RUNTIME_SHAPES).
+  cat <<'MATRIX'
 rt_d128_causal_gqa_bf16     --runtime-shapes --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=128 --causal
 rt_d64_f16                  --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=64
 rt_d128_window_f16          --runtime-shapes --dtype=f16 --heads-q=4 --head-dim=128 --window=64,64
 MATRIX
-  esac
-  # Packed sequences (varlen, sm_90/sm_90a only): check.sh runs each on
-  # several batches of lengths ($FA_VARLEN_SEQLENS).
-  case "$chip" in
-    sm_90|sm_90a) cat <<'MATRIX'
+  # Packed sequences (varlen): check.sh runs each on several batches of
+  # lengths ($FA_VARLEN_SEQLENS).
+  cat <<'MATRIX'
 vl_d64_causal_gqa_bf16      --varlen --dtype=bf16 --heads-q=8 --heads-kv=2 --head-dim=64 --causal
 vl_d128_bf16                --varlen --dtype=bf16 --heads-q=4 --head-dim=128
 vl_d128_causal_f16          --varlen --dtype=f16 --heads-q=4 --head-dim=128 --causal
@@ -170,7 +168,6 @@ vl_d128_softcap_causal_bf16 --varlen --dtype=bf16 --heads-q=4 --head-dim=128 --s
 vl_d128_dv64_bf16           --varlen --dtype=bf16 --heads-q=4 --head-dim=128 --head-dim-v=64
 vl_d256_causal_bf16         --varlen --dtype=bf16 --heads-q=2 --head-dim=256 --causal
 MATRIX
-  esac
 }
 
 bwd_matrix() {

@@ -117,6 +117,13 @@ cl::opt<int64_t> qBuffers(
     cl::desc("Q buffers of the WGMMA forward's persistent grid (1 to 8; 0 = "
              "the compiler's choice, 2; fewer where they do not fit)"),
     cl::init(0), cl::cat(category));
+cl::opt<std::string> forwardVariant(
+    "forward-variant",
+    cl::desc("the forward's kernel: auto (the compiler's choice), wgmma "
+             "(sm_90: the GPU tile level on WGMMA), mma.sync (the GPU tile "
+             "level on mma.sync, any chip) or mma.sync-emitter (the mma.sync "
+             "kernel built from the configuration)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> backwardVariant(
     "backward-variant",
     cl::desc("the backward's main kernel: auto (the compiler's choice), "
@@ -258,6 +265,12 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
     return invalid("--q-buffers must be in [0, " +
                    Twine(fagpu::kMaxTileBuffers) + "], got " + Twine(qBuffers));
   config.qBuffers = qBuffers;
+  if (forwardVariant != "auto" && forwardVariant != "wgmma" &&
+      forwardVariant != "mma.sync" && forwardVariant != "mma.sync-emitter")
+    return invalid("--forward-variant must be auto, wgmma, mma.sync or "
+                   "mma.sync-emitter, got '" +
+                   forwardVariant + "'");
+  config.forwardVariant = forwardVariant;
   if (backwardVariant != "auto" && backwardVariant != "wgmma" &&
       backwardVariant != "mma.sync")
     return invalid("--backward-variant must be auto, wgmma or mma.sync, "

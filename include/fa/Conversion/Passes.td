@@ -40,7 +40,7 @@ def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
 def ConvertTiledAttentionToFAGPU
     : Pass<"fa-convert-tiled-attention-to-fagpu", "::mlir::ModuleOp"> {
   let summary = "Lower the tiled attention forward to the GPU tile level "
-                "(WGMMA layouts)";
+                "(WGMMA or mma.sync layouts)";
   let description = [{
     Takes each function tiled by `fa-tile-attention` and turns it into a
     `gpu.func` kernel at the GPU tile level, carrying the IR over op by op:
@@ -60,11 +60,25 @@ def ConvertTiledAttentionToFAGPU
     in shared memory (WGMMA reads 8-bit operands K-major only); with
     `pair-fp8-keys` P keeps the accumulator's registers as the
     `#fagpu.wgmma_a8_pairs` operand and Vᵀ's keys follow (`pair_keys`).
+
+    With `mma-sync` the same IR gets the mma.sync layouts, the portable
+    kernel (sm_80 and later): `#fagpu.mma_sync_acc` tiles over warps of 16
+    or 32 query rows (`rows-per-warp`), Q read from its shared tile by each
+    QKᵀ (ldmatrix), P in `#fagpu.mma_sync_a` (the accumulator's registers);
+    f16 / bf16, block-kv a multiple of 16 up to 256, head dims multiples of
+    16 up to 256.
   }];
   let options =
       [Option<"pairFP8Keys", "pair-fp8-keys", "bool", "false",
               "FP8 P·V: P's keys in pairs (no shuffles), Vᵀ permuted to match "
               "(FlashAttention 3's register permutation)">,
+       Option<"mmaSync", "mma-sync", "bool", "false",
+              "mma.sync layouts instead of WGMMA's (sm_80 / sm_89: the "
+              "#fagpu.mma_sync_acc accumulator, Q read from its shared tile "
+              "by each product, P from registers)">,
+       Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
+              "with mma-sync: query rows a warp owns (16 or 32; 0: 32 for "
+              "128-row Q blocks up to head dim 128, else 16, FA2's choice)">,
   ];
   let dependentDialects = [
     "::mlir::fagpu::FAGPUDialect", "::mlir::gpu::GPUDialect",

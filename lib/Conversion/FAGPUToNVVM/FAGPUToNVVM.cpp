@@ -292,6 +292,7 @@ struct ConvertFAGPUToNVVMPass
     populateTileAccessToNVVMPatterns(converter, patterns, matrixStores);
     populateStoreTileToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);
+    populateMmaToMmaSyncPatterns(converter, patterns);
     populateBarriersToNVVMPatterns(converter, patterns);
     populateTurnsToNVVMPatterns(converter, patterns);
 

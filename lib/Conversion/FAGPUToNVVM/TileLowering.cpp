@@ -338,27 +338,6 @@ Value mlir::fagpu::packPairWord(OpBuilder &b, Location loc, Value low,
   return vector::ExtractOp::create(b, loc, word, 0);
 }
 
-namespace {
-/// Index arithmetic for swizzledByteOffsetIn.
-struct IndexArith {
-  using Int = Value;
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t y) {
-    return arith::MulIOp::create(b, loc, x, c(y));
-  }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, loc, x, c(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, loc, x, c(y));
-  }
-  Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
-};
-} // namespace
-
 Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
                                         SharedTileType tile, Value row,
                                         Value col) {
@@ -410,8 +389,36 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
                           /*reductionPredicate=*/Value());
 }
 
+/// Whether the kernel being built runs on a chip with an async proxy
+/// (sm_90 and later: the tensor cores' and bulk copies' reads of shared
+/// memory), by its module's NVVM target; assumed without one (the lowering
+/// alone, before a target is attached).
+static bool hasAsyncProxy(OpBuilder &b) {
+  Block *block = b.getInsertionBlock();
+  Operation *parent = block ? block->getParentOp() : nullptr;
+  auto module = parent ? dyn_cast<gpu::GPUModuleOp>(parent) : nullptr;
+  if (parent && !module)
+    module = parent->getParentOfType<gpu::GPUModuleOp>();
+  std::optional<ArrayAttr> targets =
+      module ? module.getTargets() : std::nullopt;
+  if (!targets || !*targets)
+    return true;
+  for (Attribute target : *targets) {
+    auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target);
+    unsigned version = 0;
+    if (nvvm && nvvm.getChip().starts_with("sm_") &&
+        !nvvm.getChip().drop_front(3).consumeInteger(10, version))
+      return version >= 90;
+  }
+  return true;
+}
+
 void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc,
                                       SyncScope scope) {
+  if (!hasAsyncProxy(b)) {
+    emitSync(b, loc, scope);
+    return;
+  }
   NVVM::FenceProxyOp::create(
       b, loc,
       NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),

@@ -12,6 +12,8 @@
 
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -120,6 +122,28 @@ SmallVector<int64_t> sourceRegisters(const TileLayout &from,
 /// pair as stmatrix and the 16-byte stores take it).
 Value packPairWord(OpBuilder &b, Location loc, Value low, Value high);
 
+/// Index arithmetic at one location (also swizzledByteOffsetIn's
+/// arithmetic).
+struct IndexArith {
+  using Int = Value;
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  /// x + y, x itself for y = 0.
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, c(y)); }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+};
+
 /// Byte offset (index) of element (row, col) of a shared tile, for rows and
 /// columns known only in the kernel; the same function as
 /// SharedTileType::byteOffset.
@@ -201,6 +225,10 @@ void populateStoreTileToNVVMPatterns(TileTypeConverter &converter,
 void populateMmaToWGMMAPatterns(TileTypeConverter &converter,
                                 RewritePatternSet &patterns,
                                 bool descriptorsAtUse = false);
+
+/// Lowers `fagpu.mma` with an mma.sync accumulator (MmaToMmaSync.cpp).
+void populateMmaToMmaSyncPatterns(TileTypeConverter &converter,
+                                  RewritePatternSet &patterns);
 
 } // namespace fagpu
 } // namespace mlir

@@ -396,11 +396,6 @@ int64_t AttentionKernelConfig::sharedBytes() const {
               blockKV * rowPitch(headDimV));
 }
 
-int64_t mlir::fa::defaultRowsPerWarp(int64_t blockQ, int64_t headDim,
-                                     int64_t headDimV) {
-  return blockQ >= 128 && std::max(headDim, headDimV) <= 128 ? 32 : 16;
-}
-
 std::string mlir::fa::checkForwardKernelConfig(const AttentionKernelConfig &c) {
   if (std::string grid = checkGridLimits(c); !grid.empty())
     return grid;

@@ -11,10 +11,6 @@
 namespace mlir {
 namespace fa {
 
-/// FA2's shape choice: 32 rows per warp for blockQ >= 128 and head dims up to
-/// 128, else 16.
-int64_t defaultRowsPerWarp(int64_t blockQ, int64_t headDim, int64_t headDimV);
-
 /// Checks the limits of the forward kernel; empty string when supported.
 std::string checkForwardKernelConfig(const AttentionKernelConfig &config);
 

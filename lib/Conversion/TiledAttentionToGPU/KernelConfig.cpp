@@ -82,3 +82,8 @@ gpu::GPUFuncOp mlir::fa::createKernelFunc(
     func->setAttr("fa.softcap", b.getF64FloatAttr(*c.softcap));
   return func;
 }
+
+int64_t mlir::fa::defaultRowsPerWarp(int64_t blockQ, int64_t headDim,
+                                     int64_t headDimV) {
+  return blockQ >= 128 && std::max(headDim, headDimV) <= 128 ? 32 : 16;
+}

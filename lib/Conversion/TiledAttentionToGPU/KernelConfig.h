@@ -141,6 +141,10 @@ std::string checkGridLimits(const AttentionKernelConfig &config);
 gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
                                          gpu::GPUModuleOp &kernels);
 
+/// FA2's shape choice for the mma.sync forward: 32 rows per warp for
+/// blockQ >= 128 and head dims up to 128, else 16.
+int64_t defaultRowsPerWarp(int64_t blockQ, int64_t headDim, int64_t headDimV);
+
 /// Places `kernel`'s shared tiles and records fa.shared_bytes; when they do
 /// not fit a block, erases the kernel and reports it at `at` (the
 /// attention op's location: the op itself may be gone, decomposed or moved

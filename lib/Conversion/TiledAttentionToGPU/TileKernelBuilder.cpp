@@ -18,6 +18,8 @@ TileKernelBuilder::TileKernelBuilder(OpBuilder &b, int64_t warps)
     : b(b), warps(warps) {}
 
 fagpu::DistributedLayoutAttr TileKernelBuilder::aLayoutOf(Type element) {
+  if (mmaSync)
+    return fagpu::MmaSyncALayoutAttr::get(b.getContext(), warps);
   if (element.getIntOrFloatBitWidth() == 8 && pairFP8Keys)
     return fagpu::WgmmaA8PairsLayoutAttr::get(b.getContext(), warps);
   if (element.getIntOrFloatBitWidth() == 8)
@@ -30,6 +32,9 @@ TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
   MLIRContext *ctx = b.getContext();
   int64_t rows = shape[0];
   auto tile = [&]() -> fagpu::DistributedLayoutAttr {
+    if (mmaSync)
+      return cast<fagpu::DistributedLayoutAttr>(
+          fagpu::MmaSyncAccLayoutAttr::get(ctx, warps));
     if (rows % (16 * warps) != 0 && rows == 64 && warps > 4)
       return cast<fagpu::DistributedLayoutAttr>(
           fagpu::WgmmaAccColsLayoutAttr::get(ctx, warps));

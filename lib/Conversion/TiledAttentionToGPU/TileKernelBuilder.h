@@ -66,6 +66,9 @@ public:
   /// 8-bit P·V with P's keys in pairs (#fagpu.wgmma_a8_pairs: no shuffles)
   /// and Vᵀ transposed to match (pair_keys).
   bool pairFP8Keys = false;
+  /// mma.sync layouts (#fagpu.mma_sync_acc / #fagpu.mma_sync_a, `warps`
+  /// splitting the rows) instead of WGMMA's: the portable kernel (sm_80).
+  bool mmaSync = false;
 
   IRMapping map;
   /// Tensors that are one value everywhere (fills and slices of fills).

@@ -7,7 +7,8 @@
 // definition of it, the decomposition of the tile ops
 // (decomposeAttentionTiles), carried over op by op: each tile-sized
 // linalg.generic becomes the same arith/math ops on register tiles whose layout
-// is the WGMMA accumulator's (contractions become fagpu.mma, row reductions
+// is the WGMMA accumulator's, or with mma-sync the mma.sync accumulator's
+// (contractions become fagpu.mma, row reductions
 // fagpu.reduce_rows, row broadcasts fagpu.expand_rows, linalg.index
 // fagpu.tile_coords). Nothing is rebuilt from numbers: the kernel is the IR
 // given, with layouts.
@@ -78,6 +79,30 @@ std::string checkWgmmaKernelConfig(const AttentionKernelConfig &c) {
   return checkGridLimits(c);
 }
 
+/// Why the mma.sync kernel cannot take `c` (empty when it can): warps of
+/// 16 or 32 query rows, products of m16n8k16 steps.
+std::string checkMmaSyncTileConfig(const AttentionKernelConfig &c) {
+  auto fail = [](const Twine &why) { return why.str(); };
+  if (!c.elementType.isF16() && !c.elementType.isBF16())
+    return fail("operands must be f16 or bf16");
+  if (c.rowsPerWarp != 16 && c.rowsPerWarp != 32)
+    return fail("rows per warp must be 16 or 32, got " + Twine(c.rowsPerWarp));
+  if (c.blockQ % c.rowsPerWarp != 0 || c.warps() > 16 ||
+      !llvm::isPowerOf2_64(c.warps()))
+    return fail("block-q must be " + Twine(c.rowsPerWarp) +
+                " rows per warp times a power of two of warps, at most 16, "
+                "got " +
+                Twine(c.blockQ));
+  if (c.blockKV < 16 || c.blockKV > 256 || c.blockKV % 16 != 0)
+    return fail("block-kv must be a multiple of 16 in [16, 256], got " +
+                Twine(c.blockKV));
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d % 16 != 0 || d > 256)
+      return fail("head dims must be multiples of 16 up to 256, got " +
+                  Twine(d));
+  return checkGridLimits(c);
+}
+
 /// The function arguments that the tile ops' descales are read from (q's,
 /// k's, then v's: the kernel's last arguments), each by a tensor.extract.
 FailureOr<SmallVector<BlockArgument>> traceDescales(func::FuncOp func) {
@@ -145,11 +170,17 @@ struct ConvertTiledAttentionToFAGPUPass
         readKernelConfig(tileOp, func.getSymName());
     if (failed(config))
       return failure();
-    config->rowsPerWarp = 16;
-    std::string problem = checkWgmmaKernelConfig(*config);
+    config->rowsPerWarp =
+        !mmaSync      ? 16
+        : rowsPerWarp ? rowsPerWarp.getValue()
+                      : defaultRowsPerWarp(config->blockQ, config->headDim,
+                                           config->headDimV);
+    std::string problem = mmaSync ? checkMmaSyncTileConfig(*config)
+                                  : checkWgmmaKernelConfig(*config);
+    StringRef kernelName = mmaSync ? "mma.sync kernel" : "WGMMA kernel";
     if (!problem.empty())
       return tileOp.emitError()
-             << "cannot lower to the WGMMA kernel: " << problem;
+             << "cannot lower to the " << kernelName << ": " << problem;
     FailureOr<InputSlices> inputs = traceInputSlices(func);
     if (failed(inputs))
       return failure();
@@ -176,7 +207,8 @@ struct ConvertTiledAttentionToFAGPUPass
       arguments.push_back(memrefTypeOf(starts.getType()));
     for (BlockArgument descale : *descales)
       arguments.push_back(memrefTypeOf(descale.getType()));
-    int64_t warps = config->blockQ / kWarpgroupRows * 4;
+    int64_t warps =
+        mmaSync ? config->warps() : config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
         b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
         config->grid(), 32 * warps, /*sharedBytes=*/0, *config);
@@ -185,6 +217,7 @@ struct ConvertTiledAttentionToFAGPUPass
 
     TileKernelBuilder builder(b, warps);
     builder.pairFP8Keys = pairFP8Keys;
+    builder.mmaSync = mmaSync;
     builder.entry = &entry;
     for (auto [slice, role] : inputs->roles) {
       builder.sliceArguments[slice] = entry.getArgument(role);
@@ -243,7 +276,7 @@ struct ConvertTiledAttentionToFAGPUPass
       builder.storeRows(cast<tensor::ParallelInsertSliceOp>(op));
     gpu::ReturnOp::create(b, func.getLoc());
     if (failed(placeKernelSharedTiles(
-            kernel, opLoc, "WGMMA kernel",
+            kernel, opLoc, kernelName,
             " a block can have (smaller block-q or block-kv)")))
       return failure();
     // The launch lives in the runtime; the kernel carries its geometry.

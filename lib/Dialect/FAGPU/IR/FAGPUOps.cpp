@@ -132,8 +132,10 @@ LogicalResult MmaOp::verify() {
   if (auto aTile = dyn_cast<SharedTileType>(getA().getType())) {
     if (aTile.getStages() != 1)
       return emitOpError() << "reads one stage of a ring (fagpu.stage)";
-    if (!wgmma)
-      return emitOpError() << "mma.sync takes A from registers";
+    // ldmatrix reads mma.sync's A fragments from [M, K] rows.
+    if (!wgmma && getTransposeA())
+      return emitOpError() << "mma.sync reads a shared A as [M, K], not "
+                              "transposed";
     int64_t am = getTransposeA() ? aTile.getCols() : aTile.getRows();
     int64_t ak = getTransposeA() ? aTile.getRows() : aTile.getCols();
     if (am != m || ak != k)

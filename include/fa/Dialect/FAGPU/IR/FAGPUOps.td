@@ -123,7 +123,9 @@ def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
     register tiles [M, N] in an accumulator layout, which picks the
     instruction: `#fagpu.wgmma_acc` (wgmma.mma_async, Hopper) or
     `#fagpu.mma_sync_acc` (mma.sync.m16n8k16). `a` is [M, K], from shared
-    memory or from registers in the family's A layout; `b` is a shared tile,
+    memory or from registers in the family's A layout (mma.sync reads a
+    shared A into registers with `ldmatrix` at each product: Q, which every
+    KV block multiplies, stays in shared memory); `b` is a shared tile,
     [K, N], or [N, K] with `transpose_b` (K contiguous, as K is for QKᵀ).
     With `transpose_a` (WGMMA, 16-bit operands) `a` is a shared tile [K, M]
     read as its transpose (M contiguous): the backward's Pᵀ·dO and dSᵀ·Q

@@ -1,0 +1,221 @@
+//===- MmaToMmaSync.cpp - fagpu.mma on warp-level mma.sync ----------------===//
+//
+// An accumulator in the #fagpu.mma_sync_acc layout is a grid of
+// mma.sync.m16n8k16 C fragments: each warp owns its rows (m16 tiles) and
+// every n8 column tile of them. The product is one mma.sync per (m16 tile,
+// n8 tile, k16 step). Where each fragment element sits is asked of the
+// layouts (the accumulator's and a register A operand's), never recomputed
+// here; the PTX ISA's fragment tables are the layouts' unit tests.
+//
+// Shared operands are read into fragments with ldmatrix, through the
+// tile's own addressing (its swizzle included):
+//   A [M, K] (Q):          .x4, lane l -> row l % 16, column 8 (l / 16):
+//                          the matrices come back as a0a1, a2a3, a4a5, a6a7;
+//   B [N, K] (K, K-major): .x4, lane l -> row 8 (l / 16) + l % 8, column
+//                          8 ((l / 8) % 2): b0, b1 of two n8 tiles;
+//   B [K, N] (V):          .x4.trans, lane l -> row l % 16, column
+//                          8 (l / 16): the transpose hands each thread
+//                          (k 2t..2t+1, n g), b0, b1 of two n8 tiles.
+// An odd last n8 tile is read with .x2 (lanes 0-15's addresses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::fagpu;
+
+namespace {
+
+constexpr int64_t kFragmentRows = 16; // m16
+constexpr int64_t kFragmentCols = 8;  // n8
+constexpr int64_t kStepK = 16;        // k16
+
+/// `count` (1, 2 or 4) 8 x 8 matrices of a 16-bit shared tile, lane l
+/// pointing at (row, col): one 32-bit word each.
+SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value base,
+                                SharedTileType tile, Value row, Value col,
+                                int64_t count, bool transpose) {
+  Value address = emitSharedAddress(
+      b, loc, base, emitSharedByteOffset(b, loc, tile, row, col));
+  Type i32 = b.getI32Type();
+  Type resultType = count == 1
+                        ? i32
+                        : Type(LLVM::LLVMStructType::getLiteral(
+                              b.getContext(), SmallVector<Type>(count, i32)));
+  Value loaded = NVVM::LdMatrixOp::create(
+      b, loc, resultType, address, count,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  if (count == 1)
+    return {loaded};
+  SmallVector<Value> words;
+  for (int64_t i = 0; i < count; ++i)
+    words.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+  return words;
+}
+
+/// A fragment word as mma.sync takes it: f16 pairs as vector<2xf16>, bf16
+/// pairs as i32.
+Value operandWord(OpBuilder &b, Location loc, Value word, Type element) {
+  if (!element.isF16())
+    return word;
+  Value asVector = vector::BroadcastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), word);
+  return vector::BitCastOp::create(b, loc, VectorType::get({2}, element),
+                                   asVector);
+}
+
+struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto accType = cast<RankedTensorType>(op.getAcc().getType());
+    if (!isa<MmaSyncAccLayoutAttr>(accType.getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not an mma.sync accumulator");
+    Location loc = op.getLoc();
+    IndexArith ix{rewriter, loc};
+    TileLayout accLayout = getTileLayout(accType);
+    int64_t warpRows = accType.getDimSize(0) / accLayout.numWarps();
+    int64_t mTiles = warpRows / kFragmentRows;
+    int64_t nTiles = accType.getDimSize(1) / kFragmentCols;
+    SharedTileType bTile = op.getB().getType();
+    bool transposeB = op.getTransposeB();
+    Type element = bTile.getElementType();
+    int64_t kSteps = (transposeB ? bTile.getCols() : bTile.getRows()) / kStepK;
+
+    ThreadPosition thread = ThreadPosition::get(rewriter, loc);
+    Value lane = thread.lane;
+    Value laneLow16 = ix.rem(lane, 16);
+    Value laneHalf = ix.mul(ix.div(lane, 16), 8); // 8 (l / 16)
+
+    // The accumulator: lane 0's register of each element (other lanes and
+    // warps hold the same registers at their own elements).
+    DenseMap<std::pair<int64_t, int64_t>, int64_t> accRegister =
+        registersByElement(accLayout);
+    SmallVector<Value> acc;
+    // A product from zero (S) starts from zero registers, not the zero
+    // tile's.
+    Value accTile = op.getAcc();
+    if (auto splat = accTile.getDefiningOp<tensor::SplatOp>())
+      accTile = splat.getInput();
+    if (matchPattern(accTile, m_AnyZeroFloat())) {
+      Value zero = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getF32FloatAttr(0.0));
+      acc.assign(accLayout.numRegisters(), zero);
+    } else {
+      acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    }
+
+    // A from registers: lane 0's register of each fragment element.
+    auto aRegisterTile = dyn_cast<RankedTensorType>(op.getA().getType());
+    SmallVector<Value> aRegs;
+    DenseMap<std::pair<int64_t, int64_t>, int64_t> aRegister;
+    if (aRegisterTile) {
+      aRegs = unpackVector(rewriter, loc, adaptor.getA());
+      aRegister = registersByElement(getTileLayout(aRegisterTile));
+    }
+    // A from shared memory: the warp's rows, lane l at row l % 16.
+    Value aLaneRow;
+    if (!aRegisterTile)
+      aLaneRow = ix.add(ix.mul(thread.warp, warpRows), laneLow16);
+
+    Value bLaneRow, bLaneCol;
+    if (transposeB) {
+      bLaneRow = ix.add(ix.rem(lane, 8), laneHalf);
+      bLaneCol = ix.mul(ix.rem(ix.div(lane, 8), 2), 8);
+    } else {
+      bLaneRow = laneLow16;
+      bLaneCol = laneHalf;
+    }
+
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        rewriter.getContext(), SmallVector<Type>(4, rewriter.getF32Type()));
+    NVVM::MMATypes ptxType =
+        element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    for (int64_t k = 0; k < kSteps; ++k) {
+      int64_t k0 = k * kStepK;
+      // a0a1, a2a3, a4a5, a6a7 of each m16 tile.
+      SmallVector<SmallVector<Value>> aWords;
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        int64_t r0 = mt * kFragmentRows;
+        if (aRegisterTile) {
+          SmallVector<Value> words;
+          for (auto [dr, dc] :
+               {std::pair<int64_t, int64_t>{0, 0}, {8, 0}, {0, 8}, {8, 8}}) {
+            Value low = aRegs[aRegister.lookup({r0 + dr, k0 + dc})];
+            Value high = aRegs[aRegister.lookup({r0 + dr, k0 + dc + 1})];
+            words.push_back(packPairWord(rewriter, loc, low, high));
+          }
+          aWords.push_back(words);
+        } else {
+          aWords.push_back(
+              loadMatrices(rewriter, loc, adaptor.getA(),
+                           cast<SharedTileType>(op.getA().getType()),
+                           ix.add(aLaneRow, r0), ix.add(laneHalf, k0), 4,
+                           /*transpose=*/false));
+        }
+      }
+      // b0, b1 of each n8 tile, two tiles a load.
+      SmallVector<SmallVector<Value>> bWords;
+      for (int64_t nt = 0; nt < nTiles; nt += 2) {
+        int64_t count = nt + 1 < nTiles ? 4 : 2;
+        int64_t n0 = nt * kFragmentCols;
+        Value row = transposeB ? ix.add(bLaneRow, n0) : ix.add(bLaneRow, k0);
+        Value col = transposeB ? ix.add(bLaneCol, k0) : ix.add(bLaneCol, n0);
+        SmallVector<Value> words =
+            loadMatrices(rewriter, loc, adaptor.getB(), bTile, row, col, count,
+                         /*transpose=*/!transposeB);
+        bWords.push_back({words[0], words[1]});
+        if (count == 4)
+          bWords.push_back({words[2], words[3]});
+      }
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        SmallVector<Value> a;
+        for (Value word : aWords[mt])
+          a.push_back(operandWord(rewriter, loc, word, element));
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          int64_t r0 = mt * kFragmentRows, c0 = nt * kFragmentCols;
+          std::array<int64_t, 4> regs = {accRegister.lookup({r0, c0}),
+                                         accRegister.lookup({r0, c0 + 1}),
+                                         accRegister.lookup({r0 + 8, c0}),
+                                         accRegister.lookup({r0 + 8, c0 + 1})};
+          SmallVector<Value> c = {acc[regs[0]], acc[regs[1]], acc[regs[2]],
+                                  acc[regs[3]]};
+          SmallVector<Value> bOperand = {
+              operandWord(rewriter, loc, bWords[nt][0], element),
+              operandWord(rewriter, loc, bWords[nt][1], element)};
+          auto mma = NVVM::MmaOp::create(
+              rewriter, loc, resultType, a, bOperand, c,
+              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            acc[regs[i]] =
+                LLVM::ExtractValueOp::create(rewriter, loc, mma.getResult(), i);
+        }
+      }
+    }
+    auto type = cast<VectorType>(getTypeConverter()->convertType(accType));
+    rewriter.replaceOp(op, packVector(rewriter, loc, type, acc));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fagpu::populateMmaToMmaSyncPatterns(TileTypeConverter &converter,
+                                               RewritePatternSet &patterns) {
+  patterns.add<LowerMmaToMmaSync>(converter, patterns.getContext());
+}

@@ -1,0 +1,53 @@
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm))' | FileCheck %s
+
+// fagpu.mma on an mma.sync accumulator: one mma.sync.m16n8k16 per (m16
+// tile, n8 tile, k16 step). S = Q Kᵀ from two shared tiles, 16 rows a warp:
+// per k16 step one ldmatrix.x4 of Q (a0..a7) and one of K per two n8 tiles
+// (4 + 16 loads, 4 x 8 products); a zero accumulator is zero registers.
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @scores
+  // CHECK: arith.constant 0.000000e+00 : f32
+  // CHECK-COUNT-5: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+  // CHECK-COUNT-8: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32)
+  // CHECK-NOT: nvvm.mma.sync
+  // CHECK-COUNT-5: nvvm.ldmatrix
+  // CHECK-COUNT-8: nvvm.mma.sync
+  // CHECK-COUNT-5: nvvm.ldmatrix
+  // CHECK-COUNT-8: nvvm.mma.sync
+  // CHECK-COUNT-5: nvvm.ldmatrix
+  // CHECK-COUNT-8: nvvm.mma.sync
+  // CHECK-NOT: nvvm.mma.sync
+  // CHECK: gpu.return
+  gpu.func @scores(%q: !fagpu.smem<64x64xbf16, swizzle = 128>, %k: !fagpu.smem<64x64xbf16, swizzle = 128>) kernel {
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+    %s = fagpu.mma %q, %k, %zero transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+    gpu.return
+  }
+}
+
+// -----
+
+// O += P V: P from registers (#fagpu.mma_sync_a words, f16 pairs as
+// vector<2xf16>), V [K, N] read transposed by ldmatrix.trans; 32 rows a
+// warp (two m16 tiles), three n8 tiles (a .x4 and an .x2 a k16 step), two
+// k16 steps: 2 x 3 x 2 products.
+
+#acc = #fagpu.mma_sync_acc<warps = 2>
+#a = #fagpu.mma_sync_a<warps = 2>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @values
+  // CHECK-NOT: layout = #nvvm.mma_layout<row>
+  // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+  // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 2 : i32
+  // CHECK-COUNT-6: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  // CHECK: nvvm.ldmatrix {{.*}} num = 4 : i32
+  // CHECK: nvvm.ldmatrix {{.*}} num = 2 : i32
+  // CHECK-COUNT-6: nvvm.mma.sync
+  // CHECK-NOT: nvvm.mma.sync
+  gpu.func @values(%p: tensor<64x32xf16, #a>, %v: !fagpu.smem<32x24xf16, swizzle = 0>, %o: tensor<64x24xf32, #acc>) kernel {
+    %r = fagpu.mma %p, %v, %o : tensor<64x32xf16, #a>, !fagpu.smem<32x24xf16, swizzle = 0>, tensor<64x24xf32, #acc> -> tensor<64x24xf32, #acc>
+    gpu.return
+  }
+}
