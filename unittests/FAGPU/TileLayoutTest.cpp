@@ -414,6 +414,56 @@ TEST(MmaSyncOperandB, TiledMatchesIsaTableComposedWithTiling) {
   }
 }
 
+// ldmatrix.x4 replayed as the PTX ISA describes it (9.7.9.9: lanes 8 i ..
+// 8 i + 7 give the addresses of rows 0-7 of matrix i; thread t receives in
+// its register i elements (t / 4, 2 (t % 4)) and (t / 4, 2 (t % 4) + 1) of
+// matrix i, or with .trans elements (2 (t % 4), t / 4) and (2 (t % 4) + 1,
+// t / 4)), a matrix row being the 8 stored elements from where its lane
+// points: element h of register i of thread t, in stored coordinates.
+RC replayLdmatrix(LdMatrixOperand operand, bool transpose, int64_t thread,
+                  int64_t reg, int64_t h) {
+  IntegerArith a;
+  int64_t matrixRow = transpose ? 2 * (thread % 4) + h : thread / 4;
+  int64_t matrixCol = transpose ? thread / 4 : 2 * (thread % 4) + h;
+  auto [row, col] = ldmatrixLanePosition(a, operand, 8 * reg + matrixRow);
+  return {row, col + matrixCol};
+}
+
+// Q [M, K] as stored: register i is a(2 i), a(2 i + 1) of the m16k16 A
+// fragment.
+TEST(LdMatrixLanePosition, AComesBackAsTheMmaAFragment) {
+  for (int64_t t = 0; t < 32; ++t)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        RC got = replayLdmatrix(LdMatrixOperand::A, false, t, i, h);
+        RC want = isaMmaA(t, 2 * i + h);
+        EXPECT_EQ(got.row, want.row) << "lane " << t << " a" << 2 * i + h;
+        EXPECT_EQ(got.col, want.col) << "lane " << t << " a" << 2 * i + h;
+      }
+}
+
+// Register i is b(2 (i % 2)), b(2 (i % 2) + 1) of n8 tile i / 2. K stored
+// [N, K] (rows n) is read as stored; V stored [K, N] (rows k) with .trans.
+TEST(LdMatrixLanePosition, BComesBackAsTwoMmaBFragments) {
+  for (bool keysAreRows : {true, false})
+    for (int64_t t = 0; t < 32; ++t)
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t h = 0; h < 2; ++h) {
+          RC got =
+              keysAreRows
+                  ? replayLdmatrix(LdMatrixOperand::BStoredKN, true, t, i, h)
+                  : replayLdmatrix(LdMatrixOperand::BStoredNK, false, t, i, h);
+          RC kn = keysAreRows ? got : RC{got.col, got.row};
+          RC want = isaMmaB(t, 2 * (i % 2) + h);
+          EXPECT_EQ(kn.row, want.row)
+              << (keysAreRows ? "[K, N]" : "[N, K]") << " lane " << t
+              << " register " << i << "." << h;
+          EXPECT_EQ(kn.col, want.col + 8 * (i / 2))
+              << (keysAreRows ? "[K, N]" : "[N, K]") << " lane " << t
+              << " register " << i << "." << h;
+        }
+}
+
 //===----------------------------------------------------------------------===//
 // 3. wgmma accumulator.
 //===----------------------------------------------------------------------===//

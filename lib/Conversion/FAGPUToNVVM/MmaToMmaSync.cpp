@@ -7,16 +7,10 @@
 // layouts (the accumulator's and a register A operand's), never recomputed
 // here; the PTX ISA's fragment tables are the layouts' unit tests.
 //
-// Shared operands are read into fragments with ldmatrix, through the
-// tile's own addressing (its swizzle included):
-//   A [M, K] (Q):          .x4, lane l -> row l % 16, column 8 (l / 16):
-//                          the matrices come back as a0a1, a2a3, a4a5, a6a7;
-//   B [N, K] (K, K-major): .x4, lane l -> row 8 (l / 16) + l % 8, column
-//                          8 ((l / 8) % 2): b0, b1 of two n8 tiles;
-//   B [K, N] (V):          .x4.trans, lane l -> row l % 16, column
-//                          8 (l / 16): the transpose hands each thread
-//                          (k 2t..2t+1, n g), b0, b1 of two n8 tiles.
-// An odd last n8 tile is read with .x2 (lanes 0-15's addresses).
+// Shared operands are read into fragments with ldmatrix.x4 through the
+// tile's own addressing (its swizzle included), each lane pointing where
+// ldmatrixLanePosition (TileLayout.h) says: Q ([M, K]) and K ([N, K]) as
+// stored, V ([K, N]) with .trans. An odd last n8 tile is read with .x2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,9 +89,6 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
     int64_t kSteps = (transposeB ? bTile.getCols() : bTile.getRows()) / kStepK;
 
     ThreadPosition thread = ThreadPosition::get(rewriter, loc);
-    Value lane = thread.lane;
-    Value laneLow16 = ix.rem(lane, 16);
-    Value laneHalf = ix.mul(ix.div(lane, 16), 8); // 8 (l / 16)
 
     // The accumulator: lane 0's register of each element (other lanes and
     // warps hold the same registers at their own elements).
@@ -125,19 +116,18 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       aRegs = unpackVector(rewriter, loc, adaptor.getA());
       aRegister = registersByElement(getTileLayout(aRegisterTile));
     }
-    // A from shared memory: the warp's rows, lane l at row l % 16.
-    Value aLaneRow;
-    if (!aRegisterTile)
-      aLaneRow = ix.add(ix.mul(thread.warp, warpRows), laneLow16);
-
-    Value bLaneRow, bLaneCol;
-    if (transposeB) {
-      bLaneRow = ix.add(ix.rem(lane, 8), laneHalf);
-      bLaneCol = ix.mul(ix.rem(ix.div(lane, 8), 2), 8);
-    } else {
-      bLaneRow = laneLow16;
-      bLaneCol = laneHalf;
+    // A from shared memory: the warp's rows.
+    Value aLaneRow, aLaneCol;
+    if (!aRegisterTile) {
+      auto [row, col] =
+          ldmatrixLanePosition(ix, LdMatrixOperand::A, thread.lane);
+      aLaneRow = ix.add(ix.mul(thread.warp, warpRows), row);
+      aLaneCol = col;
     }
+    auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(
+        ix,
+        transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN,
+        thread.lane);
 
     auto resultType = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(4, rewriter.getF32Type()));
@@ -162,7 +152,7 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
           aWords.push_back(
               loadMatrices(rewriter, loc, adaptor.getA(),
                            cast<SharedTileType>(op.getA().getType()),
-                           ix.add(aLaneRow, r0), ix.add(laneHalf, k0), 4,
+                           ix.add(aLaneRow, r0), ix.add(aLaneCol, k0), 4,
                            /*transpose=*/false));
         }
       }

@@ -368,17 +368,6 @@ TileLayout TileLayout::wgmmaOperandA8Pairs(int64_t rows, int64_t cols,
                           fragmentLanes());
 }
 
-namespace {
-struct IntegerArith {
-  using Int = int64_t;
-  Int add(Int x, Int y) { return x + y; }
-  Int mul(Int x, Int y) { return x * y; }
-  Int div(Int x, Int y) { return x / y; }
-  Int rem(Int x, Int y) { return x % y; }
-  Int xorOp(Int x, Int y) { return x ^ y; }
-};
-} // namespace
-
 int64_t mlir::fagpu::swizzledByteOffset(int64_t row, int64_t col,
                                         int64_t elementBytes, int64_t rows,
                                         int64_t rowBytes,

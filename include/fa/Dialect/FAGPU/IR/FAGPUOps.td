@@ -116,7 +116,9 @@ def FAGPU_WaitSharedCopiesOp : FAGPU_Op<"wait_shared_copies"> {
   let assemblyFormat = "`pending` `=` $pending attr-dict";
 }
 
-def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
+// Not Pure: it reads its shared tiles, whose contents copies change (two
+// products of the same tile with a copy between are two products).
+def FAGPU_MmaOp : FAGPU_Op<"mma"> {
   let summary = "acc + A · B on the tensor cores";
   let description = [{
     `result = acc + a · b` with f32 accumulation. `acc` and the result are
@@ -136,9 +138,9 @@ def FAGPU_MmaOp : FAGPU_Op<"mma", [Pure]> {
     the executing warps can do other work (hand the tensor cores to another
     warpgroup) while it runs.
   }];
-  let arguments = (ins AnyType:$a, FAGPU_SharedTile:$b,
-                       FAGPU_RegisterTile:$acc, UnitAttr:$transpose_b,
-                       UnitAttr:$async, UnitAttr:$transpose_a);
+  let arguments = (ins Arg<AnyType, "", [MemRead]>:$a,
+      Arg<FAGPU_SharedTile, "", [MemRead]>:$b, FAGPU_RegisterTile:$acc,
+      UnitAttr:$transpose_b, UnitAttr:$async, UnitAttr:$transpose_a);
   let results = (outs FAGPU_RegisterTile:$result);
   let builders = [
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$a,

@@ -234,6 +234,42 @@ typename A::Int swizzledByteOffsetIn(A &a, typename A::Int row,
                a.add(a.mul(a.xorOp(chunk, phase), 16), a.rem(inAtom, 16)));
 }
 
+/// The integer domain of the functions below on plain integers.
+struct IntegerArith {
+  using Int = int64_t;
+  Int add(Int x, Int y) { return x + y; }
+  Int mul(Int x, Int y) { return x * y; }
+  Int div(Int x, Int y) { return x / y; }
+  Int rem(Int x, Int y) { return x % y; }
+  Int xorOp(Int x, Int y) { return x ^ y; }
+};
+
+/// The operands mma.sync.m16n8k16 reads from shared memory with
+/// ldmatrix.x4 (four 8 x 8 matrices of 16-bit elements; lanes 8 i .. 8 i + 7
+/// point at the eight rows of matrix i): A [M, K] stored in rows of K (Q of
+/// QKᵀ); B [K, N] stored as [N, K], rows of K (K of QKᵀ); B [K, N] stored as
+/// is, rows of N, read with .trans (V of P·V).
+enum class LdMatrixOperand { A, BStoredNK, BStoredKN };
+
+/// The stored (row, col) that lane `lane` points ldmatrix.x4 at, from the
+/// first row and column of one k16 step of `operand`, such that the four
+/// matrices come back as the mma.sync fragment's 32-bit registers in order:
+/// A a0a1, a2a3, a4a5, a6a7 of one m16 tile; B b0b1, b2b3 of one n8 tile,
+/// then of the next. (.x2 reads the first two with lanes 0-15's.) Written
+/// once over an integer domain (as swizzledByteOffsetIn) for the lowering
+/// and for the tests that replay ldmatrix against the PTX ISA's fragments.
+template <typename A>
+std::pair<typename A::Int, typename A::Int>
+ldmatrixLanePosition(A &a, LdMatrixOperand operand, typename A::Int lane) {
+  if (operand == LdMatrixOperand::BStoredNK)
+    // Matrix i: n rows of tile i / 2, k half i % 2.
+    return {a.add(a.rem(lane, 8), a.mul(a.div(lane, 16), 8)),
+            a.mul(a.rem(a.div(lane, 8), 2), 8)};
+  // A: matrix i rows 8 (i % 2), k half i / 2; B stored [K, N]: k half
+  // i % 2, n tile i / 2.
+  return {a.rem(lane, 16), a.mul(a.div(lane, 16), 8)};
+}
+
 /// swizzledByteOffsetIn on plain integers.
 int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t elementBytes,
                            int64_t rows, int64_t rowBytes,
