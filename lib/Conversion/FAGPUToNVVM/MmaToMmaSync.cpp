@@ -23,6 +23,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::fagpu;
 
@@ -33,12 +35,9 @@ constexpr int64_t kFragmentCols = 8;  // n8
 constexpr int64_t kStepK = 16;        // k16
 
 /// `count` (1, 2 or 4) 8 x 8 matrices of a 16-bit shared tile, lane l
-/// pointing at (row, col): one 32-bit word each.
-SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value base,
-                                SharedTileType tile, Value row, Value col,
+/// pointing at `address`: one 32-bit word each.
+SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value address,
                                 int64_t count, bool transpose) {
-  Value address = emitSharedAddress(
-      b, loc, base, emitSharedByteOffset(b, loc, tile, row, col));
   Type i32 = b.getI32Type();
   Type resultType = count == 1
                         ? i32
@@ -55,6 +54,20 @@ SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value base,
   for (int64_t i = 0; i < count; ++i)
     words.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
   return words;
+}
+
+/// Every lane's ldmatrix position for `operand` (the same in each warp), at
+/// each warp's first row `warpRows` apart (0: one position for all warps).
+SmallVector<std::pair<int64_t, int64_t>>
+ldmatrixStarts(LdMatrixOperand operand, int64_t warps, int64_t warpRows) {
+  IntegerArith a;
+  SmallVector<std::pair<int64_t, int64_t>> starts;
+  for (int64_t warp = 0; warp < warps; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      auto [row, col] = ldmatrixLanePosition(a, operand, lane);
+      starts.push_back({warp * warpRows + row, col});
+    }
+  return starts;
 }
 
 /// A fragment word as mma.sync takes it: f16 pairs as vector<2xf16>, bf16
@@ -116,18 +129,22 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       aRegs = unpackVector(rewriter, loc, adaptor.getA());
       aRegister = registersByElement(getTileLayout(aRegisterTile));
     }
-    // A from shared memory: the warp's rows.
-    Value aLaneRow, aLaneCol;
+    // A from shared memory: the warp's rows. Each lane's addresses are a
+    // few swizzle phases plus constants (ThreadSharedOffsets).
+    std::optional<ThreadSharedOffsets> aOffsets;
     if (!aRegisterTile) {
       auto [row, col] =
           ldmatrixLanePosition(ix, LdMatrixOperand::A, thread.lane);
-      aLaneRow = ix.add(ix.mul(thread.warp, warpRows), row);
-      aLaneCol = col;
+      aOffsets.emplace(
+          cast<SharedTileType>(op.getA().getType()),
+          ix.add(ix.mul(thread.warp, warpRows), row), col,
+          ldmatrixStarts(LdMatrixOperand::A, accLayout.numWarps(), warpRows));
     }
-    auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(
-        ix,
-        transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN,
-        thread.lane);
+    LdMatrixOperand bOperand =
+        transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN;
+    auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(ix, bOperand, thread.lane);
+    ThreadSharedOffsets bOffsets(bTile, bLaneRow, bLaneCol,
+                                 ldmatrixStarts(bOperand, 1, 0));
 
     auto resultType = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(4, rewriter.getF32Type()));
@@ -149,11 +166,10 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
           }
           aWords.push_back(words);
         } else {
-          aWords.push_back(
-              loadMatrices(rewriter, loc, adaptor.getA(),
-                           cast<SharedTileType>(op.getA().getType()),
-                           ix.add(aLaneRow, r0), ix.add(aLaneCol, k0), 4,
-                           /*transpose=*/false));
+          aWords.push_back(loadMatrices(
+              rewriter, loc,
+              aOffsets->pointer(rewriter, loc, adaptor.getA(), r0, k0), 4,
+              /*transpose=*/false));
         }
       }
       // b0, b1 of each n8 tile, two tiles a load.
@@ -161,11 +177,12 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       for (int64_t nt = 0; nt < nTiles; nt += 2) {
         int64_t count = nt + 1 < nTiles ? 4 : 2;
         int64_t n0 = nt * kFragmentCols;
-        Value row = transposeB ? ix.add(bLaneRow, n0) : ix.add(bLaneRow, k0);
-        Value col = transposeB ? ix.add(bLaneCol, k0) : ix.add(bLaneCol, n0);
-        SmallVector<Value> words =
-            loadMatrices(rewriter, loc, adaptor.getB(), bTile, row, col, count,
-                         /*transpose=*/!transposeB);
+        Value address =
+            transposeB
+                ? bOffsets.pointer(rewriter, loc, adaptor.getB(), n0, k0)
+                : bOffsets.pointer(rewriter, loc, adaptor.getB(), k0, n0);
+        SmallVector<Value> words = loadMatrices(rewriter, loc, address, count,
+                                                /*transpose=*/!transposeB);
         bWords.push_back({words[0], words[1]});
         if (count == 4)
           bWords.push_back({words[2], words[3]});

@@ -174,8 +174,8 @@ gpu.module @m {
   // CHECK: llvm.mlir.addressof @__fa_shared_tiles : !llvm.ptr<3>
   // CHECK: arith.constant 9216 : index
   // CHECK: scf.for
-  // CHECK:   vector.load %{{.*}} : memref<128x32xbf16>, vector<8xbf16>
   // CHECK:   arith.xori
+  // CHECK:   llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
   // CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
   // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
   // CHECK-NEXT: gpu.barrier

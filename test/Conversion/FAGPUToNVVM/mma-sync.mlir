@@ -1,4 +1,5 @@
 // RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm))' | FileCheck %s
+// RUN: fa-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(fa-convert-fagpu-to-nvvm,canonicalize,cse))' | FileCheck %s --check-prefix=ADDR
 
 // fagpu.mma on an mma.sync accumulator: one mma.sync.m16n8k16 per (m16
 // tile, n8 tile, k16 step). S = Q Kᵀ from two shared tiles, 16 rows a warp:
@@ -20,6 +21,21 @@ gpu.module @m {
   // CHECK-COUNT-8: nvvm.mma.sync
   // CHECK-NOT: nvvm.mma.sync
   // CHECK: gpu.return
+
+  // A lane's addresses: one per swizzle phase it meets, the rest constants
+  // away. K's four loads of a k16 step are 16 rows (2048 bytes) apart in the
+  // same phase; each k16 step of the 128-byte swizzle is a phase of its own.
+  // ADDR-LABEL: gpu.func @scores
+  // ADDR: llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+  // ADDR-NEXT: nvvm.ldmatrix
+  // ADDR: %[[K0:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+  // ADDR-NEXT: nvvm.ldmatrix %[[K0]]
+  // ADDR: llvm.getelementptr %[[K0]][2048] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // ADDR: llvm.getelementptr %[[K0]][4096] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // ADDR: llvm.getelementptr %[[K0]][6144] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // ADDR-COUNT-6: llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+  // ADDR-NOT: (!llvm.ptr<3>, i32) -> !llvm.ptr<3>
+  // ADDR: gpu.return
   gpu.func @scores(%q: !fagpu.smem<64x64xbf16, swizzle = 128>, %k: !fagpu.smem<64x64xbf16, swizzle = 128>) kernel {
     %zero = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
     %s = fagpu.mma %q, %k, %zero transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
