@@ -165,7 +165,7 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
 }
 
 bool AttentionConfig::usesWgmmaForward() const {
-  if (forwardVariant == "mma.sync" || forwardVariant == "mma.sync-emitter")
+  if (forwardVariant == "mma.sync")
     return false;
   if (!wgmmaForwardLimits(*this).empty())
     return false;
@@ -303,25 +303,9 @@ static int64_t shortTileKVBlocks(const AttentionConfig &c) {
   return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
 }
 
-bool AttentionConfig::usesMmaSyncTileForward() const {
-  if (backward || usesWgmmaForward())
-    return false;
-  return forwardVariant == "mma.sync" ||
-         (forwardVariant == "auto" && (runtimeShapes || varlen));
-}
-
 std::string AttentionConfig::forwardVariantReason() const {
-  if (forwardVariant == "mma.sync-emitter")
-    return "mma.sync (the configuration's emitter): asked for";
-  if (usesMmaSyncTileForward()) {
-    std::string why =
-        forwardVariant == "mma.sync" ? "asked for" : "the call's shapes, and ";
-    if (forwardVariant != "mma.sync") {
-      std::string limits = wgmmaForwardLimits(*this);
-      why += limits.empty() ? chip + " has no WGMMA" : "no WGMMA: " + limits;
-    }
-    return "mma.sync (the GPU tile level): " + why;
-  }
+  if (forwardVariant == "mma.sync")
+    return "mma.sync: asked for";
   std::string limits = wgmmaForwardLimits(*this);
   if (!limits.empty())
     return "mma.sync: " + limits;

@@ -377,14 +377,6 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                    : "deterministic is the backward's; this is a forward");
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
-    if (effective.runtimeShapes && !effective.backward &&
-        !effective.usesWgmmaForward() && !effective.usesMmaSyncTileForward()) {
-      problem->emitError()
-          << "runtime batch and sequence lengths need a forward of the GPU "
-             "tile level (WGMMA or mma.sync); this problem compiles for "
-          << effective.forwardVariantReason();
-      return compileError("compiling to a GPU kernel failed", diagnostics);
-    }
   }
   if (problem && effective.backward && effective.runtimeShapes &&
       !effective.usesWgmmaBackward()) {

@@ -36,7 +36,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addPass(createTileAttention({effective.effectiveBlockQ(),
                                     effective.effectiveBlockKV(),
                                     effective.effectiveRescaleThreshold()}));
-  // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
+  // The forward on the GPU tile level: WGMMA on sm_90a, else mma.sync.
   if (effective.usesWgmmaForward()) {
     // FP8: FA3's register permutation (P keeps the accumulator's registers,
     // V's keys permuted to match), which the transposition's ldmatrix /
@@ -127,7 +127,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
-  } else if (effective.usesMmaSyncTileForward()) {
+  } else if (!effective.backward) {
     ConvertTiledAttentionToFAGPUOptions tiles;
     tiles.mmaSync = true;
     tiles.rowsPerWarp = rowsPerWarp;
@@ -138,7 +138,7 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
   } else {
-    pm.addPass(createConvertTiledAttentionToGPU({rowsPerWarp}));
+    pm.addPass(createConvertTiledAttentionToGPU());
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

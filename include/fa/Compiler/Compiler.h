@@ -75,10 +75,8 @@ struct AttentionConfig {
   /// tile computes, where it fits shared memory; 0 = the compiler's choice
   /// (2: +12-17 % at N = 512 on the H200, docs/perf/README.md).
   int64_t qBuffers = 0;
-  /// The forward's kernel: "auto" (the compiler's choice), "wgmma" (the GPU
-  /// tile level on WGMMA, sm_90), "mma.sync" (the GPU tile level on
-  /// mma.sync, any chip) or "mma.sync-emitter" (the mma.sync kernel built
-  /// from the configuration, which the tile level's replaces).
+  /// The forward's kernel, both from the GPU tile level: "auto" (the
+  /// compiler's choice), "wgmma" (sm_90) or "mma.sync" (any chip).
   std::string forwardVariant = "auto";
   /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
   /// (the GPU tile level, sm_90a) or "mma.sync".
@@ -151,11 +149,6 @@ struct AttentionConfig {
   /// (head dims above 128, docs/perf/README.md); never for shapes it does
   /// not take (head dims not multiples of 64 up to 256, other dtypes).
   bool usesWgmmaForward() const;
-  /// Whether the forward lowers through the GPU tile level to mma.sync
-  /// (fa-convert-tiled-attention-to-fagpu{mma-sync}): asked for, or where
-  /// WGMMA does not run and the shapes are the call's (runtime shapes,
-  /// packed sequences), which the emitter's kernel cannot take.
-  bool usesMmaSyncTileForward() const;
   std::string forwardVariantReason() const;
   /// Whether the backward lowers through the GPU tile level to WGMMA
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.

@@ -7,27 +7,20 @@ include "mlir/Pass/PassBase.td"
 
 def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
                                       "::mlir::ModuleOp"> {
-  let summary = "Lower tiled attention to a GPU kernel on mma.sync fragments";
+  let summary = "Lower the tiled attention backward to mma.sync kernels";
   let description = [{
-    Turns each function whose body is a tiled attention forward (the
-    `scf.forall` made by `fa-tile-attention`) into a `gpu.func` kernel in a
-    `gpu.module`: the forall becomes the grid (Q block, head, batch); one
-    thread block of Br / 16 warps owns a Q tile, each warp 16 rows. K/V tiles
-    are staged in shared memory with `cp.async` (zero-fill past the sequence
-    end), fragments are read with `ldmatrix`, QKᵀ and P·V run on
-    `mma.sync.m16n8k16` (f32 accumulate), and the online softmax runs on the
-    accumulator fragments with quad shuffles for row reductions. The
-    masked / unmasked / masked KV loop split of the tiled IR is kept.
+    Turns each function whose body is a tiled attention backward (the
+    `scf.forall` made by `fa-tile-attention-grad`) into three `gpu.func`
+    kernels in a `gpu.module`: the pre kernel (delta = rowsum(dO∘O), dQ's
+    f32 accumulator zeroed) and the post kernel (dQ cast) lowered from the
+    IR around the forall, and the main kernel over (KV block, KV head,
+    batch), built on `mma.sync.m16n8k16` fragments by the mma.sync emitter.
+    Portable to sm_80 and later. The forward lowers through the GPU tile
+    level (`fa-convert-tiled-attention-to-fagpu`, `mma-sync` below Hopper).
 
-    The host function is removed: the kernel carries what a launcher needs as
+    The host function is removed: the kernels carry what a launcher needs as
     attributes (`fa.grid`, `fa.block`, `fa.shared_bytes`, `fa.kind`, ...).
-    Portable to sm_80 and later.
   }];
-  let options = [
-    Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
-           "Query rows per warp: 16 or 32 (0: 32 for block-q >= 128 and "
-           "head dims up to 128, else 16)">,
-  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",

@@ -1,10 +1,16 @@
-//===- TiledAttentionToGPU.cpp - Tiled attention -> GPU kernels -----------===//
+//===- TiledAttentionToGPU.cpp - Tiled backward -> mma.sync kernels -------===//
+//
+// The mma.sync backward: row kernels lowered from the IR around the forall,
+// the main kernel built by the mma.sync emitter (BackwardKernel.cpp). The
+// forward, on every chip, goes through the GPU tile level
+// (fa-convert-tiled-attention-to-fagpu, mma-sync below Hopper).
+//
+//===----------------------------------------------------------------------===//
 
 #include "fa/Conversion/Passes.h"
 
 #include "BackwardKernel.h"
 #include "BackwardRowKernels.h"
-#include "ForwardKernel.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,11 +27,10 @@ using namespace mlir::fa;
 
 namespace {
 
-/// One kernel set to emit per function.
+/// One backward kernel set to emit per function.
 struct KernelJob {
   func::FuncOp func;
   AttentionKernelConfig config;
-  bool backward;
   scf::ForallOp forall;
 };
 
@@ -49,39 +54,31 @@ struct ConvertTiledAttentionToGPUPass
         if (auto tile = dyn_cast<AttentionGradTileOp>(op))
           backward = backward ? backward : tile;
       });
-      if (foralls.size() != 1 || (!forward == !backward)) {
-        func.emitError() << "expects one tiled attention forward or backward "
-                            "per function (run fa-tile-attention or "
-                            "fa-tile-attention-grad first)";
+      if (forward && !backward) {
+        forward.emitError()
+            << "fa-convert-tiled-attention-to-gpu lowers the backward; the "
+               "forward lowers through the GPU tile level "
+               "(fa-convert-tiled-attention-to-fagpu, mma-sync below Hopper)";
+        return WalkResult::interrupt();
+      }
+      if (foralls.size() != 1 || !backward) {
+        func.emitError() << "expects one tiled attention backward per "
+                            "function (run fa-tile-attention-grad first)";
         return WalkResult::interrupt();
       }
       FailureOr<AttentionKernelConfig> config =
-          forward ? readKernelConfig(forward, func.getSymName())
-                  : readKernelConfig(backward, func.getSymName());
+          readKernelConfig(backward, func.getSymName());
       if (failed(config))
         return WalkResult::interrupt();
-      if (forward) {
-        config->rowsPerWarp =
-            rowsPerWarp ? rowsPerWarp
-                        : defaultRowsPerWarp(config->blockQ, config->headDim,
-                                             config->headDimV);
-        if (forward.getQuery().getType().getElementType() !=
-            cast<RankedTensorType>(foralls.front().getResult(0).getType())
-                .getElementType()) {
-          forward.emitError() << "the GPU kernel needs the output element "
-                                 "type to match the operands";
-          return WalkResult::interrupt();
-        }
-      }
       // The mma.sync main kernel is built from the configuration and
       // scales dS itself.
-      if (backward && backward.getDeterministic()) {
+      if (backward.getDeterministic()) {
         backward.emitError()
             << "cannot lower to the mma.sync kernel: it has no "
                "deterministic mode (the WGMMA backward, sm_90a, has)";
         return WalkResult::interrupt();
       }
-      if (backward && backward.getUnscaledGrads()) {
+      if (backward.getUnscaledGrads()) {
         backward.emitError()
             << "cannot lower to the mma.sync kernel: it scales dS itself; "
                "tile without scale-grads-once";
@@ -89,16 +86,13 @@ struct ConvertTiledAttentionToGPUPass
       }
       std::string problem = checkStaticShapes(*config);
       if (problem.empty())
-        problem = forward ? checkForwardKernelConfig(*config)
-                          : checkBackwardKernelConfig(*config);
+        problem = checkBackwardKernelConfig(*config);
       if (!problem.empty()) {
-        Operation *at =
-            forward ? forward.getOperation() : backward.getOperation();
-        at->emitError() << "cannot lower to the mma.sync kernel: " << problem;
+        backward.emitError()
+            << "cannot lower to the mma.sync kernel: " << problem;
         return WalkResult::interrupt();
       }
-      jobs.push_back(
-          {func, *config, static_cast<bool>(backward), foralls.front()});
+      jobs.push_back({func, *config, foralls.front()});
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -112,19 +106,15 @@ struct ConvertTiledAttentionToGPUPass
                     b.getUnitAttr());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "fa_kernels");
     for (KernelJob &job : jobs) {
-      if (job.backward) {
-        // The row kernels lower the IR around the forall; the main kernel
-        // is the mma.sync emitter's.
-        if (failed(emitBackwardPreKernel(b, gpuModule, job.func, job.forall,
-                                         job.config)))
-          return signalPassFailure();
-        emitBackwardMainKernel(b, job.func.getLoc(), gpuModule, job.config);
-        if (failed(emitBackwardPostKernel(b, gpuModule, job.func, job.forall,
-                                          job.config)))
-          return signalPassFailure();
-      } else {
-        emitForwardKernel(b, job.func.getLoc(), gpuModule, job.config);
-      }
+      // The row kernels lower the IR around the forall; the main kernel is
+      // the mma.sync emitter's.
+      if (failed(emitBackwardPreKernel(b, gpuModule, job.func, job.forall,
+                                       job.config)))
+        return signalPassFailure();
+      emitBackwardMainKernel(b, job.func.getLoc(), gpuModule, job.config);
+      if (failed(emitBackwardPostKernel(b, gpuModule, job.func, job.forall,
+                                        job.config)))
+        return signalPassFailure();
       // The launch lives in the runtime; the kernel carries its geometry.
       job.func.erase();
     }
