@@ -142,6 +142,12 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The mma.sync forward's running row sums in per-lane parts, added across
+  // the lanes once after the KV loops (FlashAttention 2's deferred
+  // reduction; after the clean-up, which leaves the sums' update and their
+  // zero start in the form the pass matches).
+  if (!effective.backward && !effective.usesWgmmaForward())
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createDeferRowSums());
   // A persistent kernel's epilogue offsets computed after the KV loop, not
   // held through it (after the clean-up, whose dead ops would pin them).
   if (effective.usesWgmmaForward())

@@ -394,8 +394,9 @@ Value ThreadSharedOffsets::pointer(OpBuilder &b, Location loc, Value base,
   Value pointer = emitSharedAddress(b, loc, base, value);
   if (constant == 0)
     return pointer;
+  // Shared offsets fit 32 bits (228 KB of shared memory at most).
   return LLVM::GEPOp::create(b, loc, pointer.getType(), b.getI8Type(), pointer,
-                             ArrayRef<LLVM::GEPArg>{constant});
+                             ArrayRef<LLVM::GEPArg>{int32_t(constant)});
 }
 
 void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {

@@ -973,3 +973,32 @@ func.func @warp_any_without_layout(%x: tensor<64xi1>) {
   %any = fagpu.warp_any %x : tensor<64xi1>
   return
 }
+
+// -----
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>
+func.func @accumulate_rows_into_whole_rows(%p: tensor<64x16xf32, #acc>, %alpha: tensor<64xf32, #rows>) {
+  // expected-error @below {{the per-row tile must have the layout #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>, got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>}}
+  %l = fagpu.accumulate_rows %p scaled %alpha into %alpha : tensor<64x16xf32, #acc>, tensor<64xf32, #rows> -> tensor<64xf32, #rows>
+  return
+}
+
+// -----
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>
+func.func @complete_whole_rows(%l: tensor<64xf32, #rows>) {
+  // expected-error @below {{adds up per-lane parts (#fagpu.rows<..., partial = true>), got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>}}
+  %s = fagpu.complete_rows %l : tensor<64xf32, #rows> -> tensor<64xf32, #rows>
+  return
+}
+
+// -----
+
+#parts = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>
+func.func @expand_parts(%l: tensor<64xf32, #parts>) {
+  // expected-error @below {{the per-row tile must have the layout #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>, got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>}}
+  %e = fagpu.expand_rows %l : tensor<64xf32, #parts> -> tensor<64x16xf32, #fagpu.mma_sync_acc<warps = 4>>
+  return
+}

@@ -223,14 +223,17 @@ static RowsLayoutAttr rowsOf(Type type) {
                 : RowsLayoutAttr();
 }
 
-/// `rows` is the per-row tile of the 2-D tile `tile`.
+/// `rows` is the per-row tile of the 2-D tile `tile`, holding whole rows
+/// or (`partial`) per-lane parts of them.
 static LogicalResult verifyRowsOf(Operation *op, RankedTensorType rows,
-                                  RankedTensorType tile) {
+                                  RankedTensorType tile, bool partial = false) {
   RowsLayoutAttr layout = rowsOf(rows);
-  if (!layout || layout.getParent() != tile.getEncoding())
-    return op->emitOpError() << "the per-row tile must have the layout "
-                             << "#fagpu.rows<" << tile.getEncoding()
-                             << ">, got " << rows.getEncoding();
+  if (!layout || layout.getParent() != tile.getEncoding() ||
+      layout.getPartial() != partial)
+    return op->emitOpError()
+           << "the per-row tile must have the layout #fagpu.rows<"
+           << tile.getEncoding() << (partial ? ", partial = true" : "")
+           << ">, got " << rows.getEncoding();
   if (rows.getDimSize(0) != tile.getDimSize(0))
     return op->emitOpError() << "the per-row tile has " << rows.getDimSize(0)
                              << " rows, the tile " << tile.getDimSize(0);
@@ -254,6 +257,41 @@ LogicalResult ReduceRowsOp::verify() {
     return emitOpError() << "the rows are split over warps: a row reduction "
                             "would need shared memory";
   return verifyRowsOf(*this, result, source);
+}
+
+LogicalResult AccumulateRowsOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")))
+    return failure();
+  if (source.getRank() != 2)
+    return emitOpError() << "sums the rows of a 2-D tile";
+  if (!source.getElementType().isF32())
+    return emitOpError() << "sums f32 tiles, got " << source.getElementType();
+  if (failed(verifyRowsOf(*this, cast<RankedTensorType>(getScale().getType()),
+                          source)))
+    return failure();
+  return verifyRowsOf(*this, cast<RankedTensorType>(getResult().getType()),
+                      source, /*partial=*/true);
+}
+
+LogicalResult CompleteRowsOp::verify() {
+  RowsLayoutAttr parts = rowsOf(getSource().getType());
+  RowsLayoutAttr whole = rowsOf(getResult().getType());
+  if (!parts || !parts.getPartial())
+    return emitOpError()
+           << "adds up per-lane parts (#fagpu.rows<..., partial "
+              "= true>), got "
+           << cast<RankedTensorType>(getSource().getType()).getEncoding();
+  if (!whole || whole.getPartial() || whole.getParent() != parts.getParent())
+    return emitOpError() << "the result must hold whole rows of the same "
+                            "layout, #fagpu.rows<"
+                         << parts.getParent() << ">";
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (source.getShape() != result.getShape() ||
+      source.getElementType() != result.getElementType())
+    return emitOpError() << "shapes or element types differ";
+  return success();
 }
 
 LogicalResult ExpandRowsOp::verify() {

@@ -130,6 +130,14 @@ SmallVector<unsigned> TileLayout::laneBitsAlongCols() const {
   return bits;
 }
 
+SmallVector<unsigned> TileLayout::replicatedLaneBits() const {
+  SmallVector<unsigned> bits;
+  for (auto [bit, basis] : llvm::enumerate(lnBases))
+    if (basis.row == 0 && basis.col == 0)
+      bits.push_back(bit);
+  return bits;
+}
+
 SmallVector<unsigned> TileLayout::warpBitsAlongCols() const {
   SmallVector<unsigned> bits;
   for (auto [bit, basis] : llvm::enumerate(warpBases))

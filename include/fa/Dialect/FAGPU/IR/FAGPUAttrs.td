@@ -141,10 +141,17 @@ def FAGPU_RowsLayout : FAGPU_Attr<"RowsLayout", "rows",
     The layout of a 1-D tile holding one value per row of a 2-D tile in the
     `parent` layout (a row reduction's result, a running max or sum): each
     thread holds the rows its parent registers touch; the lanes and warps
-    that split the parent's columns hold copies.
+    that split the parent's columns hold copies. With `partial = true` they
+    hold parts instead, whose sum is the row's value (a running row sum
+    kept per lane: `fagpu.accumulate_rows`, `fagpu.complete_rows`).
   }];
-  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent);
-  let assemblyFormat = "`<` $parent `>`";
+  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent,
+      DefaultValuedParameter<"bool", "false">:$partial);
+  let builders = [AttrBuilder<
+      (ins "::mlir::fagpu::DistributedLayoutAttr":$parent), [{
+      return $_get($_ctxt, parent, /*partial=*/false);
+    }]>];
+  let assemblyFormat = "`<` $parent (`,` `partial` `=` $partial^)? `>`";
 }
 
 #endif // FA_DIALECT_FAGPU_IR_FAGPUATTRS_TD

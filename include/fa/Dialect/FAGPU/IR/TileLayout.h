@@ -114,6 +114,10 @@ public:
   /// Lane bits that move along columns only: the lanes a row reduction
   /// combines (shuffle xor 1 << bit).
   llvm::SmallVector<unsigned> laneBitsAlongCols() const;
+  /// Lane bits that move no element: the lanes hold copies (in a per-row
+  /// layout, the lanes that split its parent's rows; per-lane parts of row
+  /// sums are added over them).
+  llvm::SmallVector<unsigned> replicatedLaneBits() const;
   /// Warp bits that move along columns (a row reduction would have to cross
   /// warps through shared memory).
   llvm::SmallVector<unsigned> warpBitsAlongCols() const;
