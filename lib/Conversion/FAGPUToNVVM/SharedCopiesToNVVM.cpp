@@ -62,8 +62,11 @@ void forEachChunk(ConversionPatternRewriter &rewriter, Location loc,
   Value tid = emitGroupThreadId(rewriter, loc);
   int64_t threads = knownGroupThreads(rewriter);
   if (!threads || threads % chunksPerRow != 0 || chunks % threads != 0) {
-    auto loop = scf::ForOp::create(rewriter, loc, tid, c(chunks),
-                                   emitGroupThreads(rewriter, loc));
+    // Named first: argument evaluation order is the compiler's choice, and
+    // the IR's order should not be.
+    Value step = emitGroupThreads(rewriter, loc);
+    Value end = c(chunks);
+    auto loop = scf::ForOp::create(rewriter, loc, tid, end, step);
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(loop.getBody());
     Value chunk = loop.getInductionVar();
