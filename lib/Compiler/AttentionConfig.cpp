@@ -226,7 +226,19 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
 /// measured 1.4-1.8x the mma.sync backward at head dims 64 and 128 and
 /// 1.9-5x at 256 (docs/perf/README.md, 2026-12-01).
 bool AttentionConfig::usesWgmmaBackward() const {
-  return backwardVariant != "mma.sync" && wgmmaBackwardLimits(*this).empty();
+  return backwardVariant != "mma.sync" &&
+         backwardVariant != "mma.sync-emitter" &&
+         wgmmaBackwardLimits(*this).empty();
+}
+
+/// The emitter's kernel stays the choice for static shapes below Hopper
+/// until the tile level's has been measured against it.
+bool AttentionConfig::usesMmaSyncTileBackward() const {
+  // Deterministic sums are the WGMMA backward's.
+  if (!backward || deterministic || usesWgmmaBackward())
+    return false;
+  return backwardVariant == "mma.sync" ||
+         (backwardVariant == "auto" && (runtimeShapes || varlen));
 }
 
 std::string AttentionConfig::dqHandoffLimits() const {
@@ -264,8 +276,15 @@ std::string AttentionConfig::backwardVariantReason() const {
                 ? "; Q and dO by cp.async (backward-producer=off)"
                 : "; Q and dO from a TMA producer warpgroup") +
            (handsOffDq() ? ", which also adds dQ" : "");
-  if (backwardVariant == "mma.sync")
-    return "mma.sync: asked for";
+  if (backwardVariant == "mma.sync-emitter")
+    return "mma.sync (the configuration's emitter): asked for";
+  if (usesMmaSyncTileBackward()) {
+    if (backwardVariant == "mma.sync")
+      return "mma.sync (the GPU tile level): asked for";
+    return "mma.sync (the GPU tile level): the call's shapes, and no "
+           "WGMMA: " +
+           wgmmaBackwardLimits(*this);
+  }
   return "mma.sync: " + wgmmaBackwardLimits(*this);
 }
 
@@ -349,6 +368,10 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
     return wgmmaBackwardDefaultBlocks(*this);
+  // The tile level's mma.sync backward: 16 keys a warp, 16 query rows of
+  // dQ a warp; 64 x 64 keeps dK, dV and dQ in registers up to head dim 128.
+  if (usesMmaSyncTileBackward())
+    return {64, 64};
 
   if (!backward)
     return {128, 64};

@@ -379,10 +379,10 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
     }
   }
   if (problem && effective.backward && effective.runtimeShapes &&
-      !effective.usesWgmmaBackward()) {
+      !effective.usesWgmmaBackward() && !effective.usesMmaSyncTileBackward()) {
     problem->emitError() << "runtime shapes and packed sequences in the "
-                            "backward need the WGMMA backward (sm_90 or "
-                            "sm_90a); this problem gets "
+                            "backward need a backward from the GPU tile "
+                            "level (wgmma or mma.sync); this problem gets "
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }

@@ -26,12 +26,14 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
   pm.addPass(createConvertToOnlineAttention());
   // The direction's own tiling only: the forward's blocks may be multiples
   // of 16 that the backward's tiling refuses.
-  // The WGMMA backward scales dQ and dK once after their sums, not every
-  // dS tile (FA3's form; the mma.sync kernel scales dS itself).
+  // The tile level's backward scales dQ and dK once after their sums, not
+  // every dS tile (FA3's form; the emitter's mma.sync kernel scales dS
+  // itself).
   if (effective.backward)
-    pm.addPass(createTileAttentionGrad({effective.effectiveBlockQ(),
-                                        effective.effectiveBlockKV(),
-                                        effective.usesWgmmaBackward()}));
+    pm.addPass(createTileAttentionGrad(
+        {effective.effectiveBlockQ(), effective.effectiveBlockKV(),
+         effective.usesWgmmaBackward() ||
+             effective.usesMmaSyncTileBackward()}));
   else
     pm.addPass(createTileAttention({effective.effectiveBlockQ(),
                                     effective.effectiveBlockKV(),
@@ -95,8 +97,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     if (effective.effectiveRescaleThreshold() > 0)
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createSkipUnitRescales());
   } else if (effective.usesWgmmaBackward()) {
-    pm.addPass(createConvertTiledAttentionGradToFAGPU(
-        {effective.dqReduction, effective.transposeScores}));
+    ConvertTiledAttentionGradToFAGPUOptions tiles;
+    tiles.dqReduction = effective.dqReduction;
+    tiles.transposeScores = effective.transposeScores;
+    pm.addPass(createConvertTiledAttentionGradToFAGPU(tiles));
     // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
     // A TMA producer warpgroup streams Q and dO through mbarrier rings
@@ -127,6 +131,16 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
+  } else if (effective.usesMmaSyncTileBackward()) {
+    ConvertTiledAttentionGradToFAGPUOptions tiles;
+    tiles.mmaSync = true;
+    tiles.dqReduction = "atomic";
+    pm.addPass(createConvertTiledAttentionGradToFAGPU(tiles));
+    // Q and dO double-buffered through cp.async, as the emitter's kernel
+    // (FlashAttention 2's schedule).
+    fagpu::PipelineSharedCopiesOptions ring;
+    ring.stages = effective.kvStages ? effective.kvStages : 2;
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
   } else if (!effective.backward) {
     ConvertTiledAttentionToFAGPUOptions tiles;
     tiles.mmaSync = true;

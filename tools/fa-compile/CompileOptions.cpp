@@ -125,7 +125,8 @@ cl::opt<std::string> forwardVariant(
 cl::opt<std::string> backwardVariant(
     "backward-variant",
     cl::desc("the backward's main kernel: auto (the compiler's choice), "
-             "wgmma (sm_90: the GPU tile level) or mma.sync"),
+             "wgmma (sm_90) or mma.sync (any chip), both from the GPU tile "
+             "level, or mma.sync-emitter (the configuration's kernel)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> dqReduction(
     "dq-reduction",
@@ -269,9 +270,9 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    forwardVariant + "'");
   config.forwardVariant = forwardVariant;
   if (backwardVariant != "auto" && backwardVariant != "wgmma" &&
-      backwardVariant != "mma.sync")
-    return invalid("--backward-variant must be auto, wgmma or mma.sync, "
-                   "got '" +
+      backwardVariant != "mma.sync" && backwardVariant != "mma.sync-emitter")
+    return invalid("--backward-variant must be auto, wgmma, mma.sync or "
+                   "mma.sync-emitter, got '" +
                    backwardVariant + "'");
   config.backwardVariant = backwardVariant;
   if (dqReduction != "auto" && dqReduction != "bulk" && dqReduction != "atomic")

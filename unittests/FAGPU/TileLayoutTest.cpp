@@ -442,6 +442,19 @@ TEST(LdMatrixLanePosition, AComesBackAsTheMmaAFragment) {
       }
 }
 
+// dSᵀ [K, M] with .trans: register i is a(2 i), a(2 i + 1) of the m16k16 A
+// fragment of its transpose.
+TEST(LdMatrixLanePosition, TransposedAComesBackAsTheMmaAFragment) {
+  for (int64_t t = 0; t < 32; ++t)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        RC km = replayLdmatrix(LdMatrixOperand::AStoredKM, true, t, i, h);
+        RC want = isaMmaA(t, 2 * i + h);
+        EXPECT_EQ(km.col, want.row) << "lane " << t << " a" << 2 * i + h;
+        EXPECT_EQ(km.row, want.col) << "lane " << t << " a" << 2 * i + h;
+      }
+}
+
 // Register i is b(2 (i % 2)), b(2 (i % 2) + 1) of n8 tile i / 2. K stored
 // [N, K] (rows n) is read as stored; V stored [K, N] (rows k) with .trans.
 TEST(LdMatrixLanePosition, BComesBackAsTwoMmaBFragments) {

@@ -79,7 +79,8 @@ struct AttentionConfig {
   /// compiler's choice), "wgmma" (sm_90) or "mma.sync" (any chip).
   std::string forwardVariant = "auto";
   /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
-  /// (the GPU tile level, sm_90a) or "mma.sync".
+  /// (the GPU tile level, sm_90a), "mma.sync" (the GPU tile level, any
+  /// chip) or "mma.sync-emitter" (the configuration's mma.sync kernel).
   std::string backwardVariant = "auto";
   /// How the WGMMA backward sums dQ (fa-convert-tiled-attention-grad-to-
   /// fagpu's dq-reduction): "auto", "bulk" or "atomic".
@@ -153,6 +154,11 @@ struct AttentionConfig {
   /// Whether the backward lowers through the GPU tile level to WGMMA
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
   bool usesWgmmaBackward() const;
+  /// Whether the backward lowers through the GPU tile level in mma.sync
+  /// layouts (fa-convert-tiled-attention-grad-to-fagpu{mma-sync}): asked
+  /// for, or the call's shapes or packed sequences below Hopper (which the
+  /// emitter's kernel does not take).
+  bool usesMmaSyncTileBackward() const;
   std::string backwardVariantReason() const;
   /// The WGMMA backward's register budget. At every head dim dP = dO Vᵀ
   /// is issued beside S = Q Kᵀ (the dO stage waited for beside Q's:

@@ -110,10 +110,21 @@ def ConvertTiledAttentionGradToFAGPU
     kernel takes the mma.sync backward's arguments (q, k, v, dO, lse,
     delta, dq_acc, dk, dv). Block-q 64, block-kv 64 or 128, head dims 64,
     128 or 256, static shapes.
+
+    `mma-sync`: the same kernel in mma.sync layouts (sm_80 and up, the
+    portable path), as FlashAttention 2 computes it: S and dP transposed
+    (Sᵀ = K Qᵀ in `#fagpu.transposed<#fagpu.mma_sync_acc>`), each warp
+    owning 16 keys of the block (block-kv = 16 x warps) and their rows of
+    dK and dV; Pᵀ and dSᵀ register A operands; dQ = dS K from dSᵀ in shared
+    memory, read transposed (ldmatrix.trans), 16 query rows a warp
+    (block-q a multiple of block-kv), added with f32 atomics.
   }];
   let options = [
     Option<"dqReduction", "dq-reduction", "std::string", "\"auto\"",
            "How dQ is summed into dq_acc: auto, bulk or atomic">,
+    Option<"mmaSync", "mma-sync", "bool", "false",
+           "mma.sync layouts (#fagpu.mma_sync_acc, transposed scores), dQ "
+           "by atomics: the portable kernel (sm_80)">,
     Option<"transposeScores", "transpose-scores", "bool", "false",
            "S and dP computed transposed (Sᵀ = K Qᵀ) in a #fagpu.transposed "
            "accumulator layout: Pᵀ and dSᵀ are register A operands "

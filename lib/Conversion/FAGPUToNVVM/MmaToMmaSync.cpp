@@ -10,7 +10,8 @@
 // Shared operands are read into fragments with ldmatrix.x4 through the
 // tile's own addressing (its swizzle included), each lane pointing where
 // ldmatrixLanePosition (TileLayout.h) says: Q ([M, K]) and K ([N, K]) as
-// stored, V ([K, N]) with .trans. An odd last n8 tile is read with .x2.
+// stored, V ([K, N]) and the backward's dSᵀ ([K, M], transpose_a) with
+// .trans. An odd last n8 tile is read with .x2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +58,8 @@ SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value address,
 }
 
 /// Every lane's ldmatrix position for `operand` (the same in each warp), at
-/// each warp's first row `warpRows` apart (0: one position for all warps).
+/// each warp's first row of M `warpRows` apart (0: one position for all
+/// warps); M is the stored tile's columns for an A stored [K, M].
 SmallVector<std::pair<int64_t, int64_t>>
 ldmatrixStarts(LdMatrixOperand operand, int64_t warps, int64_t warpRows) {
   IntegerArith a;
@@ -65,7 +67,10 @@ ldmatrixStarts(LdMatrixOperand operand, int64_t warps, int64_t warpRows) {
   for (int64_t warp = 0; warp < warps; ++warp)
     for (int64_t lane = 0; lane < 32; ++lane) {
       auto [row, col] = ldmatrixLanePosition(a, operand, lane);
-      starts.push_back({warp * warpRows + row, col});
+      if (operand == LdMatrixOperand::AStoredKM)
+        starts.push_back({row, warp * warpRows + col});
+      else
+        starts.push_back({warp * warpRows + row, col});
     }
   return starts;
 }
@@ -129,16 +134,21 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       aRegs = unpackVector(rewriter, loc, adaptor.getA());
       aRegister = registersByElement(getTileLayout(aRegisterTile));
     }
-    // A from shared memory: the warp's rows. Each lane's addresses are a
-    // few swizzle phases plus constants (ThreadSharedOffsets).
+    // A from shared memory: the warp's rows of M (its columns where A is
+    // stored [K, M], read with .trans). Each lane's addresses are a few
+    // swizzle phases plus constants (ThreadSharedOffsets).
+    bool transposeA = op.getTransposeA();
+    LdMatrixOperand aOperand =
+        transposeA ? LdMatrixOperand::AStoredKM : LdMatrixOperand::A;
     std::optional<ThreadSharedOffsets> aOffsets;
     if (!aRegisterTile) {
-      auto [row, col] =
-          ldmatrixLanePosition(ix, LdMatrixOperand::A, thread.lane);
+      auto [row, col] = ldmatrixLanePosition(ix, aOperand, thread.lane);
+      Value warpFirst = ix.mul(thread.warp, warpRows);
       aOffsets.emplace(
           cast<SharedTileType>(op.getA().getType()),
-          ix.add(ix.mul(thread.warp, warpRows), row), col,
-          ldmatrixStarts(LdMatrixOperand::A, accLayout.numWarps(), warpRows));
+          transposeA ? row : ix.add(warpFirst, row),
+          transposeA ? ix.add(warpFirst, col) : col,
+          ldmatrixStarts(aOperand, accLayout.numWarps(), warpRows));
     }
     LdMatrixOperand bOperand =
         transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN;
@@ -166,10 +176,12 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
           }
           aWords.push_back(words);
         } else {
-          aWords.push_back(loadMatrices(
-              rewriter, loc,
-              aOffsets->pointer(rewriter, loc, adaptor.getA(), r0, k0), 4,
-              /*transpose=*/false));
+          Value address =
+              transposeA
+                  ? aOffsets->pointer(rewriter, loc, adaptor.getA(), k0, r0)
+                  : aOffsets->pointer(rewriter, loc, adaptor.getA(), r0, k0);
+          aWords.push_back(loadMatrices(rewriter, loc, address, 4,
+                                        /*transpose=*/transposeA));
         }
       }
       // b0, b1 of each n8 tile, two tiles a load.

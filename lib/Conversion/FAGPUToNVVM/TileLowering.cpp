@@ -441,11 +441,7 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
                           /*reductionPredicate=*/Value());
 }
 
-/// Whether the kernel being built runs on a chip with an async proxy
-/// (sm_90 and later: the tensor cores' and bulk copies' reads of shared
-/// memory), by its module's NVVM target; assumed without one (the lowering
-/// alone, before a target is attached).
-static bool hasAsyncProxy(OpBuilder &b) {
+bool mlir::fagpu::targetsSm90OrLater(OpBuilder &b) {
   Block *block = b.getInsertionBlock();
   Operation *parent = block ? block->getParentOp() : nullptr;
   auto module = parent ? dyn_cast<gpu::GPUModuleOp>(parent) : nullptr;
@@ -467,7 +463,7 @@ static bool hasAsyncProxy(OpBuilder &b) {
 
 void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc,
                                       SyncScope scope) {
-  if (!hasAsyncProxy(b)) {
+  if (!targetsSm90OrLater(b)) {
     emitSync(b, loc, scope);
     return;
   }

@@ -230,9 +230,16 @@ void markSingleWarpProducers(Operation *root);
 /// threads.
 void emitSync(OpBuilder &b, Location loc, SyncScope scope);
 
+/// Whether the kernel being built runs on sm_90 or later (an async proxy
+/// for the tensor cores' and bulk copies' reads of shared memory; vector
+/// reductions to global memory), by its gpu.module's NVVM target; assumed
+/// without one (the lowering alone, before a target is attached).
+bool targetsSm90OrLater(OpBuilder &b);
+
 /// Makes the shared tiles written so far visible to the threads of `scope`
 /// and to the tensor cores and bulk copies, which read shared memory
-/// through the async proxy (a proxy fence and a barrier).
+/// through the async proxy (a proxy fence and a barrier; below sm_90 the
+/// barrier alone).
 void publishSharedWrites(OpBuilder &b, Location loc,
                          SyncScope scope = SyncScope::block);
 

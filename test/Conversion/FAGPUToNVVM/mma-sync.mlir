@@ -67,3 +67,38 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// dQ = dS K with dS stored transposed (dSᵀ [keys, queries], transpose_a):
+// A's fragments by ldmatrix.x4.trans from the warp's 16 columns, K [keys,
+// D] by .trans as V is; 64 keys: four k16 steps of one A load and two B
+// loads (four n8 tiles), 4 x 4 products.
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @dq
+  // CHECK-COUNT-3: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-COUNT-3: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>, num = 4
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-COUNT-3: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>, num = 4
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-COUNT-3: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>, num = 4
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-NOT: nvvm.mma.sync
+  // CHECK: gpu.return
+
+  // The warp's first query is a column of dSᵀ: 16 columns a warp, added to
+  // the lane's column in the ldmatrix.trans pattern.
+  // ADDR-LABEL: gpu.func @dq
+  // ADDR: %[[WARP:.*]] = arith.index_castui {{.*}} {fagpu.uniform_warp_index}
+  // ADDR: %[[FIRST:.*]] = arith.muli %[[WARP]], %c16 : index
+  // ADDR-NEXT: arith.addi %[[FIRST]], %{{.*}} : index
+  // ADDR: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
+  // ADDR: gpu.return
+  gpu.func @dq(%dst: !fagpu.smem<64x64xbf16, swizzle = 128>, %k: !fagpu.smem<64x32xbf16, swizzle = 64>, %dq: tensor<64x32xf32, #acc>) kernel {
+    %r = fagpu.mma %dst, %k, %dq transpose_a : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x32xbf16, swizzle = 64>, tensor<64x32xf32, #acc> -> tensor<64x32xf32, #acc>
+    gpu.return
+  }
+}

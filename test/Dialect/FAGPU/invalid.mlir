@@ -113,9 +113,10 @@ func.func @a_unswizzled(%a: !fagpu.smem<64x64xbf16, swizzle = 0>, %b: !fagpu.sme
 // -----
 
 #acc = #fagpu.mma_sync_acc<warps = 4>
-func.func @sync_shared_a(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
-  // expected-error @+1 {{mma.sync reads a shared A as [M, K], not transposed}}
-  %r = fagpu.mma %a, %b, %c transpose_a transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+func.func @sync_shared_a(%a: !fagpu.smem<64x32xbf16, swizzle = 64>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  // A transposed is stored [K, M].
+  // expected-error @+1 {{A is 64x32, expected 64x64}}
+  %r = fagpu.mma %a, %b, %c transpose_a transpose_b : !fagpu.smem<64x32xbf16, swizzle = 64>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
   return
 }
 

@@ -132,10 +132,6 @@ LogicalResult MmaOp::verify() {
   if (auto aTile = dyn_cast<SharedTileType>(getA().getType())) {
     if (aTile.getStages() != 1)
       return emitOpError() << "reads one stage of a ring (fagpu.stage)";
-    // ldmatrix reads mma.sync's A fragments from [M, K] rows.
-    if (!wgmma && getTransposeA())
-      return emitOpError() << "mma.sync reads a shared A as [M, K], not "
-                              "transposed";
     int64_t am = getTransposeA() ? aTile.getCols() : aTile.getRows();
     int64_t ak = getTransposeA() ? aTile.getRows() : aTile.getCols();
     if (am != m || ak != k)
@@ -143,8 +139,9 @@ LogicalResult MmaOp::verify() {
                            << aTile.getCols() << ", expected "
                            << (getTransposeA() ? k : m) << "x"
                            << (getTransposeA() ? m : k);
-    // A transposed is read in whole 64-column atoms, one per warpgroup.
-    if (getTransposeA() && !byColumns && m != 16 * warps)
+    // WGMMA reads a transposed A in whole 64-column atoms, one per
+    // warpgroup (mma.sync's ldmatrix.trans takes each warp's rows of M).
+    if (getTransposeA() && wgmma && !byColumns && m != 16 * warps)
       return emitOpError() << "a transposed A has one 64-row block of M per "
                               "warpgroup: M must be "
                            << 16 * warps << ", got " << m;
