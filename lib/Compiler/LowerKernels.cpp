@@ -41,9 +41,11 @@ mlir::fa::lowerKernels(ModuleOp module, MLIRContext &context,
   GPULoweringOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;
-  // The WGMMA backward sums dQ with vector reductions (red.global.add.v2.f32),
-  // PTX 8.1's.
-  if (options.usesWgmmaBackward() && options.features == "+ptx80")
+  // The backward sums dQ with vector reductions (red.global.add.v2.f32,
+  // PTX 8.1's) on sm_90 and later, with one atomic add an element below.
+  if (options.backward &&
+      llvm::StringRef(options.targetChip()).starts_with("sm_90") &&
+      options.features == "+ptx80")
     lowering.features = "+ptx81";
   lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
   // The backward's K and V stay put across its loop: their descriptors
