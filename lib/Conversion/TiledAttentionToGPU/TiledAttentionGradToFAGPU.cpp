@@ -70,6 +70,16 @@ int64_t backwardWarps(const AttentionKernelConfig &c) {
   return std::max(c.headDim, c.headDimV) > 128 ? 8 : c.blockKV / 16;
 }
 
+/// Why the head dims are not the tile level's (empty when they are): both
+/// backwards take multiples of 16 (one k16 step) up to 256.
+std::string checkTileHeadDims(const AttentionKernelConfig &c) {
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d % 16 != 0 || d > 256)
+      return ("head dims must be multiples of 16 up to 256, got " + Twine(d))
+          .str();
+  return "";
+}
+
 /// Why the WGMMA backward cannot take `c` (empty when it can).
 std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                                      bool deterministic) {
@@ -83,10 +93,8 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                 "warpgroups), or both 128 at head dim 64, got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ.
-  for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 16 != 0 || d > 256)
-      return fail("head dims must be multiples of 16 up to 256, got " +
-                  Twine(d));
+  if (std::string problem = checkTileHeadDims(c); !problem.empty())
+    return problem;
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
     return fail("head dims above 128 take block-kv 64, got " +
                 Twine(c.blockKV));
@@ -116,10 +124,8 @@ std::string checkMmaSyncBackwardConfig(const AttentionKernelConfig &c,
     return fail("block-q must be a multiple of block-kv up to 128 (dQ's "
                 "rows split over the same warps), got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
-  for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 16 != 0 || d > 256)
-      return fail("head dims must be multiples of 16 up to 256, got " +
-                  Twine(d));
+  if (std::string problem = checkTileHeadDims(c); !problem.empty())
+    return problem;
   return checkGridLimits(c);
 }
 
