@@ -1,7 +1,8 @@
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" -canonicalize -cse | FileCheck %s
 // RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" | fa-opt -split-input-file -fa-convert-fagpu-to-nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=128 scale-grads-once" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" -canonicalize -cse | FileCheck %s --check-prefix=COLS
 // RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync dq-reduction=bulk" 2>&1 | FileCheck %s --check-prefix=BULK
-// RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=32 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=256 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // RUN: not fa-opt %s -split-input-file -fa-tile-attention-grad="block-q=64 block-kv=16" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" 2>&1 | FileCheck %s --check-prefix=KEYS
 
 // The tiled backward on the GPU tile level in mma.sync layouts (FlashAttention
@@ -74,8 +75,15 @@
 // NVVM-NOT: fagpu.
 // NVVM: gpu.return
 
+// 128 keys (FlashAttention 2's 64 x 128): 8 warps of 16 keys for Sᵀ, dK and
+// dV; dQ's 64 rows over 4 row blocks x 2 column groups of warps.
+// COLS-LABEL: gpu.func @grad_mma_sync(
+// COLS-SAME: fa.block = array<i64: 256, 1, 1>
+// COLS: fagpu.mma {{.*}} transpose_b : {{.*}} -> tensor<128x64xf32, #fagpu.mma_sync_acc<warps = 8>>
+// COLS: %[[DQ:.*]] = fagpu.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_a : !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 128>, tensor<64x64xf32, #fagpu.mma_sync_acc_cols<warps = 8, columns = 2>>
+// COLS: fagpu.store_tile %[[DQ]], %{{.*}} accumulate : tensor<64x64xf32, #fagpu.mma_sync_acc_cols<warps = 8, columns = 2>>
 // BULK: error: dq-reduction=bulk is the WGMMA backward's (mma-sync adds dQ with atomics and always computes the scores transposed)
-// BLOCKS: error: cannot lower to the mma.sync backward: block-q must be a multiple of block-kv up to 128 (dQ's rows split over the same warps), got 32 and 64
+// BLOCKS: error: cannot lower to the mma.sync backward: block-q must be a multiple of block-kv up to 128, or block-kv a power of two times block-q (dQ's rows, then its columns, split over the warps), got 256 and 64
 // KEYS: error: cannot lower to the mma.sync backward: block-kv must be 32, 64 or 128 (16 keys a warp), got 16
 func.func @grad_mma_sync(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x200x64xbf16>, %v: tensor<2x2x200x64xbf16>,
                          %o: tensor<2x4x200x64xbf16>, %do: tensor<2x4x200x64xbf16>, %lse: tensor<2x4x200xf32>)

@@ -57,20 +57,21 @@ SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value address,
   return words;
 }
 
-/// Every lane's ldmatrix position for `operand` (the same in each warp), at
-/// each warp's first row of M `warpRows` apart (0: one position for all
-/// warps); M is the stored tile's columns for an A stored [K, M].
+/// Every lane's ldmatrix position for `operand` (the same in each warp),
+/// shifted by each warp's first index of M (A) or N (B), `warpFirsts`: along
+/// the stored tile's columns where that index is (A stored [K, M], B stored
+/// [K, N]), else along its rows.
 SmallVector<std::pair<int64_t, int64_t>>
-ldmatrixStarts(LdMatrixOperand operand, int64_t warps, int64_t warpRows) {
+ldmatrixStarts(LdMatrixOperand operand, ArrayRef<int64_t> warpFirsts) {
   IntegerArith a;
+  bool alongCols = operand == LdMatrixOperand::AStoredKM ||
+                   operand == LdMatrixOperand::BStoredKN;
   SmallVector<std::pair<int64_t, int64_t>> starts;
-  for (int64_t warp = 0; warp < warps; ++warp)
+  for (int64_t first : warpFirsts)
     for (int64_t lane = 0; lane < 32; ++lane) {
       auto [row, col] = ldmatrixLanePosition(a, operand, lane);
-      if (operand == LdMatrixOperand::AStoredKM)
-        starts.push_back({row, warp * warpRows + col});
-      else
-        starts.push_back({warp * warpRows + row, col});
+      starts.push_back(alongCols ? std::pair{row, first + col}
+                                 : std::pair{first + row, col});
     }
   return starts;
 }
@@ -93,20 +94,36 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto accType = cast<RankedTensorType>(op.getAcc().getType());
-    if (!isa<MmaSyncAccLayoutAttr>(accType.getEncoding()))
+    // Column groups of warps (#fagpu.mma_sync_acc_cols): warp w takes rows
+    // of block w % R and the columns of group w / R.
+    int64_t columns = 1;
+    if (auto byColumns =
+            dyn_cast<MmaSyncAccColsLayoutAttr>(accType.getEncoding()))
+      columns = byColumns.getColumns();
+    else if (!isa<MmaSyncAccLayoutAttr>(accType.getEncoding()))
       return rewriter.notifyMatchFailure(op, "not an mma.sync accumulator");
     Location loc = op.getLoc();
     IndexArith ix{rewriter, loc};
     TileLayout accLayout = getTileLayout(accType);
-    int64_t warpRows = accType.getDimSize(0) / accLayout.numWarps();
+    int64_t warps = accLayout.numWarps();
+    int64_t rowWarps = warps / columns;
+    int64_t warpRows = accType.getDimSize(0) / rowWarps;
+    int64_t groupCols = accType.getDimSize(1) / columns;
     int64_t mTiles = warpRows / kFragmentRows;
-    int64_t nTiles = accType.getDimSize(1) / kFragmentCols;
+    int64_t nTiles = groupCols / kFragmentCols;
+    // Each warp's first row and first column.
+    SmallVector<int64_t> firstRows, firstCols;
+    for (int64_t w = 0; w < warps; ++w) {
+      firstRows.push_back(w % rowWarps * warpRows);
+      firstCols.push_back(w / rowWarps * groupCols);
+    }
     SharedTileType bTile = op.getB().getType();
     bool transposeB = op.getTransposeB();
     Type element = bTile.getElementType();
     int64_t kSteps = (transposeB ? bTile.getCols() : bTile.getRows()) / kStepK;
 
     ThreadPosition thread = ThreadPosition::get(rewriter, loc);
+    Value rowWarp = columns == 1 ? thread.warp : ix.rem(thread.warp, rowWarps);
 
     // The accumulator: lane 0's register of each element (other lanes and
     // warps hold the same registers at their own elements).
@@ -143,18 +160,28 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
     std::optional<ThreadSharedOffsets> aOffsets;
     if (!aRegisterTile) {
       auto [row, col] = ldmatrixLanePosition(ix, aOperand, thread.lane);
-      Value warpFirst = ix.mul(thread.warp, warpRows);
-      aOffsets.emplace(
-          cast<SharedTileType>(op.getA().getType()),
-          transposeA ? row : ix.add(warpFirst, row),
-          transposeA ? ix.add(warpFirst, col) : col,
-          ldmatrixStarts(aOperand, accLayout.numWarps(), warpRows));
+      Value warpFirst = ix.mul(rowWarp, warpRows);
+      aOffsets.emplace(cast<SharedTileType>(op.getA().getType()),
+                       transposeA ? row : ix.add(warpFirst, row),
+                       transposeA ? ix.add(warpFirst, col) : col,
+                       ldmatrixStarts(aOperand, firstRows));
     }
+    // B: every warp of a column group reads the group's columns (all of
+    // them without groups).
     LdMatrixOperand bOperand =
         transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN;
     auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(ix, bOperand, thread.lane);
-    ThreadSharedOffsets bOffsets(bTile, bLaneRow, bLaneCol,
-                                 ldmatrixStarts(bOperand, 1, 0));
+    if (columns > 1) {
+      Value groupFirst = ix.mul(ix.div(thread.warp, rowWarps), groupCols);
+      if (transposeB)
+        bLaneRow = ix.add(groupFirst, bLaneRow);
+      else
+        bLaneCol = ix.add(groupFirst, bLaneCol);
+    }
+    ThreadSharedOffsets bOffsets(
+        bTile, bLaneRow, bLaneCol,
+        ldmatrixStarts(bOperand, columns > 1 ? ArrayRef<int64_t>(firstCols)
+                                             : ArrayRef<int64_t>{0}));
 
     auto resultType = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(4, rewriter.getF32Type()));

@@ -35,6 +35,11 @@ TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
     if (!mmaSync && rows % (16 * warps) != 0 && rows == 64 && warps > 4)
       return cast<fagpu::DistributedLayoutAttr>(
           fagpu::WgmmaAccColsLayoutAttr::get(ctx, warps));
+    // Fewer 16-row blocks than warps (the backward's dQ, 64 query rows
+    // beside 128 keys): groups of warps split the columns.
+    if (mmaSync && shape.size() == 2 && rows < 16 * warps && rows % 16 == 0)
+      return cast<fagpu::DistributedLayoutAttr>(
+          fagpu::MmaSyncAccColsLayoutAttr::get(ctx, warps, 16 * warps / rows));
     return accumulatorLayout();
   }();
   if (shape.size() == 2)

@@ -120,10 +120,23 @@ std::string checkMmaSyncBackwardConfig(const AttentionKernelConfig &c,
   if (c.blockKV != 32 && c.blockKV != 64 && c.blockKV != 128)
     return fail("block-kv must be 32, 64 or 128 (16 keys a warp), got " +
                 Twine(c.blockKV));
-  if (c.blockQ % c.blockKV != 0 || c.blockQ > 128)
-    return fail("block-q must be a multiple of block-kv up to 128 (dQ's "
-                "rows split over the same warps), got " +
+  // dQ's rows split over the warps, in 16-row blocks; where there are
+  // fewer blocks than warps, groups of warps split its columns too.
+  bool rowsSplit = c.blockQ % c.blockKV == 0 && c.blockQ <= 128;
+  bool columnsSplit = c.blockQ % 16 == 0 && c.blockKV % c.blockQ == 0 &&
+                      llvm::isPowerOf2_64(c.blockKV / c.blockQ);
+  if (!rowsSplit && !columnsSplit)
+    return fail("block-q must be a multiple of block-kv up to 128, or "
+                "block-kv a power of two times block-q (dQ's rows, then its "
+                "columns, split over the warps), got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
+  if (columnsSplit && !rowsSplit &&
+      c.headDim % (8 * (c.blockKV / c.blockQ)) != 0)
+    return fail("head dim " + Twine(c.headDim) + " does not split into " +
+                Twine(c.blockKV / c.blockQ) +
+                " column groups of 8-column multiples (dQ's columns over the "
+                "warps of a " +
+                Twine(c.blockKV) + "-key block)");
   if (std::string problem = checkTileHeadDims(c); !problem.empty())
     return problem;
   return checkGridLimits(c);

@@ -102,3 +102,34 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Column groups (#fagpu.mma_sync_acc_cols): dQ's 64 rows over 8 warps, 4
+// row blocks x 2 column groups of 32. Each warp: one m16 tile, four n8
+// tiles of its group's columns; 128 keys = 8 k16 steps of one dSᵀ load and
+// two K loads (the group's 32 columns) a step: 24 loads, 32 products.
+
+#cols = #fagpu.mma_sync_acc_cols<warps = 8, columns = 2>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @dq_column_groups
+  // CHECK-COUNT-3: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>, num = 4
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-COUNT-21: nvvm.ldmatrix
+  // CHECK-NOT: nvvm.ldmatrix
+  // CHECK: gpu.return
+
+  // Row block w % 4 (16 queries: dSᵀ's columns), column group w / 4 (32 of
+  // K's columns).
+  // ADDR-LABEL: gpu.func @dq_column_groups
+  // ADDR: %[[WARP:.*]] = arith.index_castui {{.*}} {fagpu.uniform_warp_index}
+  // ADDR-DAG: %[[ROWW:.*]] = arith.remui %[[WARP]], %c4 : index
+  // ADDR-DAG: arith.muli %[[ROWW]], %c16 : index
+  // ADDR-DAG: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4 : index
+  // ADDR-DAG: arith.muli %[[GROUP]], %c32 : index
+  // ADDR: gpu.return
+  gpu.func @dq_column_groups(%dst: !fagpu.smem<128x64xbf16, swizzle = 128>, %k: !fagpu.smem<128x64xbf16, swizzle = 128>, %dq: tensor<64x64xf32, #cols>) kernel {
+    %r = fagpu.mma %dst, %k, %dq transpose_a : !fagpu.smem<128x64xbf16, swizzle = 128>, !fagpu.smem<128x64xbf16, swizzle = 128>, tensor<64x64xf32, #cols> -> tensor<64x64xf32, #cols>
+    gpu.return
+  }
+}

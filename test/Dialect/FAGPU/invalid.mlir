@@ -19,6 +19,12 @@ func.func @column_warpgroups(%x: tensor<64x192xf32, #fagpu.wgmma_acc_cols<warps 
 
 // -----
 
+// Column groups of mma.sync warps: a power of two, at most the warps.
+// expected-error @+1 {{column groups must be a power of two in [2, warps], got 3}}
+func.func @column_groups(%x: tensor<64x96xf32, #fagpu.mma_sync_acc_cols<warps = 8, columns = 3>>) { return }
+
+// -----
+
 // expected-error @+1 {{warps must be in [4, 32], got 36}}
 func.func @too_many_warpgroups(%x: tensor<576x64xf32, #fagpu.wgmma_acc<warps = 36>>) { return }
 
@@ -715,7 +721,7 @@ func.func @column_split_rows() {
 
 func.func @column_split_register_a(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, %acc: tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>) {
   %b = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
-  // expected-error @+1 {{warpgroups that split the accumulator's columns all read A: it must be a shared tile}}
+  // expected-error @+1 {{warps that split the accumulator's columns all read A: it must be a shared tile}}
   %r = fagpu.mma %a, %b, %acc : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
   return
 }

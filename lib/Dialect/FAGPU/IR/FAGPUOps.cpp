@@ -96,10 +96,14 @@ LogicalResult MmaOp::verify() {
   Attribute accLayout = acc.getEncoding();
   bool byColumns = isa<WgmmaAccColsLayoutAttr>(accLayout);
   bool wgmma = byColumns || isa<WgmmaAccLayoutAttr>(accLayout);
-  if (!wgmma && !isa<MmaSyncAccLayoutAttr>(accLayout))
+  // Warps that split the accumulator's columns (either family) all read
+  // the whole A.
+  bool warpsSplitColumns =
+      byColumns || isa<MmaSyncAccColsLayoutAttr>(accLayout);
+  if (!wgmma && !isa<MmaSyncAccLayoutAttr, MmaSyncAccColsLayoutAttr>(accLayout))
     return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc, "
-                            "#fagpu.wgmma_acc_cols or #fagpu.mma_sync_acc, "
-                            "got "
+                            "#fagpu.wgmma_acc_cols, #fagpu.mma_sync_acc or "
+                            "#fagpu.mma_sync_acc_cols, got "
                          << accLayout;
   if (getAsync() && !wgmma)
     return emitOpError() << "only WGMMA products can be asynchronous";
@@ -150,9 +154,9 @@ LogicalResult MmaOp::verify() {
   } else {
     if (getTransposeA())
       return emitOpError() << "transpose_a reads A from a shared tile";
-    if (byColumns)
-      return emitOpError() << "warpgroups that split the accumulator's "
-                              "columns all read A: it must be a shared tile";
+    if (warpsSplitColumns)
+      return emitOpError() << "warps that split the accumulator's columns "
+                              "all read A: it must be a shared tile";
     if (failed(verifyRegisterTile(*this, getA().getType(), "A")))
       return failure();
     auto aTensor = cast<RankedTensorType>(getA().getType());

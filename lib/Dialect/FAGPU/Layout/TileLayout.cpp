@@ -280,6 +280,25 @@ TileLayout TileLayout::mmaSyncAccumulator(int64_t rows, int64_t cols,
   return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 
+TileLayout TileLayout::mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
+                                                   int64_t warps,
+                                                   int64_t columns) {
+  assert(columns > 0 && warps % columns == 0 && cols % columns == 0 &&
+         "column groups split the warps and the columns evenly");
+  int64_t rowWarps = warps / columns;
+  int64_t warpRows = rowsPerWarp(rows, rowWarps);
+  int64_t groupCols = cols / columns;
+  SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
+  IndexRepeat repeat;
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, groupCols);
+  appendDigits(regs, repeat, /*alongRows=*/true, 16, warpRows);
+  // The low warp bits step the rows, the high ones the column groups.
+  SmallVector<TileCoord> warpBases;
+  appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
+  appendSteps(warpBases, /*alongRows=*/false, groupCols, cols);
+  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
+}
+
 TileLayout TileLayout::mmaSyncOperandA(int64_t rows, int64_t cols,
                                        int64_t warps) {
   int64_t warpRows = rowsPerWarp(rows, warps);

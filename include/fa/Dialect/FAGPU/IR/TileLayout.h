@@ -166,6 +166,12 @@ public:
   /// tiles, then the next m16 tiles of the warp's rows.
   static TileLayout mmaSyncAccumulator(int64_t rows, int64_t cols,
                                        int64_t warps);
+  /// mmaSyncAccumulator's fragments with `columns` groups of warps
+  /// splitting the columns: warp w holds rows [(w % R) H, ...) of columns
+  /// [(w / R) C, ...) (R = warps / columns, H = rows / R, C = cols /
+  /// columns).
+  static TileLayout mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
+                                                int64_t warps, int64_t columns);
   /// mma.sync.m16n8k16 A fragments (16-bit elements a0..a7 per k16 step)
   /// tiling [rows x cols]: a0..a7 of k16 step 0, then the next k16 steps,
   /// then the next m16 tiles.
