@@ -226,19 +226,7 @@ static std::string wgmmaBackwardLimits(const AttentionConfig &c) {
 /// measured 1.4-1.8x the mma.sync backward at head dims 64 and 128 and
 /// 1.9-5x at 256 (docs/perf/README.md, 2026-12-01).
 bool AttentionConfig::usesWgmmaBackward() const {
-  return backwardVariant != "mma.sync" &&
-         backwardVariant != "mma.sync-emitter" &&
-         wgmmaBackwardLimits(*this).empty();
-}
-
-/// The emitter's kernel stays the choice for static shapes below Hopper
-/// until the tile level's has been measured against it.
-bool AttentionConfig::usesMmaSyncTileBackward() const {
-  // Deterministic sums are the WGMMA backward's.
-  if (!backward || deterministic || usesWgmmaBackward())
-    return false;
-  return backwardVariant == "mma.sync" ||
-         (backwardVariant == "auto" && (runtimeShapes || varlen));
+  return backwardVariant != "mma.sync" && wgmmaBackwardLimits(*this).empty();
 }
 
 std::string AttentionConfig::dqHandoffLimits() const {
@@ -276,15 +264,8 @@ std::string AttentionConfig::backwardVariantReason() const {
                 ? "; Q and dO by cp.async (backward-producer=off)"
                 : "; Q and dO from a TMA producer warpgroup") +
            (handsOffDq() ? ", which also adds dQ" : "");
-  if (backwardVariant == "mma.sync-emitter")
-    return "mma.sync (the configuration's emitter): asked for";
-  if (usesMmaSyncTileBackward()) {
-    if (backwardVariant == "mma.sync")
-      return "mma.sync (the GPU tile level): asked for";
-    return "mma.sync (the GPU tile level): the call's shapes, and no "
-           "WGMMA: " +
-           wgmmaBackwardLimits(*this);
-  }
+  if (backwardVariant == "mma.sync")
+    return "mma.sync: asked for";
   return "mma.sync: " + wgmmaBackwardLimits(*this);
 }
 
@@ -368,25 +349,11 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
     return wgmmaBackwardDefaultBlocks(*this);
-  // The tile level's mma.sync backward: 16 keys a warp, 16 query rows of
-  // dQ a warp; 64 x 64 keeps dK, dV and dQ in registers up to head dim 128.
-  if (usesMmaSyncTileBackward())
+  // The mma.sync backward: 16 keys a warp and 16 query rows of dQ a warp;
+  // 64 x 64 keeps dK, dV and dQ in registers up to head dim 128.
+  if (backward)
     return {64, 64};
-
-  if (!backward)
-    return {128, 64};
-  // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
-  // so each warp takes 1/4 (1/2) of dQ's D / 16 column tiles; 128 rows give
-  // every warp a row tile of its own.
-  int64_t columnTiles = headDim / 16;
-  if (!wideHeads())
-    return columnTiles % 2 == 0 ? std::pair<int64_t, int64_t>{64, 128}
-                                : std::pair<int64_t, int64_t>{128, 128};
-  if (columnTiles % 4 == 0)
-    return {32, 128};
-  if (columnTiles % 2 == 0)
-    return {64, 128};
-  return {64, 64}; // 4 warps, one row tile each
+  return {128, 64};
 }
 
 /// The compiler's rescale threshold (FlashAttention 4's 8, in base 2: P

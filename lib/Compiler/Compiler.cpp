@@ -378,11 +378,11 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
   }
-  if (problem && effective.backward && effective.runtimeShapes &&
-      !effective.usesWgmmaBackward() && !effective.usesMmaSyncTileBackward()) {
-    problem->emitError() << "runtime shapes and packed sequences in the "
-                            "backward need a backward from the GPU tile "
-                            "level (wgmma or mma.sync); this problem gets "
+  // Deterministic sums (dQ's turns) are the WGMMA backward's.
+  if (problem && effective.backward && effective.deterministic &&
+      !effective.usesWgmmaBackward()) {
+    problem->emitError() << "a deterministic backward needs the WGMMA "
+                            "backward (sm_90a); this problem gets "
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }

@@ -26,14 +26,12 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
   pm.addPass(createConvertToOnlineAttention());
   // The direction's own tiling only: the forward's blocks may be multiples
   // of 16 that the backward's tiling refuses.
-  // The tile level's backward scales dQ and dK once after their sums, not
-  // every dS tile (FA3's form; the emitter's mma.sync kernel scales dS
-  // itself).
+  // The backward scales dQ and dK once after their sums, not every dS
+  // tile (FA3's form).
   if (effective.backward)
-    pm.addPass(createTileAttentionGrad(
-        {effective.effectiveBlockQ(), effective.effectiveBlockKV(),
-         effective.usesWgmmaBackward() ||
-             effective.usesMmaSyncTileBackward()}));
+    pm.addPass(createTileAttentionGrad({effective.effectiveBlockQ(),
+                                        effective.effectiveBlockKV(),
+                                        /*scaleGradsOnce=*/true}));
   else
     pm.addPass(createTileAttention({effective.effectiveBlockQ(),
                                     effective.effectiveBlockKV(),
@@ -131,17 +129,18 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
-  } else if (effective.usesMmaSyncTileBackward()) {
+  } else if (effective.backward) {
     ConvertTiledAttentionGradToFAGPUOptions tiles;
     tiles.mmaSync = true;
     tiles.dqReduction = "atomic";
     pm.addPass(createConvertTiledAttentionGradToFAGPU(tiles));
-    // Q and dO double-buffered through cp.async, as the emitter's kernel
-    // (FlashAttention 2's schedule).
+    // The mma.sync backward (below Hopper, where the WGMMA one does not
+    // take the problem, or asked for): Q and dO double-buffered through
+    // cp.async (FlashAttention 2's schedule).
     fagpu::PipelineSharedCopiesOptions ring;
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
-  } else if (!effective.backward) {
+  } else {
     ConvertTiledAttentionToFAGPUOptions tiles;
     tiles.mmaSync = true;
     tiles.rowsPerWarp = rowsPerWarp;
@@ -151,8 +150,6 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     fagpu::PipelineSharedCopiesOptions ring;
     ring.stages = effective.kvStages ? effective.kvStages : 2;
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
-  } else {
-    pm.addPass(createConvertTiledAttentionToGPU());
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -124,9 +124,9 @@ cl::opt<std::string> forwardVariant(
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> backwardVariant(
     "backward-variant",
-    cl::desc("the backward's main kernel: auto (the compiler's choice), "
-             "wgmma (sm_90) or mma.sync (any chip), both from the GPU tile "
-             "level, or mma.sync-emitter (the configuration's kernel)"),
+    cl::desc("the backward's main kernel, both from the GPU tile level: "
+             "auto (the compiler's choice), wgmma (sm_90) or mma.sync (any "
+             "chip)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> dqReduction(
     "dq-reduction",
@@ -270,9 +270,9 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    forwardVariant + "'");
   config.forwardVariant = forwardVariant;
   if (backwardVariant != "auto" && backwardVariant != "wgmma" &&
-      backwardVariant != "mma.sync" && backwardVariant != "mma.sync-emitter")
-    return invalid("--backward-variant must be auto, wgmma, mma.sync or "
-                   "mma.sync-emitter, got '" +
+      backwardVariant != "mma.sync")
+    return invalid("--backward-variant must be auto, wgmma or mma.sync, "
+                   "got '" +
                    backwardVariant + "'");
   config.backwardVariant = backwardVariant;
   if (dqReduction != "auto" && dqReduction != "bulk" && dqReduction != "atomic")

@@ -78,9 +78,8 @@ struct AttentionConfig {
   /// The forward's kernel, both from the GPU tile level: "auto" (the
   /// compiler's choice), "wgmma" (sm_90) or "mma.sync" (any chip).
   std::string forwardVariant = "auto";
-  /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
-  /// (the GPU tile level, sm_90a), "mma.sync" (the GPU tile level, any
-  /// chip) or "mma.sync-emitter" (the configuration's mma.sync kernel).
+  /// The backward's main kernel, both from the GPU tile level: "auto" (the
+  /// compiler's choice), "wgmma" (sm_90a) or "mma.sync" (any chip).
   std::string backwardVariant = "auto";
   /// How the WGMMA backward sums dQ (fa-convert-tiled-attention-grad-to-
   /// fagpu's dq-reduction): "auto", "bulk" or "atomic".
@@ -154,11 +153,6 @@ struct AttentionConfig {
   /// Whether the backward lowers through the GPU tile level to WGMMA
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
   bool usesWgmmaBackward() const;
-  /// Whether the backward lowers through the GPU tile level in mma.sync
-  /// layouts (fa-convert-tiled-attention-grad-to-fagpu{mma-sync}): asked
-  /// for, or the call's shapes or packed sequences below Hopper (which the
-  /// emitter's kernel does not take).
-  bool usesMmaSyncTileBackward() const;
   std::string backwardVariantReason() const;
   /// The WGMMA backward's register budget. At every head dim dP = dO Vᵀ
   /// is issued beside S = Q Kᵀ (the dO stage waited for beside Q's:
@@ -183,10 +177,9 @@ struct AttentionConfig {
     return usesWgmmaForward() || usesWgmmaBackward() ? "sm_90a" : chip;
   }
   /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
-  /// 64 above head dim 128); forward 128 x 64; backward 64 x
-  /// 128 (FA2's, double-buffered), and above head dim 128 a 32-row Q block
-  /// (fewer live registers beside the dK/dV accumulators; measured in
-  /// docs/perf/README.md) where the dQ tiles still split over the warps.
+  /// 64 above head dim 128); the mma.sync forward 128 x 64; the WGMMA
+  /// backward's by head dim; the mma.sync backward 64 x 64 (16 keys and 16
+  /// query rows of dQ a warp).
   std::pair<int64_t, int64_t> defaultBlocks() const;
 
   /// A stable one-line key: every field that changes the kernel.

@@ -5,31 +5,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
-                                      "::mlir::ModuleOp"> {
-  let summary = "Lower the tiled attention backward to mma.sync kernels";
-  let description = [{
-    Turns each function whose body is a tiled attention backward (the
-    `scf.forall` made by `fa-tile-attention-grad`) into three `gpu.func`
-    kernels in a `gpu.module`: the pre kernel (delta = rowsum(dO∘O), dQ's
-    f32 accumulator zeroed) and the post kernel (dQ cast) lowered from the
-    IR around the forall, and the main kernel over (KV block, KV head,
-    batch), built on `mma.sync.m16n8k16` fragments by the mma.sync emitter.
-    Portable to sm_80 and later. The forward lowers through the GPU tile
-    level (`fa-convert-tiled-attention-to-fagpu`, `mma-sync` below Hopper).
-
-    The host function is removed: the kernels carry what a launcher needs as
-    attributes (`fa.grid`, `fa.block`, `fa.shared_bytes`, `fa.kind`, ...).
-  }];
-  let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
-  ];
-}
-
 def ConvertTiledAttentionToFAGPU
     : Pass<"fa-convert-tiled-attention-to-fagpu", "::mlir::ModuleOp"> {
   let summary = "Lower the tiled attention forward to the GPU tile level "
