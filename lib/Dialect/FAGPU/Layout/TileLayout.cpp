@@ -270,14 +270,7 @@ static SmallVector<TileCoord> fragmentLanes() {
 
 TileLayout TileLayout::mmaSyncAccumulator(int64_t rows, int64_t cols,
                                           int64_t warps) {
-  int64_t warpRows = rowsPerWarp(rows, warps);
-  SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
-  IndexRepeat repeat;
-  appendDigits(regs, repeat, /*alongRows=*/false, 8, cols);
-  appendDigits(regs, repeat, /*alongRows=*/true, 16, warpRows);
-  SmallVector<TileCoord> warpBases;
-  appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
-  return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
+  return mmaSyncAccumulatorByColumns(rows, cols, warps, /*columns=*/1);
 }
 
 TileLayout TileLayout::mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
@@ -285,6 +278,7 @@ TileLayout TileLayout::mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
                                                    int64_t columns) {
   assert(columns > 0 && warps % columns == 0 && cols % columns == 0 &&
          "column groups split the warps and the columns evenly");
+  // One group: the warps split the rows alone (mmaSyncAccumulator).
   int64_t rowWarps = warps / columns;
   int64_t warpRows = rowsPerWarp(rows, rowWarps);
   int64_t groupCols = cols / columns;
