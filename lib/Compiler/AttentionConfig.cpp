@@ -36,6 +36,14 @@ llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
           .str());
 }
 
+int64_t mlir::fa::maxSharedBytesPerBlock(llvm::StringRef chip) {
+  if (chip == "sm_86" || chip == "sm_89")
+    return 99 * 1024;
+  if (chip == "sm_80" || chip == "sm_87")
+    return 163 * 1024;
+  return fagpu::kMaxSharedBytesPerBlock;
+}
+
 bool mlir::fa::isValidEntryName(llvm::StringRef name) {
   auto isStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
   return !name.empty() && isStart(name.front()) &&
@@ -349,11 +357,29 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
     return wgmmaBackwardDefaultBlocks(*this);
-  // The mma.sync backward: 16 keys a warp and 16 query rows of dQ a warp;
-  // 64 x 64 keeps dK, dV and dQ in registers up to head dim 128.
-  if (backward)
-    return {64, 64};
-  return {128, 64};
+  // The mma.sync kernels: the forward 128 x 64 (FlashAttention 2's); the
+  // backward 64 x 64 (16 keys and 16 query rows of dQ a warp: dK, dV and dQ
+  // in registers up to head dim 128). Where a chip's shared memory (99 KB
+  // on sm_86/89, 163 KB on sm_80/87) cannot hold a block's tiles once, the
+  // next smaller block that it can; the rings then take what stages fit
+  // (fagpu-pipeline-shared-copies).
+  int64_t width = headDim + headDimV;
+  auto onceBytes = [&](int64_t q, int64_t kv) {
+    int64_t elements =
+        backward ? q * width + kv * width + q * kv : q * headDim + kv * width;
+    return 2 * elements;
+  };
+  static const std::pair<int64_t, int64_t> forwardBlocks[] = {
+      {128, 64}, {64, 64}, {64, 32}};
+  static const std::pair<int64_t, int64_t> backwardBlocks[] = {
+      {64, 64}, {32, 64}, {32, 32}};
+  llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
+      backward ? llvm::ArrayRef(backwardBlocks) : llvm::ArrayRef(forwardBlocks);
+  int64_t limit = maxSharedBytesPerBlock(chip);
+  for (auto [q, kv] : candidates)
+    if (onceBytes(q, kv) <= limit)
+      return {q, kv};
+  return candidates.back();
 }
 
 /// The compiler's rescale threshold (FlashAttention 4's 8, in base 2: P

@@ -20,6 +20,17 @@
 using namespace mlir;
 using namespace mlir::fa;
 
+/// The cp.async rings: double-buffered unless kv-stages says otherwise,
+/// with as many stages as the chip's shared memory holds (one, the
+/// synchronous copies, where two do not fit).
+static fagpu::PipelineSharedCopiesOptions
+sharedCopyRings(const AttentionConfig &effective) {
+  fagpu::PipelineSharedCopiesOptions ring;
+  ring.stages = effective.kvStages ? effective.kvStages : 2;
+  ring.maxSharedBytes = maxSharedBytesPerBlock(effective.targetChip());
+  return ring;
+}
+
 void mlir::fa::buildKernelPipeline(PassManager &pm,
                                    const AttentionConfig &effective,
                                    int64_t rowsPerWarp) {
@@ -118,9 +129,8 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     }
     // Q and dO (the tiles each Q-block iteration streams) prefetched
     // through cp.async rings.
-    fagpu::PipelineSharedCopiesOptions ring;
-    ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
     // Products issued as early and waited for as late as they allow; dP =
     // dO Vᵀ with S = Q Kᵀ (H200: +2-5 % at hd64, +1-2 % at hd128 with
     // matrix stores, +3-5 % at hd256; docs/perf/README.md).
@@ -137,9 +147,8 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     // The mma.sync backward (below Hopper, where the WGMMA one does not
     // take the problem, or asked for): Q and dO double-buffered through
     // cp.async (FlashAttention 2's schedule).
-    fagpu::PipelineSharedCopiesOptions ring;
-    ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
   } else {
     ConvertTiledAttentionToFAGPUOptions tiles;
     tiles.mmaSync = true;
@@ -147,9 +156,8 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addPass(createConvertTiledAttentionToFAGPU(tiles));
     // K and V double-buffered through cp.async: the copy of block j + 1 in
     // flight while block j computes (FlashAttention 2's schedule).
-    fagpu::PipelineSharedCopiesOptions ring;
-    ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -179,7 +179,8 @@ struct AttentionConfig {
   /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
   /// 64 above head dim 128); the mma.sync forward 128 x 64; the WGMMA
   /// backward's by head dim; the mma.sync backward 64 x 64 (16 keys and 16
-  /// query rows of dQ a warp).
+  /// query rows of dQ a warp); smaller mma.sync blocks where the chip's
+  /// shared memory cannot hold those.
   std::pair<int64_t, int64_t> defaultBlocks() const;
 
   /// A stable one-line key: every field that changes the kernel.
@@ -217,6 +218,12 @@ llvm::ArrayRef<llvm::StringRef> supportedChips();
 /// lists them. compileSource() checks it first: LLVM's NVPTX back end
 /// crashes or aborts on other names instead of reporting them.
 llvm::Error checkChip(llvm::StringRef chip);
+
+/// The shared memory one block can opt in to on `chip` (the CUDA
+/// programming guide's table: 227 KB on sm_90, 163 KB on sm_80/87, 99 KB on
+/// sm_86/89). The kernels' tiles are placed against Hopper's; a kernel built
+/// for a smaller chip is checked against its own before it is lowered.
+int64_t maxSharedBytesPerBlock(llvm::StringRef chip);
 
 /// Whether `name` can name a kernel: [A-Za-z_][A-Za-z0-9_]*.
 bool isValidEntryName(llvm::StringRef name);
