@@ -357,12 +357,14 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
     return wgmmaBackwardDefaultBlocks(*this);
-  // The mma.sync kernels: the forward 128 x 64 (FlashAttention 2's); the
-  // backward 64 x 64 (16 keys and 16 query rows of dQ a warp: dK, dV and dQ
-  // in registers up to head dim 128). Where a chip's shared memory (99 KB
-  // on sm_86/89, 163 KB on sm_80/87) cannot hold a block's tiles once, the
-  // next smaller block that it can; the rings then take what stages fit
-  // (fagpu-pipeline-shared-copies).
+  // The mma.sync kernels: the forward 128 x 64, the backward 64 x 128
+  // (FlashAttention 2's: 8 warps of 16 keys, dQ over 4 x 2 warps; H100,
+  // sm_80 PTX: 0.93-1.02x the emitter it replaced at hd64/128 where 64 x 64
+  // read 0.67-0.81x; hd256 one-stage 64 x 128 1.25x the two-stage 64 x 64;
+  // docs/perf/README.md, thirty-ninth session). Where a chip's shared
+  // memory (99 KB on sm_86/89, 163 KB on sm_80/87) cannot hold a block's
+  // tiles once, the next smaller block that it can; the rings then take
+  // what stages fit (fagpu-pipeline-shared-copies).
   int64_t width = headDim + headDimV;
   auto onceBytes = [&](int64_t q, int64_t kv) {
     int64_t elements =
@@ -372,7 +374,7 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   static const std::pair<int64_t, int64_t> forwardBlocks[] = {
       {128, 64}, {64, 64}, {64, 32}};
   static const std::pair<int64_t, int64_t> backwardBlocks[] = {
-      {64, 64}, {32, 64}, {32, 32}};
+      {64, 128}, {64, 64}, {32, 64}, {32, 32}};
   llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
       backward ? llvm::ArrayRef(backwardBlocks) : llvm::ArrayRef(forwardBlocks);
   int64_t limit = maxSharedBytesPerBlock(chip);

@@ -178,8 +178,8 @@ struct AttentionConfig {
   }
   /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
   /// 64 above head dim 128); the mma.sync forward 128 x 64; the WGMMA
-  /// backward's by head dim; the mma.sync backward 64 x 64 (16 keys and 16
-  /// query rows of dQ a warp); smaller mma.sync blocks where the chip's
+  /// backward's by head dim; the mma.sync backward 64 x 128 (16 keys a
+  /// warp, dQ over 4 x 2 warps); smaller mma.sync blocks where the chip's
   /// shared memory cannot hold those.
   std::pair<int64_t, int64_t> defaultBlocks() const;
 

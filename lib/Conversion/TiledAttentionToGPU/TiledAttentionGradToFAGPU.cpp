@@ -117,6 +117,8 @@ std::string checkMmaSyncBackwardConfig(const AttentionKernelConfig &c,
     return fail("operands must be f16 or bf16");
   if (deterministic)
     return fail("a deterministic backward takes the WGMMA backward (sm_90a)");
+  if (std::string problem = checkTileHeadDims(c); !problem.empty())
+    return problem;
   if (c.blockKV != 32 && c.blockKV != 64 && c.blockKV != 128)
     return fail("block-kv must be 32, 64 or 128 (16 keys a warp), got " +
                 Twine(c.blockKV));
@@ -137,8 +139,6 @@ std::string checkMmaSyncBackwardConfig(const AttentionKernelConfig &c,
                 " column groups of 8-column multiples (dQ's columns over the "
                 "warps of a " +
                 Twine(c.blockKV) + "-key block)");
-  if (std::string problem = checkTileHeadDims(c); !problem.empty())
-    return problem;
   return checkGridLimits(c);
 }
 
