@@ -36,6 +36,14 @@ llvm::Error mlir::fa::checkChip(llvm::StringRef chip) {
           .str());
 }
 
+int64_t mlir::fa::maxSharedBytesPerBlock(llvm::StringRef chip) {
+  if (chip == "sm_86" || chip == "sm_89")
+    return 99 * 1024;
+  if (chip == "sm_80" || chip == "sm_87")
+    return 163 * 1024;
+  return fagpu::kMaxSharedBytesPerBlock;
+}
+
 bool mlir::fa::isValidEntryName(llvm::StringRef name) {
   auto isStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
   return !name.empty() && isStart(name.front()) &&
@@ -165,7 +173,7 @@ static std::string wgmmaForwardLimits(const AttentionConfig &c) {
 }
 
 bool AttentionConfig::usesWgmmaForward() const {
-  if (forwardVariant == "mma.sync" || forwardVariant == "mma.sync-emitter")
+  if (forwardVariant == "mma.sync")
     return false;
   if (!wgmmaForwardLimits(*this).empty())
     return false;
@@ -303,25 +311,9 @@ static int64_t shortTileKVBlocks(const AttentionConfig &c) {
   return wideUnmasked ? kShortWideTileKVBlocks : kShortTileKVBlocks;
 }
 
-bool AttentionConfig::usesMmaSyncTileForward() const {
-  if (backward || usesWgmmaForward())
-    return false;
-  return forwardVariant == "mma.sync" ||
-         (forwardVariant == "auto" && (runtimeShapes || varlen));
-}
-
 std::string AttentionConfig::forwardVariantReason() const {
-  if (forwardVariant == "mma.sync-emitter")
-    return "mma.sync (the configuration's emitter): asked for";
-  if (usesMmaSyncTileForward()) {
-    std::string why =
-        forwardVariant == "mma.sync" ? "asked for" : "the call's shapes, and ";
-    if (forwardVariant != "mma.sync") {
-      std::string limits = wgmmaForwardLimits(*this);
-      why += limits.empty() ? chip + " has no WGMMA" : "no WGMMA: " + limits;
-    }
-    return "mma.sync (the GPU tile level): " + why;
-  }
+  if (forwardVariant == "mma.sync")
+    return "mma.sync: asked for";
   std::string limits = wgmmaForwardLimits(*this);
   if (!limits.empty())
     return "mma.sync: " + limits;
@@ -365,21 +357,31 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
     return wgmmaDefaultBlocks(*this);
   if (usesWgmmaBackward())
     return wgmmaBackwardDefaultBlocks(*this);
-
-  if (!backward)
-    return {128, 64};
-  // 128 keys = 8 warps. A Q block of 32 (64) rows has 2 (4) 16-row dQ tiles,
-  // so each warp takes 1/4 (1/2) of dQ's D / 16 column tiles; 128 rows give
-  // every warp a row tile of its own.
-  int64_t columnTiles = headDim / 16;
-  if (!wideHeads())
-    return columnTiles % 2 == 0 ? std::pair<int64_t, int64_t>{64, 128}
-                                : std::pair<int64_t, int64_t>{128, 128};
-  if (columnTiles % 4 == 0)
-    return {32, 128};
-  if (columnTiles % 2 == 0)
-    return {64, 128};
-  return {64, 64}; // 4 warps, one row tile each
+  // The mma.sync kernels: the forward 128 x 64, the backward 64 x 128
+  // (FlashAttention 2's: 8 warps of 16 keys, dQ over 4 x 2 warps; H100,
+  // sm_80 PTX: 0.93-1.02x the emitter it replaced at hd64/128 where 64 x 64
+  // read 0.67-0.81x; hd256 one-stage 64 x 128 1.25x the two-stage 64 x 64;
+  // docs/perf/README.md, thirty-ninth session). Where a chip's shared
+  // memory (99 KB on sm_86/89, 163 KB on sm_80/87) cannot hold a block's
+  // tiles once, the next smaller block that it can; the rings then take
+  // what stages fit (fagpu-pipeline-shared-copies).
+  int64_t width = headDim + headDimV;
+  auto onceBytes = [&](int64_t q, int64_t kv) {
+    int64_t elements =
+        backward ? q * width + kv * width + q * kv : q * headDim + kv * width;
+    return 2 * elements;
+  };
+  static const std::pair<int64_t, int64_t> forwardBlocks[] = {
+      {128, 64}, {64, 64}, {64, 32}};
+  static const std::pair<int64_t, int64_t> backwardBlocks[] = {
+      {64, 128}, {64, 64}, {32, 64}, {32, 32}};
+  llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
+      backward ? llvm::ArrayRef(backwardBlocks) : llvm::ArrayRef(forwardBlocks);
+  int64_t limit = maxSharedBytesPerBlock(chip);
+  for (auto [q, kv] : candidates)
+    if (onceBytes(q, kv) <= limit)
+      return {q, kv};
+  return candidates.back();
 }
 
 /// The compiler's rescale threshold (FlashAttention 4's 8, in base 2: P

@@ -377,20 +377,12 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                    : "deterministic is the backward's; this is a forward");
       return compileError("compiling to a GPU kernel failed", diagnostics);
     }
-    if (effective.runtimeShapes && !effective.backward &&
-        !effective.usesWgmmaForward() && !effective.usesMmaSyncTileForward()) {
-      problem->emitError()
-          << "runtime batch and sequence lengths need a forward of the GPU "
-             "tile level (WGMMA or mma.sync); this problem compiles for "
-          << effective.forwardVariantReason();
-      return compileError("compiling to a GPU kernel failed", diagnostics);
-    }
   }
-  if (problem && effective.backward && effective.runtimeShapes &&
+  // Deterministic sums (dQ's turns) are the WGMMA backward's.
+  if (problem && effective.backward && effective.deterministic &&
       !effective.usesWgmmaBackward()) {
-    problem->emitError() << "runtime shapes and packed sequences in the "
-                            "backward need the WGMMA backward (sm_90 or "
-                            "sm_90a); this problem gets "
+    problem->emitError() << "a deterministic backward needs the WGMMA "
+                            "backward (sm_90a); this problem gets "
                          << effective.backwardVariantReason();
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }

@@ -20,23 +20,34 @@
 using namespace mlir;
 using namespace mlir::fa;
 
+/// The cp.async rings: double-buffered unless kv-stages says otherwise,
+/// with as many stages as the chip's shared memory holds (one, the
+/// synchronous copies, where two do not fit).
+static fagpu::PipelineSharedCopiesOptions
+sharedCopyRings(const AttentionConfig &effective) {
+  fagpu::PipelineSharedCopiesOptions ring;
+  ring.stages = effective.kvStages ? effective.kvStages : 2;
+  ring.maxSharedBytes = maxSharedBytesPerBlock(effective.targetChip());
+  return ring;
+}
+
 void mlir::fa::buildKernelPipeline(PassManager &pm,
                                    const AttentionConfig &effective,
                                    int64_t rowsPerWarp) {
   pm.addPass(createConvertToOnlineAttention());
   // The direction's own tiling only: the forward's blocks may be multiples
   // of 16 that the backward's tiling refuses.
-  // The WGMMA backward scales dQ and dK once after their sums, not every
-  // dS tile (FA3's form; the mma.sync kernel scales dS itself).
+  // The backward scales dQ and dK once after their sums, not every dS
+  // tile (FA3's form).
   if (effective.backward)
     pm.addPass(createTileAttentionGrad({effective.effectiveBlockQ(),
                                         effective.effectiveBlockKV(),
-                                        effective.usesWgmmaBackward()}));
+                                        /*scaleGradsOnce=*/true}));
   else
     pm.addPass(createTileAttention({effective.effectiveBlockQ(),
                                     effective.effectiveBlockKV(),
                                     effective.effectiveRescaleThreshold()}));
-  // sm_90a: the forward on the GPU tile level (WGMMA); else mma.sync.
+  // The forward on the GPU tile level: WGMMA on sm_90a, else mma.sync.
   if (effective.usesWgmmaForward()) {
     // FP8: FA3's register permutation (P keeps the accumulator's registers,
     // V's keys permuted to match), which the transposition's ldmatrix /
@@ -95,8 +106,10 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     if (effective.effectiveRescaleThreshold() > 0)
       pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createSkipUnitRescales());
   } else if (effective.usesWgmmaBackward()) {
-    pm.addPass(createConvertTiledAttentionGradToFAGPU(
-        {effective.dqReduction, effective.transposeScores}));
+    ConvertTiledAttentionGradToFAGPUOptions tiles;
+    tiles.dqReduction = effective.dqReduction;
+    tiles.transposeScores = effective.transposeScores;
+    pm.addPass(createConvertTiledAttentionGradToFAGPU(tiles));
     // dq-reduction=bulk: dQ's shared tile swizzled, added through TMA.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createTmaReductions());
     // A TMA producer warpgroup streams Q and dO through mbarrier rings
@@ -116,9 +129,8 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     }
     // Q and dO (the tiles each Q-block iteration streams) prefetched
     // through cp.async rings.
-    fagpu::PipelineSharedCopiesOptions ring;
-    ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
     // Products issued as early and waited for as late as they allow; dP =
     // dO Vᵀ with S = Q Kᵀ (H200: +2-5 % at hd64, +1-2 % at hd128 with
     // matrix stores, +3-5 % at hd256; docs/perf/README.md).
@@ -127,21 +139,34 @@ void mlir::fa::buildKernelPipeline(PassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createAsyncProducts(products));
     // Store barriers only as wide as their readers need.
     pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createNarrowSharedSyncs());
-  } else if (effective.usesMmaSyncTileForward()) {
+  } else if (effective.backward) {
+    ConvertTiledAttentionGradToFAGPUOptions tiles;
+    tiles.mmaSync = true;
+    tiles.dqReduction = "atomic";
+    pm.addPass(createConvertTiledAttentionGradToFAGPU(tiles));
+    // The mma.sync backward (below Hopper, where the WGMMA one does not
+    // take the problem, or asked for): Q and dO double-buffered through
+    // cp.async (FlashAttention 2's schedule).
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
+  } else {
     ConvertTiledAttentionToFAGPUOptions tiles;
     tiles.mmaSync = true;
     tiles.rowsPerWarp = rowsPerWarp;
     pm.addPass(createConvertTiledAttentionToFAGPU(tiles));
     // K and V double-buffered through cp.async: the copy of block j + 1 in
     // flight while block j computes (FlashAttention 2's schedule).
-    fagpu::PipelineSharedCopiesOptions ring;
-    ring.stages = effective.kvStages ? effective.kvStages : 2;
-    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createPipelineSharedCopies(ring));
-  } else {
-    pm.addPass(createConvertTiledAttentionToGPU({rowsPerWarp}));
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        fagpu::createPipelineSharedCopies(sharedCopyRings(effective)));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The mma.sync forward's running row sums in per-lane parts, added across
+  // the lanes once after the KV loops (FlashAttention 2's deferred
+  // reduction; after the clean-up, which leaves the sums' update and their
+  // zero start in the form the pass matches).
+  if (!effective.backward && !effective.usesWgmmaForward())
+    pm.addNestedPass<gpu::GPUModuleOp>(fagpu::createDeferRowSums());
   // A persistent kernel's epilogue offsets computed after the KV loop, not
   // held through it (after the clean-up, whose dead ops would pin them).
   if (effective.usesWgmmaForward())

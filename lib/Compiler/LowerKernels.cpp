@@ -30,6 +30,22 @@ llvm::Expected<std::string>
 mlir::fa::lowerKernels(ModuleOp module, MLIRContext &context,
                        const AttentionConfig &options, EmitKind emit,
                        const std::string &diagnostics) {
+  // Every kernel's tiles were placed against Hopper's shared memory; the
+  // driver would refuse a larger one at load, far from the input.
+  int64_t sharedLimit = maxSharedBytesPerBlock(options.targetChip());
+  WalkResult overLimit = module->walk([&](gpu::GPUFuncOp kernel) {
+    auto bytes = kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes");
+    if (!bytes || bytes.getInt() <= sharedLimit)
+      return WalkResult::advance();
+    kernel.emitError() << "kernel '" << kernel.getName() << "' needs "
+                       << bytes.getInt() << " bytes of shared memory; "
+                       << options.targetChip() << " allows " << sharedLimit
+                       << " per block (smaller block-q or block-kv)";
+    return WalkResult::interrupt();
+  });
+  if (overLimit.wasInterrupted())
+    return compileError("the kernel does not fit the chip", diagnostics);
+
   std::string payload;
   if (emit == EmitKind::MLIR) {
     llvm::raw_string_ostream os(payload);
@@ -41,9 +57,11 @@ mlir::fa::lowerKernels(ModuleOp module, MLIRContext &context,
   GPULoweringOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;
-  // The WGMMA backward sums dQ with vector reductions (red.global.add.v2.f32),
-  // PTX 8.1's.
-  if (options.usesWgmmaBackward() && options.features == "+ptx80")
+  // The backward sums dQ with vector reductions (red.global.add.v2.f32,
+  // PTX 8.1's) on sm_90 and later, with one atomic add an element below.
+  if (options.backward &&
+      llvm::StringRef(options.targetChip()).starts_with("sm_90") &&
+      options.features == "+ptx80")
     lowering.features = "+ptx81";
   lowering.exp2OnFmaEvery = options.exp2OnFmaEvery;
   // The backward's K and V stay put across its loop: their descriptors

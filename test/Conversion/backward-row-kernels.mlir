@@ -1,14 +1,13 @@
 // RUN: fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu -canonicalize -cse | FileCheck %s
-// RUN: fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-to-gpu -canonicalize -cse | FileCheck %s --check-prefix=MMA
-// RUN: not fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -fa-convert-tiled-attention-to-gpu 2>&1 | FileCheck %s --check-prefix=MMA-UNSCALED
+// RUN: fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64 scale-grads-once" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" -canonicalize -cse | FileCheck %s
 
 // The ops around the tiled backward's forall lowered as they are, a warp a
 // row: before it, delta = rowsum(O * dO) (each lane's columns, then a
 // butterfly of the payload's combiner, lane 0 stores) and dQ's zeroed f32
 // accumulator; after it, dQ's cast. With scale-grads-once the softmax
 // scale (1/8 at D = 64) is left out of dS and multiplies dK in the main
-// kernel's epilogue and dQ in the post kernel. The mma.sync backward takes
-// the same row kernels and refuses unscaled tiles (it scales dS itself).
+// kernel's epilogue and dQ in the post kernel. The mma.sync backward
+// (mma-sync) takes the same row kernels.
 
 // CHECK-LABEL: gpu.func @grad_pre(
 // CHECK-SAME: %[[O:.*]]: memref<2x4x200x64xbf16>, %[[DO:.*]]: memref<2x4x200x64xbf16>, %[[DELTA:.*]]: memref<2x4x200xf32>, %[[ACC:.*]]: memref<2x4x200x64xf32>)
@@ -45,14 +44,7 @@
 // CHECK-NEXT: %[[Z:.*]] = arith.truncf %[[Y]] : f32 to bf16
 // CHECK-NEXT: memref.store %[[Z]], %[[DQ]]
 
-// MMA-LABEL: gpu.func @grad_pre(
-// MMA-SAME: fa.kind = "backward_pre"
-// MMA-COUNT-5: gpu.shuffle  xor
-// MMA-LABEL: gpu.func @grad_post(
-// MMA-NOT: arith.mulf
-// MMA: arith.truncf %{{.*}} : f32 to bf16
 
-// MMA-UNSCALED: error: cannot lower to the mma.sync kernel: it scales dS itself; tile without scale-grads-once
 func.func @grad(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x200x64xbf16>, %v: tensor<2x2x200x64xbf16>,
                 %o: tensor<2x4x200x64xbf16>, %do: tensor<2x4x200x64xbf16>, %lse: tensor<2x4x200xf32>)
     -> (tensor<2x4x200x64xbf16>, tensor<2x2x200x64xbf16>, tensor<2x2x200x64xbf16>) {

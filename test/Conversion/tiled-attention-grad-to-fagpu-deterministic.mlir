@@ -1,6 +1,6 @@
 // RUN: fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu="dq-reduction=atomic" -canonicalize -cse | FileCheck %s
 // RUN: fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64" -canonicalize -cse -fa-convert-tiled-attention-grad-to-fagpu -canonicalize -cse | FileCheck %s --check-prefix=BULK
-// RUN: not fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-to-gpu 2>&1 | FileCheck %s --check-prefix=MMA
+// RUN: not fa-opt %s -fa-tile-attention-grad="block-q=64 block-kv=64" -fa-convert-tiled-attention-grad-to-fagpu="mma-sync" 2>&1 | FileCheck %s --check-prefix=MMA
 
 // A deterministic backward adds each dQ tile in its KV block's turn: the
 // kernel takes one i32 counter per (batch, query head, Q block) after its
@@ -39,7 +39,7 @@
 // BULK-COUNT-2: fagpu.wait_global_sums
 // BULK-NOT: fagpu.store_tile {{.*}} accumulate
 
-// MMA: error: cannot lower to the mma.sync kernel: it has no deterministic mode
+// MMA: error: cannot lower to the mma.sync backward: a deterministic backward takes the WGMMA backward (sm_90a)
 func.func @grad(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x200x64xbf16>, %v: tensor<2x2x200x64xbf16>,
                 %o: tensor<2x4x200x64xbf16>, %do: tensor<2x4x200x64xbf16>, %lse: tensor<2x4x200xf32>)
     -> (tensor<2x4x200x64xbf16>, tensor<2x2x200x64xbf16>, tensor<2x2x200x64xbf16>) {

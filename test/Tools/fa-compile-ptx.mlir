@@ -5,11 +5,12 @@
 // RUN: fa-compile %s --chip=sm_80 -o %t.80 && %ptxas -arch=sm_80 %t.80.ptx -o %t.sm80.cubin
 // RUN: fa-compile %s --chip=sm_89 --emit=cubin -o %t.bin && test -s %t.bin.cubin && FileCheck %s --check-prefix=META < %t.bin.meta
 
-// The portable tensor-core kernel: cp.async staging, ldmatrix fragments,
-// mma.sync m16n8k16, quad shuffles; PTX assembles for sm_80 and sm_90a.
+// The portable tensor-core kernel (the GPU tile level in mma.sync layouts):
+// cp.async staging, ldmatrix fragments, mma.sync m16n8k16, quad shuffles;
+// PTX assembles for sm_80 and sm_90a.
 
 // PTX: .target sm_89
-// PTX: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
+// PTX: .extern .shared .align 1024 .b8 __fa_shared_tiles[];
 // PTX: .visible .entry gqa_causal(
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
@@ -42,7 +43,7 @@
 // META-NEXT: entry = gqa_causal
 // META-NEXT: grid = 1,8,2
 // META-NEXT: block = 128,1,1
-// META-NEXT: shared_bytes = 36864
+// META-NEXT: shared_bytes = 49152
 // META-NEXT: args = q,k,v,o,lse
 // META-NEXT: compiler = flashmlir-
 func.func @gqa_causal(%q: tensor<2x8x77x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)

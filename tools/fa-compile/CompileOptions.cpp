@@ -119,15 +119,14 @@ cl::opt<int64_t> qBuffers(
     cl::init(0), cl::cat(category));
 cl::opt<std::string> forwardVariant(
     "forward-variant",
-    cl::desc("the forward's kernel: auto (the compiler's choice), wgmma "
-             "(sm_90: the GPU tile level on WGMMA), mma.sync (the GPU tile "
-             "level on mma.sync, any chip) or mma.sync-emitter (the mma.sync "
-             "kernel built from the configuration)"),
+    cl::desc("the forward's kernel, both from the GPU tile level: auto "
+             "(the compiler's choice), wgmma (sm_90) or mma.sync (any chip)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> backwardVariant(
     "backward-variant",
-    cl::desc("the backward's main kernel: auto (the compiler's choice), "
-             "wgmma (sm_90: the GPU tile level) or mma.sync"),
+    cl::desc("the backward's main kernel, both from the GPU tile level: "
+             "auto (the compiler's choice), wgmma (sm_90) or mma.sync (any "
+             "chip)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> dqReduction(
     "dq-reduction",
@@ -266,9 +265,8 @@ Expected<CompileInvocation> mlir::fa::compileInvocationFromOptions() {
                    Twine(fagpu::kMaxTileBuffers) + "], got " + Twine(qBuffers));
   config.qBuffers = qBuffers;
   if (forwardVariant != "auto" && forwardVariant != "wgmma" &&
-      forwardVariant != "mma.sync" && forwardVariant != "mma.sync-emitter")
-    return invalid("--forward-variant must be auto, wgmma, mma.sync or "
-                   "mma.sync-emitter, got '" +
+      forwardVariant != "mma.sync")
+    return invalid("--forward-variant must be auto, wgmma or mma.sync, got '" +
                    forwardVariant + "'");
   config.forwardVariant = forwardVariant;
   if (backwardVariant != "auto" && backwardVariant != "wgmma" &&

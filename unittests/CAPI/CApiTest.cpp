@@ -288,14 +288,22 @@ TEST_F(CApiTest, VarlenBackwardTakesPackedSequences) {
                                 11 * gib, nullptr, 0),
             FA_ERROR_LAUNCH);
   EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
-  // Not deterministic, and only where the WGMMA backward runs.
+  // Not deterministic.
   c.deterministic = 1;
   EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_ERROR_COMPILE);
   EXPECT_TRUE(lastErrorContains("deterministic with packed sequences"));
   c.deterministic = 0;
+  // Below Hopper: the tile level's mma.sync backward, the same arguments.
   c.chip = "sm_80";
-  EXPECT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_ERROR_COMPILE);
-  EXPECT_TRUE(lastErrorContains("need the WGMMA backward"));
+  ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
+      << faGetLastError();
+  const std::string sm80 = faKernelMetadata(backward);
+  EXPECT_NE(sm80.find("chip = sm_80"), std::string::npos);
+  EXPECT_NE(sm80.find("varlen = 1"), std::string::npos);
+  ASSERT_EQ(faBackwardWorkspaceBytesVarlen(backward, 300, &bytes), FA_SUCCESS)
+      << faGetLastError();
+  EXPECT_EQ(bytes, (rows * 4 + 255) / 256 * 256 + rows * c.head_dim * 4);
+  EXPECT_EQ(faKernelDestroy(backward), FA_SUCCESS);
 }
 
 TEST_F(CApiTest, RuntimeShapesBackwardTakesEachLaunchsShape) {

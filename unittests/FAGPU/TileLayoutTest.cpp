@@ -302,6 +302,31 @@ TEST(MmaSyncAccumulator, FigureSpotValues) {
   }
 }
 
+// Column groups: warp w is row warp w % R of a Shape{rows, cols / columns,
+// R} tile placed at column group w / R.
+TEST(MmaSyncAccumulator, ColumnGroupsMatchIsaTableComposedWithTiling) {
+  // The backward's dQ: 64 rows over 8 warps (4 x 2), D 128 and 64; 32 rows
+  // over 8 warps (2 x 4); 64 x 80 over 8 (two groups of 40: a repeat).
+  struct Case {
+    int64_t rows, cols, warps, columns;
+  };
+  for (Case k : {Case{64, 128, 8, 2}, Case{64, 64, 8, 2}, Case{32, 128, 8, 4},
+                 Case{64, 80, 8, 2}, Case{16, 32, 2, 2}}) {
+    TileLayout layout = TileLayout::mmaSyncAccumulatorByColumns(
+        k.rows, k.cols, k.warps, k.columns);
+    int64_t rowWarps = k.warps / k.columns, groupCols = k.cols / k.columns;
+    Shape part{k.rows, groupCols, rowWarps};
+    expectMatches(layout,
+                  "mma C by columns " + str(Shape{k.rows, k.cols, k.warps}) +
+                      " in " + std::to_string(k.columns) + " groups",
+                  k.rows * k.cols / (32 * k.warps), k.warps,
+                  [&](int64_t reg, int64_t lane, int64_t warp) {
+                    RC c = expectMmaC(part, reg, lane, warp % rowWarps);
+                    return RC{c.row, warp / rowWarps * groupCols + c.col};
+                  });
+  }
+}
+
 TEST(MmaSyncAccumulator, TiledMatchesIsaTableComposedWithTiling) {
   // 64x64/4: 16 rows a warp, 8 n8 tiles; 128x64/4 and 64x64/2: 32 rows a
   // warp, 2 m16 tiles a warp; 128x128/4; 128x64/8.
@@ -439,6 +464,19 @@ TEST(LdMatrixLanePosition, AComesBackAsTheMmaAFragment) {
         RC want = isaMmaA(t, 2 * i + h);
         EXPECT_EQ(got.row, want.row) << "lane " << t << " a" << 2 * i + h;
         EXPECT_EQ(got.col, want.col) << "lane " << t << " a" << 2 * i + h;
+      }
+}
+
+// dSᵀ [K, M] with .trans: register i is a(2 i), a(2 i + 1) of the m16k16 A
+// fragment of its transpose.
+TEST(LdMatrixLanePosition, TransposedAComesBackAsTheMmaAFragment) {
+  for (int64_t t = 0; t < 32; ++t)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        RC km = replayLdmatrix(LdMatrixOperand::AStoredKM, true, t, i, h);
+        RC want = isaMmaA(t, 2 * i + h);
+        EXPECT_EQ(km.col, want.row) << "lane " << t << " a" << 2 * i + h;
+        EXPECT_EQ(km.row, want.col) << "lane " << t << " a" << 2 * i + h;
       }
 }
 

@@ -75,13 +75,11 @@ struct AttentionConfig {
   /// tile computes, where it fits shared memory; 0 = the compiler's choice
   /// (2: +12-17 % at N = 512 on the H200, docs/perf/README.md).
   int64_t qBuffers = 0;
-  /// The forward's kernel: "auto" (the compiler's choice), "wgmma" (the GPU
-  /// tile level on WGMMA, sm_90), "mma.sync" (the GPU tile level on
-  /// mma.sync, any chip) or "mma.sync-emitter" (the mma.sync kernel built
-  /// from the configuration, which the tile level's replaces).
+  /// The forward's kernel, both from the GPU tile level: "auto" (the
+  /// compiler's choice), "wgmma" (sm_90) or "mma.sync" (any chip).
   std::string forwardVariant = "auto";
-  /// The backward's main kernel: "auto" (the compiler's choice), "wgmma"
-  /// (the GPU tile level, sm_90a) or "mma.sync".
+  /// The backward's main kernel, both from the GPU tile level: "auto" (the
+  /// compiler's choice), "wgmma" (sm_90a) or "mma.sync" (any chip).
   std::string backwardVariant = "auto";
   /// How the WGMMA backward sums dQ (fa-convert-tiled-attention-grad-to-
   /// fagpu's dq-reduction): "auto", "bulk" or "atomic".
@@ -151,11 +149,6 @@ struct AttentionConfig {
   /// (head dims above 128, docs/perf/README.md); never for shapes it does
   /// not take (head dims not multiples of 64 up to 256, other dtypes).
   bool usesWgmmaForward() const;
-  /// Whether the forward lowers through the GPU tile level to mma.sync
-  /// (fa-convert-tiled-attention-to-fagpu{mma-sync}): asked for, or where
-  /// WGMMA does not run and the shapes are the call's (runtime shapes,
-  /// packed sequences), which the emitter's kernel cannot take.
-  bool usesMmaSyncTileForward() const;
   std::string forwardVariantReason() const;
   /// Whether the backward lowers through the GPU tile level to WGMMA
   /// (fa-convert-tiled-attention-grad-to-fagpu), and why or why not.
@@ -184,10 +177,10 @@ struct AttentionConfig {
     return usesWgmmaForward() || usesWgmmaBackward() ? "sm_90a" : chip;
   }
   /// (block-q, block-kv) when not set: the WGMMA forward 128 x 128 (128 x
-  /// 64 above head dim 128); forward 128 x 64; backward 64 x
-  /// 128 (FA2's, double-buffered), and above head dim 128 a 32-row Q block
-  /// (fewer live registers beside the dK/dV accumulators; measured in
-  /// docs/perf/README.md) where the dQ tiles still split over the warps.
+  /// 64 above head dim 128); the mma.sync forward 128 x 64; the WGMMA
+  /// backward's by head dim; the mma.sync backward 64 x 128 (16 keys a
+  /// warp, dQ over 4 x 2 warps); smaller mma.sync blocks where the chip's
+  /// shared memory cannot hold those.
   std::pair<int64_t, int64_t> defaultBlocks() const;
 
   /// A stable one-line key: every field that changes the kernel.
@@ -225,6 +218,12 @@ llvm::ArrayRef<llvm::StringRef> supportedChips();
 /// lists them. compileSource() checks it first: LLVM's NVPTX back end
 /// crashes or aborts on other names instead of reporting them.
 llvm::Error checkChip(llvm::StringRef chip);
+
+/// The shared memory one block can opt in to on `chip` (the CUDA
+/// programming guide's table: 227 KB on sm_90, 163 KB on sm_80/87, 99 KB on
+/// sm_86/89). The kernels' tiles are placed against Hopper's; a kernel built
+/// for a smaller chip is checked against its own before it is lowered.
+int64_t maxSharedBytesPerBlock(llvm::StringRef chip);
 
 /// Whether `name` can name a kernel: [A-Za-z_][A-Za-z0-9_]*.
 bool isValidEntryName(llvm::StringRef name);

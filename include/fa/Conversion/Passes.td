@@ -5,38 +5,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertTiledAttentionToGPU : Pass<"fa-convert-tiled-attention-to-gpu",
-                                      "::mlir::ModuleOp"> {
-  let summary = "Lower tiled attention to a GPU kernel on mma.sync fragments";
-  let description = [{
-    Turns each function whose body is a tiled attention forward (the
-    `scf.forall` made by `fa-tile-attention`) into a `gpu.func` kernel in a
-    `gpu.module`: the forall becomes the grid (Q block, head, batch); one
-    thread block of Br / 16 warps owns a Q tile, each warp 16 rows. K/V tiles
-    are staged in shared memory with `cp.async` (zero-fill past the sequence
-    end), fragments are read with `ldmatrix`, QKᵀ and P·V run on
-    `mma.sync.m16n8k16` (f32 accumulate), and the online softmax runs on the
-    accumulator fragments with quad shuffles for row reductions. The
-    masked / unmasked / masked KV loop split of the tiled IR is kept.
-
-    The host function is removed: the kernel carries what a launcher needs as
-    attributes (`fa.grid`, `fa.block`, `fa.shared_bytes`, `fa.kind`, ...).
-    Portable to sm_80 and later.
-  }];
-  let options = [
-    Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
-           "Query rows per warp: 16 or 32 (0: 32 for block-q >= 128 and "
-           "head dims up to 128, else 16)">,
-  ];
-  let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
-  ];
-}
-
 def ConvertTiledAttentionToFAGPU
     : Pass<"fa-convert-tiled-attention-to-fagpu", "::mlir::ModuleOp"> {
   let summary = "Lower the tiled attention forward to the GPU tile level "
@@ -117,10 +85,21 @@ def ConvertTiledAttentionGradToFAGPU
     kernel takes the mma.sync backward's arguments (q, k, v, dO, lse,
     delta, dq_acc, dk, dv). Block-q 64, block-kv 64 or 128, head dims 64,
     128 or 256, static shapes.
+
+    `mma-sync`: the same kernel in mma.sync layouts (sm_80 and up, the
+    portable path), as FlashAttention 2 computes it: S and dP transposed
+    (Sᵀ = K Qᵀ in `#fagpu.transposed<#fagpu.mma_sync_acc>`), each warp
+    owning 16 keys of the block (block-kv = 16 x warps) and their rows of
+    dK and dV; Pᵀ and dSᵀ register A operands; dQ = dS K from dSᵀ in shared
+    memory, read transposed (ldmatrix.trans), 16 query rows a warp
+    (block-q a multiple of block-kv), added with f32 atomics.
   }];
   let options = [
     Option<"dqReduction", "dq-reduction", "std::string", "\"auto\"",
            "How dQ is summed into dq_acc: auto, bulk or atomic">,
+    Option<"mmaSync", "mma-sync", "bool", "false",
+           "mma.sync layouts (#fagpu.mma_sync_acc, transposed scores), dQ "
+           "by atomics: the portable kernel (sm_80)">,
     Option<"transposeScores", "transpose-scores", "bool", "false",
            "S and dP computed transposed (Sᵀ = K Qᵀ) in a #fagpu.transposed "
            "accumulator layout: Pᵀ and dSᵀ are register A operands "

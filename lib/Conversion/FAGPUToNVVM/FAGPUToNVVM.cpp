@@ -64,136 +64,6 @@ struct LowerAllocShared : OpConversionPattern<AllocOp> {
   }
 };
 
-/// Calls `body(row, col, sourceRow, inside)` for each 16-byte chunk of
-/// `tile` a thread copies from source rows `firstRow` + row (chunks spread
-/// over the block's threads, row-major); `inside` is sourceRow < limit.
-static void forEachChunk(
-    ConversionPatternRewriter &rewriter, Location loc, SharedTileType tile,
-    Value firstRow, Value limit,
-    function_ref<void(Value row, Value col, Value sourceRow, Value inside)>
-        body) {
-  int64_t perChunk = 16 / tile.getElementBytes();
-  int64_t chunksPerRow = tile.getCols() / perChunk;
-  auto c = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
-  Value tid = emitGroupThreadId(rewriter, loc);
-  Value threads = emitGroupThreads(rewriter, loc);
-  auto loop = scf::ForOp::create(rewriter, loc, tid,
-                                 c(tile.getRows() * chunksPerRow), threads);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToStart(loop.getBody());
-  Value chunk = loop.getInductionVar();
-  Value row = arith::DivUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
-  // One op per statement: argument evaluation order is unspecified.
-  Value chunkElements = c(perChunk);
-  Value chunkInRow =
-      arith::RemUIOp::create(rewriter, loc, chunk, c(chunksPerRow));
-  Value col = arith::MulIOp::create(rewriter, loc, chunkInRow, chunkElements);
-  Value sourceRow = arith::AddIOp::create(rewriter, loc, firstRow, row);
-  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                       sourceRow, limit);
-  body(row, col, sourceRow, inside);
-}
-
-struct LowerCopyToShared : OpConversionPattern<CopyToSharedOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CopyToSharedOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    SharedTileType tile = op.getDest().getType();
-    auto chunkType =
-        VectorType::get({16 / tile.getElementBytes()}, tile.getElementType());
-    // Nobody reads the tile's previous contents any more.
-    gpu::BarrierOp::create(rewriter, loc);
-    forEachChunk(
-        rewriter, loc, tile, adaptor.getRow(), adaptor.getLimit(),
-        [&](Value row, Value col, Value sourceRow, Value inside) {
-          auto ifInside = scf::IfOp::create(rewriter, loc, chunkType, inside,
-                                            /*withElseRegion=*/true);
-          rewriter.setInsertionPointToStart(ifInside.thenBlock());
-          Value loaded = vector::LoadOp::create(rewriter, loc, chunkType,
-                                                adaptor.getSource(),
-                                                ValueRange{sourceRow, col});
-          scf::YieldOp::create(rewriter, loc, loaded);
-          rewriter.setInsertionPointToStart(ifInside.elseBlock());
-          Value zeros = arith::ConstantOp::create(
-              rewriter, loc, chunkType, rewriter.getZeroAttr(chunkType));
-          scf::YieldOp::create(rewriter, loc, zeros);
-          rewriter.setInsertionPointAfter(ifInside);
-          Value address = emitSharedAddress(
-              rewriter, loc, adaptor.getDest(),
-              emitSharedByteOffset(rewriter, loc, tile, row, col));
-          LLVM::StoreOp::create(rewriter, loc, ifInside.getResult(0), address,
-                                /*alignment=*/16);
-        });
-    publishSharedWrites(rewriter, loc);
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct LowerAsyncCopyToShared : OpConversionPattern<AsyncCopyToSharedOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(AsyncCopyToSharedOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    SharedTileType tile = op.getDest().getType();
-    Value source = adaptor.getSource();
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
-    forEachChunk(
-        rewriter, loc, tile, adaptor.getRow(), adaptor.getLimit(),
-        [&](Value row, Value col, Value sourceRow, Value inside) {
-          // Rows past the end read nothing (source size 0: zero fill) from a
-          // valid address, row 0.
-          Value readRow =
-              arith::SelectOp::create(rewriter, loc, inside, sourceRow, c(0));
-          Value address =
-              emitGlobalAddress(rewriter, loc, source, {readRow, col});
-          Value globalPtr = LLVM::IntToPtrOp::create(
-              rewriter, loc, LLVM::LLVMPointerType::get(op.getContext(), 1),
-              address);
-          Value sharedPtr = emitSharedAddress(
-              rewriter, loc, adaptor.getDest(),
-              emitSharedByteOffset(rewriter, loc, tile, row, col));
-          Value none = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
-          Value all = arith::ConstantIntOp::create(rewriter, loc, 16, 32);
-          Value bytes =
-              arith::SelectOp::create(rewriter, loc, inside, all, none);
-          NVVM::CpAsyncOp::create(rewriter, loc, sharedPtr, globalPtr, 16,
-                                  NVVM::LoadCacheModifierKind::CG, bytes);
-        });
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct LowerCommitSharedCopies : OpConversionPattern<CommitSharedCopiesOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CommitSharedCopiesOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
-    return success();
-  }
-};
-
-struct LowerWaitSharedCopies : OpConversionPattern<WaitSharedCopiesOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(WaitSharedCopiesOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), op.getPending());
-    publishSharedWrites(rewriter, op.getLoc());
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
 struct LowerStage : OpConversionPattern<StageOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -285,10 +155,9 @@ struct ConvertFAGPUToNVVMPass
                     << int64_t(exp2OnFmaEvery)),
              signalPassFailure();
     populateRegisterTilesToNVVMPatterns(converter, patterns, exp2OnFmaEvery);
-    patterns
-        .add<LowerAllocShared<AllocSharedOp>, LowerAllocShared<AllocBarriersOp>,
-             LowerCopyToShared, LowerAsyncCopyToShared, LowerCommitSharedCopies,
-             LowerWaitSharedCopies, LowerStage>(converter, ctx);
+    patterns.add<LowerAllocShared<AllocSharedOp>,
+                 LowerAllocShared<AllocBarriersOp>, LowerStage>(converter, ctx);
+    populateSharedCopiesToNVVMPatterns(converter, patterns);
     populateTileAccessToNVVMPatterns(converter, patterns, matrixStores);
     populateStoreTileToNVVMPatterns(converter, patterns);
     populateMmaToWGMMAPatterns(converter, patterns, descriptorsAtUse);

@@ -10,7 +10,8 @@
 // Shared operands are read into fragments with ldmatrix.x4 through the
 // tile's own addressing (its swizzle included), each lane pointing where
 // ldmatrixLanePosition (TileLayout.h) says: Q ([M, K]) and K ([N, K]) as
-// stored, V ([K, N]) with .trans. An odd last n8 tile is read with .x2.
+// stored, V ([K, N]) and the backward's dSᵀ ([K, M], transpose_a) with
+// .trans. An odd last n8 tile is read with .x2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::fagpu;
 
@@ -33,12 +36,9 @@ constexpr int64_t kFragmentCols = 8;  // n8
 constexpr int64_t kStepK = 16;        // k16
 
 /// `count` (1, 2 or 4) 8 x 8 matrices of a 16-bit shared tile, lane l
-/// pointing at (row, col): one 32-bit word each.
-SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value base,
-                                SharedTileType tile, Value row, Value col,
+/// pointing at `address`: one 32-bit word each.
+SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value address,
                                 int64_t count, bool transpose) {
-  Value address = emitSharedAddress(
-      b, loc, base, emitSharedByteOffset(b, loc, tile, row, col));
   Type i32 = b.getI32Type();
   Type resultType = count == 1
                         ? i32
@@ -55,6 +55,25 @@ SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value base,
   for (int64_t i = 0; i < count; ++i)
     words.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
   return words;
+}
+
+/// Every lane's ldmatrix position for `operand` (the same in each warp),
+/// shifted by each warp's first index of M (A) or N (B), `warpFirsts`: along
+/// the stored tile's columns where that index is (A stored [K, M], B stored
+/// [K, N]), else along its rows.
+SmallVector<std::pair<int64_t, int64_t>>
+ldmatrixStarts(LdMatrixOperand operand, ArrayRef<int64_t> warpFirsts) {
+  IntegerArith a;
+  bool alongCols = operand == LdMatrixOperand::AStoredKM ||
+                   operand == LdMatrixOperand::BStoredKN;
+  SmallVector<std::pair<int64_t, int64_t>> starts;
+  for (int64_t first : warpFirsts)
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      auto [row, col] = ldmatrixLanePosition(a, operand, lane);
+      starts.push_back(alongCols ? std::pair{row, first + col}
+                                 : std::pair{first + row, col});
+    }
+  return starts;
 }
 
 /// A fragment word as mma.sync takes it: f16 pairs as vector<2xf16>, bf16
@@ -75,20 +94,36 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto accType = cast<RankedTensorType>(op.getAcc().getType());
-    if (!isa<MmaSyncAccLayoutAttr>(accType.getEncoding()))
+    // Column groups of warps (#fagpu.mma_sync_acc_cols): warp w takes rows
+    // of block w % R and the columns of group w / R.
+    int64_t columns = 1;
+    if (auto byColumns =
+            dyn_cast<MmaSyncAccColsLayoutAttr>(accType.getEncoding()))
+      columns = byColumns.getColumns();
+    else if (!isa<MmaSyncAccLayoutAttr>(accType.getEncoding()))
       return rewriter.notifyMatchFailure(op, "not an mma.sync accumulator");
     Location loc = op.getLoc();
     IndexArith ix{rewriter, loc};
     TileLayout accLayout = getTileLayout(accType);
-    int64_t warpRows = accType.getDimSize(0) / accLayout.numWarps();
+    int64_t warps = accLayout.numWarps();
+    int64_t rowWarps = warps / columns;
+    int64_t warpRows = accType.getDimSize(0) / rowWarps;
+    int64_t groupCols = accType.getDimSize(1) / columns;
     int64_t mTiles = warpRows / kFragmentRows;
-    int64_t nTiles = accType.getDimSize(1) / kFragmentCols;
+    int64_t nTiles = groupCols / kFragmentCols;
+    // Each warp's first row and first column.
+    SmallVector<int64_t> firstRows, firstCols;
+    for (int64_t w = 0; w < warps; ++w) {
+      firstRows.push_back(w % rowWarps * warpRows);
+      firstCols.push_back(w / rowWarps * groupCols);
+    }
     SharedTileType bTile = op.getB().getType();
     bool transposeB = op.getTransposeB();
     Type element = bTile.getElementType();
     int64_t kSteps = (transposeB ? bTile.getCols() : bTile.getRows()) / kStepK;
 
     ThreadPosition thread = ThreadPosition::get(rewriter, loc);
+    Value rowWarp = columns == 1 ? thread.warp : ix.rem(thread.warp, rowWarps);
 
     // The accumulator: lane 0's register of each element (other lanes and
     // warps hold the same registers at their own elements).
@@ -116,18 +151,37 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       aRegs = unpackVector(rewriter, loc, adaptor.getA());
       aRegister = registersByElement(getTileLayout(aRegisterTile));
     }
-    // A from shared memory: the warp's rows.
-    Value aLaneRow, aLaneCol;
+    // A from shared memory: the warp's rows of M (its columns where A is
+    // stored [K, M], read with .trans). Each lane's addresses are a few
+    // swizzle phases plus constants (ThreadSharedOffsets).
+    bool transposeA = op.getTransposeA();
+    LdMatrixOperand aOperand =
+        transposeA ? LdMatrixOperand::AStoredKM : LdMatrixOperand::A;
+    std::optional<ThreadSharedOffsets> aOffsets;
     if (!aRegisterTile) {
-      auto [row, col] =
-          ldmatrixLanePosition(ix, LdMatrixOperand::A, thread.lane);
-      aLaneRow = ix.add(ix.mul(thread.warp, warpRows), row);
-      aLaneCol = col;
+      auto [row, col] = ldmatrixLanePosition(ix, aOperand, thread.lane);
+      Value warpFirst = ix.mul(rowWarp, warpRows);
+      aOffsets.emplace(cast<SharedTileType>(op.getA().getType()),
+                       transposeA ? row : ix.add(warpFirst, row),
+                       transposeA ? ix.add(warpFirst, col) : col,
+                       ldmatrixStarts(aOperand, firstRows));
     }
-    auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(
-        ix,
-        transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN,
-        thread.lane);
+    // B: every warp of a column group reads the group's columns (all of
+    // them without groups).
+    LdMatrixOperand bOperand =
+        transposeB ? LdMatrixOperand::BStoredNK : LdMatrixOperand::BStoredKN;
+    auto [bLaneRow, bLaneCol] = ldmatrixLanePosition(ix, bOperand, thread.lane);
+    if (columns > 1) {
+      Value groupFirst = ix.mul(ix.div(thread.warp, rowWarps), groupCols);
+      if (transposeB)
+        bLaneRow = ix.add(groupFirst, bLaneRow);
+      else
+        bLaneCol = ix.add(groupFirst, bLaneCol);
+    }
+    ThreadSharedOffsets bOffsets(
+        bTile, bLaneRow, bLaneCol,
+        ldmatrixStarts(bOperand, columns > 1 ? ArrayRef<int64_t>(firstCols)
+                                             : ArrayRef<int64_t>{0}));
 
     auto resultType = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(4, rewriter.getF32Type()));
@@ -149,11 +203,12 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
           }
           aWords.push_back(words);
         } else {
-          aWords.push_back(
-              loadMatrices(rewriter, loc, adaptor.getA(),
-                           cast<SharedTileType>(op.getA().getType()),
-                           ix.add(aLaneRow, r0), ix.add(aLaneCol, k0), 4,
-                           /*transpose=*/false));
+          Value address =
+              transposeA
+                  ? aOffsets->pointer(rewriter, loc, adaptor.getA(), k0, r0)
+                  : aOffsets->pointer(rewriter, loc, adaptor.getA(), r0, k0);
+          aWords.push_back(loadMatrices(rewriter, loc, address, 4,
+                                        /*transpose=*/transposeA));
         }
       }
       // b0, b1 of each n8 tile, two tiles a load.
@@ -161,11 +216,12 @@ struct LowerMmaToMmaSync : OpConversionPattern<MmaOp> {
       for (int64_t nt = 0; nt < nTiles; nt += 2) {
         int64_t count = nt + 1 < nTiles ? 4 : 2;
         int64_t n0 = nt * kFragmentCols;
-        Value row = transposeB ? ix.add(bLaneRow, n0) : ix.add(bLaneRow, k0);
-        Value col = transposeB ? ix.add(bLaneCol, k0) : ix.add(bLaneCol, n0);
-        SmallVector<Value> words =
-            loadMatrices(rewriter, loc, adaptor.getB(), bTile, row, col, count,
-                         /*transpose=*/!transposeB);
+        Value address =
+            transposeB
+                ? bOffsets.pointer(rewriter, loc, adaptor.getB(), n0, k0)
+                : bOffsets.pointer(rewriter, loc, adaptor.getB(), k0, n0);
+        SmallVector<Value> words = loadMatrices(rewriter, loc, address, count,
+                                                /*transpose=*/!transposeB);
         bWords.push_back({words[0], words[1]});
         if (count == 4)
           bWords.push_back({words[2], words[3]});

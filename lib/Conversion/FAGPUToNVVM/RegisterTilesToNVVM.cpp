@@ -133,6 +133,19 @@ static Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value x,
   return arith::AddFOp::create(b, loc, x, y);
 }
 
+/// `value` combined with the values of the lanes across `laneBits`: a
+/// butterfly leaves the result in each.
+static Value combineAcrossLanes(OpBuilder &b, Location loc, ReductionKind kind,
+                                Value value, ArrayRef<unsigned> laneBits) {
+  for (unsigned bit : laneBits) {
+    Value other = gpu::ShuffleOp::create(b, loc, value, 1u << bit, 32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = combine(b, loc, kind, value, other);
+  }
+  return value;
+}
+
 struct LowerReduceRows : OpConversionPattern<ReduceRowsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -149,18 +162,61 @@ struct LowerReduceRows : OpConversionPattern<ReduceRowsOp> {
       Value acc = regs[group.front()];
       for (int64_t reg : group.drop_front())
         acc = combine(rewriter, loc, op.getKind(), acc, regs[reg]);
-      // Lanes that split the row: a butterfly leaves the result in each.
-      for (unsigned bit : layout.laneBitsAlongCols()) {
-        Value other = gpu::ShuffleOp::create(rewriter, loc, acc, 1u << bit, 32,
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        acc = combine(rewriter, loc, op.getKind(), acc, other);
-      }
-      rows.push_back(acc);
+      rows.push_back(combineAcrossLanes(rewriter, loc, op.getKind(), acc,
+                                        layout.laneBitsAlongCols()));
     }
     auto type = cast<VectorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
     rewriter.replaceOp(op, packVector(rewriter, loc, type, rows));
+    return success();
+  }
+};
+
+/// Each part: the thread's elements of the row added up, then the scaled
+/// running part added; no lane exchanges anything.
+struct LowerAccumulateRows : OpConversionPattern<AccumulateRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AccumulateRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TileLayout layout =
+        getTileLayout(cast<RankedTensorType>(op.getSource().getType()));
+    SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getSource());
+    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    SmallVector<Value> scale = unpackVector(rewriter, loc, adaptor.getScale());
+    SmallVector<Value> rows;
+    for (auto [row, group] : llvm::enumerate(layout.registersByRow())) {
+      Value sum = regs[group.front()];
+      for (int64_t reg : llvm::drop_begin(group))
+        sum = arith::AddFOp::create(rewriter, loc, sum, regs[reg]);
+      // mulf + addf: the NVPTX backend contracts them into one fma
+      // (math.fma would become a libdevice call).
+      Value scaled = arith::MulFOp::create(rewriter, loc, scale[row], acc[row]);
+      rows.push_back(arith::AddFOp::create(rewriter, loc, scaled, sum));
+    }
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       cast<VectorType>(adaptor.getAcc().getType()), rows));
+    return success();
+  }
+};
+
+/// The parts of each row added over the lanes that hold them.
+struct LowerCompleteRows : OpConversionPattern<CompleteRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CompleteRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TileLayout layout = getTileLayout(op.getSource().getType());
+    SmallVector<Value> rows = unpackVector(rewriter, loc, adaptor.getSource());
+    for (Value &row : rows)
+      row = combineAcrossLanes(rewriter, loc, ReductionKind::sum, row,
+                               layout.replicatedLaneBits());
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       cast<VectorType>(adaptor.getSource().getType()), rows));
     return success();
   }
 };
@@ -245,9 +301,10 @@ void mlir::fagpu::populateRegisterTilesToNVVMPatterns(
     int64_t exp2OnFmaEvery) {
   patterns.add<ElementwiseOnTiles>(converter, patterns.getContext(),
                                    exp2OnFmaEvery);
-  patterns.add<LowerSplat, LowerReduceRows, LowerExpandRows, LowerWarpAny,
-               LowerConvertLayout, LowerTranspose>(converter,
-                                                   patterns.getContext());
+  patterns
+      .add<LowerSplat, LowerReduceRows, LowerAccumulateRows, LowerCompleteRows,
+           LowerExpandRows, LowerWarpAny, LowerConvertLayout, LowerTranspose>(
+          converter, patterns.getContext());
   populateE4M3TilesToNVVMPatterns(converter, patterns);
   populateTileCoordsToNVVMPatterns(converter, patterns);
 }

@@ -3,7 +3,8 @@
 // fagpu.store_tile: each element is written once, by the first of the
 // threads holding it, as wide as the layout allows: two adjacent 16-bit
 // columns a store, or eight after a lane-quad transpose (16 bytes a lane);
-// sums (`accumulate`, f32) two columns a vector reduction.
+// sums (`accumulate`, f32) two or four columns a vector reduction on
+// sm_90 and later, an atomic add an element below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,7 +170,10 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     Value owner = emitIsFirstCopy(rewriter, loc, layout, thread);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
     bool accumulate = op.getAccumulate();
-    if (int bit8 = accumulate
+    // Vector reductions (red.global.add.v2/v4.f32) are sm_90's; below, one
+    // atomic add an element.
+    bool vectorSums = accumulate && targetsSm90OrLater(rewriter);
+    if (int bit8 = vectorSums
                        ? quadReductionBit(layout, type, op.getDest().getType())
                        : -1;
         bit8 >= 0) {
@@ -191,7 +195,8 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     }
     // f32 sums: registers 2i and 2i + 1 side by side go out as one vector
     // reduction (red.global.add.v2.f32, 8-byte aligned as above).
-    bool paired = storesPairs(layout, type, op.getDest().getType(),
+    bool paired = (!accumulate || vectorSums) &&
+                  storesPairs(layout, type, op.getDest().getType(),
                               /*allowF32=*/accumulate);
     Type element = type.getElementType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;

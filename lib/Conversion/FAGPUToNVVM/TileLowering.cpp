@@ -12,6 +12,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::fagpu;
 
@@ -95,10 +97,7 @@ Value mlir::fagpu::emitGroupThreadId(OpBuilder &b, Location loc) {
 
 LogicalResult mlir::fagpu::checkBandIssuers(OpBuilder &b, Operation *op,
                                             int64_t bands) {
-  int64_t threads = ThreadGroup::enclosing(b).threads;
-  if (auto kernel = op->getParentOfType<gpu::GPUFuncOp>(); !threads && kernel)
-    if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
-      threads = block[0];
+  int64_t threads = knownGroupThreads(b);
   if (threads && bands > std::max<int64_t>(1, threads / 128))
     return op->emitOpError()
            << bands << " bands need as many warpgroups; the code runs on "
@@ -124,6 +123,19 @@ Value mlir::fagpu::emitGroupThreads(OpBuilder &b, Location loc) {
   if (group.threads == 0)
     return gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
   return arith::ConstantIndexOp::create(b, loc, group.threads);
+}
+
+int64_t mlir::fagpu::knownGroupThreads(OpBuilder &b) {
+  if (int64_t threads = ThreadGroup::enclosing(b).threads)
+    return threads;
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  auto kernel = isa<gpu::GPUFuncOp>(parent)
+                    ? cast<gpu::GPUFuncOp>(parent)
+                    : parent->getParentOfType<gpu::GPUFuncOp>();
+  if (kernel)
+    if (auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block"))
+      return block[0];
+  return 0;
 }
 
 Value mlir::fagpu::emitLaneId(OpBuilder &b, Location loc) {
@@ -347,6 +359,46 @@ Value mlir::fagpu::emitSharedByteOffset(OpBuilder &b, Location loc,
                               tile.getSwizzle());
 }
 
+Value ThreadSharedOffsets::pointer(OpBuilder &b, Location loc, Value base,
+                                   int64_t dr, int64_t dc) {
+  auto offset = [&](int64_t row, int64_t col) {
+    return swizzledByteOffset(row, col, tile.getElementBytes(), tile.getRows(),
+                              tile.getRowBytes(), tile.getSwizzle());
+  };
+  // The constant difference from an earlier access at every start, if any.
+  auto constantFrom = [&](const Known &from) -> std::optional<int64_t> {
+    std::optional<int64_t> delta;
+    for (auto [row, col] : starts) {
+      int64_t d =
+          offset(row + dr, col + dc) - offset(row + from.dr, col + from.dc);
+      if (delta && *delta != d)
+        return std::nullopt;
+      delta = d;
+    }
+    return delta;
+  };
+  Value value;
+  int64_t constant = 0;
+  for (const Known &from : known)
+    if (std::optional<int64_t> delta = constantFrom(from)) {
+      value = from.offset;
+      constant = *delta;
+      break;
+    }
+  if (!value) {
+    IndexArith ix{b, loc};
+    value = emitSharedByteOffset(b, loc, tile, ix.add(threadRow, dr),
+                                 ix.add(threadCol, dc));
+    known.push_back({dr, dc, value});
+  }
+  Value pointer = emitSharedAddress(b, loc, base, value);
+  if (constant == 0)
+    return pointer;
+  // Shared offsets fit 32 bits (228 KB of shared memory at most).
+  return LLVM::GEPOp::create(b, loc, pointer.getType(), b.getI8Type(), pointer,
+                             ArrayRef<LLVM::GEPArg>{int32_t(constant)});
+}
+
 void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
   Value id, threads;
   if (scope == SyncScope::warp) {
@@ -389,11 +441,7 @@ void mlir::fagpu::emitSync(OpBuilder &b, Location loc, SyncScope scope) {
                           /*reductionPredicate=*/Value());
 }
 
-/// Whether the kernel being built runs on a chip with an async proxy
-/// (sm_90 and later: the tensor cores' and bulk copies' reads of shared
-/// memory), by its module's NVVM target; assumed without one (the lowering
-/// alone, before a target is attached).
-static bool hasAsyncProxy(OpBuilder &b) {
+bool mlir::fagpu::targetsSm90OrLater(OpBuilder &b) {
   Block *block = b.getInsertionBlock();
   Operation *parent = block ? block->getParentOp() : nullptr;
   auto module = parent ? dyn_cast<gpu::GPUModuleOp>(parent) : nullptr;
@@ -415,7 +463,7 @@ static bool hasAsyncProxy(OpBuilder &b) {
 
 void mlir::fagpu::publishSharedWrites(OpBuilder &b, Location loc,
                                       SyncScope scope) {
-  if (!hasAsyncProxy(b)) {
+  if (!targetsSm90OrLater(b)) {
     emitSync(b, loc, scope);
     return;
   }

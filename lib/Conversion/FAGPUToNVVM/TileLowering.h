@@ -68,6 +68,10 @@ void onFirstThreadOfGroup(OpBuilder &b, Location loc,
                           function_ref<void()> body);
 /// The number of threads of its ThreadGroup (index value).
 Value emitGroupThreads(OpBuilder &b, Location loc);
+/// The number of threads of its ThreadGroup where the IR says it (a
+/// `fagpu.warp_specialize` region's, or the kernel's x extent from
+/// `fa.block`), else 0.
+int64_t knownGroupThreads(OpBuilder &b);
 
 /// The thread's lane (an index value).
 Value emitLaneId(OpBuilder &b, Location loc);
@@ -144,6 +148,34 @@ struct IndexArith {
   Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
 };
 
+/// A thread's shared offsets into one tile at rows and columns a constant
+/// away from its own (threadRow, threadCol): each is an earlier one's plus
+/// a constant wherever the tile's layout function gives the same difference
+/// at every thread's (row, col) (`starts`). A thread then keeps a register
+/// per swizzle phase its accesses meet, not one per access, and the
+/// constants stay immediates of the loads and stores. The offsets are built
+/// where they are first asked for: later uses must be dominated by that.
+class ThreadSharedOffsets {
+public:
+  ThreadSharedOffsets(SharedTileType tile, Value threadRow, Value threadCol,
+                      SmallVector<std::pair<int64_t, int64_t>> starts)
+      : tile(tile), threadRow(threadRow), threadCol(threadCol),
+        starts(std::move(starts)) {}
+  /// The address of (threadRow + dr, threadCol + dc) in the tile at `base`
+  /// (a shared pointer): base + a value, then + a constant.
+  Value pointer(OpBuilder &b, Location loc, Value base, int64_t dr, int64_t dc);
+
+private:
+  struct Known {
+    int64_t dr, dc;
+    Value offset;
+  };
+  SharedTileType tile;
+  Value threadRow, threadCol;
+  SmallVector<std::pair<int64_t, int64_t>> starts;
+  SmallVector<Known> known;
+};
+
 /// Byte offset (index) of element (row, col) of a shared tile, for rows and
 /// columns known only in the kernel; the same function as
 /// SharedTileType::byteOffset.
@@ -198,9 +230,16 @@ void markSingleWarpProducers(Operation *root);
 /// threads.
 void emitSync(OpBuilder &b, Location loc, SyncScope scope);
 
+/// Whether the kernel being built runs on sm_90 or later (an async proxy
+/// for the tensor cores' and bulk copies' reads of shared memory; vector
+/// reductions to global memory), by its gpu.module's NVVM target; assumed
+/// without one (the lowering alone, before a target is attached).
+bool targetsSm90OrLater(OpBuilder &b);
+
 /// Makes the shared tiles written so far visible to the threads of `scope`
 /// and to the tensor cores and bulk copies, which read shared memory
-/// through the async proxy (a proxy fence and a barrier).
+/// through the async proxy (a proxy fence and a barrier; below sm_90 the
+/// barrier alone).
 void publishSharedWrites(OpBuilder &b, Location loc,
                          SyncScope scope = SyncScope::block);
 
@@ -225,6 +264,11 @@ void populateStoreTileToNVVMPatterns(TileTypeConverter &converter,
 void populateMmaToWGMMAPatterns(TileTypeConverter &converter,
                                 RewritePatternSet &patterns,
                                 bool descriptorsAtUse = false);
+
+/// Lowers the copies of global rows into shared tiles (synchronous and
+/// cp.async), their commit and wait (SharedCopiesToNVVM.cpp).
+void populateSharedCopiesToNVVMPatterns(TileTypeConverter &converter,
+                                        RewritePatternSet &patterns);
 
 /// Lowers `fagpu.mma` with an mma.sync accumulator (MmaToMmaSync.cpp).
 void populateMmaToMmaSyncPatterns(TileTypeConverter &converter,

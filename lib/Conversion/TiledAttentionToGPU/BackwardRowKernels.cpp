@@ -12,10 +12,9 @@
 
 #include "BackwardRowKernels.h"
 
-#include "FragmentBuilder.h"
-
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -28,15 +27,33 @@ namespace {
 
 constexpr int64_t kRowsPerBlock = 4; // one warp each
 
+/// The row kernels' index arithmetic, at one location.
+struct RowArith {
+  OpBuilder &b;
+  Location loc;
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return add(x, index(y)); }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, index(y));
+  }
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  }
+  Value minS(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+};
+
 /// Lowers linalg.fill and linalg.generic ops over (b, h, n[, d]) loops for
 /// one row: `batch`, `head`, `row` fixed, `lane` striding over d. Tensors
 /// are kernel arguments (memrefs) or splats (a fill's value).
 class RowLowering {
 public:
-  RowLowering(FragmentBuilder &fb, Value batch, Value head, Value row,
-              Value lane)
-      : fb(fb), b(fb.builder()), batch(batch), head(head), row(row),
-        lane(lane) {}
+  RowLowering(RowArith ix, Value batch, Value head, Value row, Value lane)
+      : ix(ix), b(ix.b), batch(batch), head(head), row(row), lane(lane) {}
 
   void bind(Value tensor, Value memref) { memrefs[tensor] = memref; }
   LogicalResult lower(Operation &op);
@@ -75,7 +92,7 @@ private:
   /// `body()` on lane 0.
   LogicalResult onLaneZero(function_ref<LogicalResult()> body);
 
-  FragmentBuilder &fb;
+  RowArith ix;
   OpBuilder &b;
   Value batch, head, row, lane;
   DenseMap<Value, Value> memrefs, splats;
@@ -114,16 +131,14 @@ LogicalResult RowLowering::store(Value tensor, Value value, Value d,
 LogicalResult RowLowering::forColumns(int64_t dim,
                                       function_ref<LogicalResult(Value)> body) {
   for (int64_t d0 = 0; d0 < dim; d0 += 32) {
-    Value d = fb.add(lane, d0);
+    Value d = ix.add(lane, d0);
     if (d0 + 32 <= dim) {
       if (failed(body(d)))
         return failure();
       continue;
     }
     auto inRange = scf::IfOp::create(
-        b, fb.location(),
-        fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d, fb.index(dim)),
-        false);
+        b, ix.loc, ix.cmp(arith::CmpIPredicate::slt, d, ix.index(dim)), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(inRange.thenBlock()->getTerminator());
     if (failed(body(d)))
@@ -134,9 +149,7 @@ LogicalResult RowLowering::forColumns(int64_t dim,
 
 LogicalResult RowLowering::onLaneZero(function_ref<LogicalResult()> body) {
   auto first = scf::IfOp::create(
-      b, fb.location(),
-      fb.cmp(static_cast<int>(arith::CmpIPredicate::eq), lane, fb.index(0)),
-      false);
+      b, ix.loc, ix.cmp(arith::CmpIPredicate::eq, lane, ix.index(0)), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(first.thenBlock()->getTerminator());
   return body();
@@ -245,12 +258,11 @@ LogicalResult RowLowering::lowerReduction(linalg::GenericOp generic,
   // output's initial value.
   Value partial = arith::ConstantOp::create(b, loc, *neutral);
   for (int64_t d0 = 0; d0 < dim; d0 += 32) {
-    Value d = fb.add(lane, d0);
+    Value d = ix.add(lane, d0);
     Value inRange;
     if (d0 + 32 > dim) {
-      inRange =
-          fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), d, fb.index(dim));
-      d = fb.minS(d, fb.index(dim - 1));
+      inRange = ix.cmp(arith::CmpIPredicate::slt, d, ix.index(dim));
+      d = ix.minS(d, ix.index(dim - 1));
     }
     SmallVector<Value> args;
     for (OpOperand *input : generic.getDpsInputOperands()) {
@@ -265,11 +277,14 @@ LogicalResult RowLowering::lowerReduction(linalg::GenericOp generic,
     FailureOr<SmallVector<Value>> next = clonePayload(generic, args);
     if (failed(next))
       return failure();
-    partial = inRange ? fb.select(inRange, (*next)[0], partial) : (*next)[0];
+    partial = inRange ? ix.select(inRange, (*next)[0], partial) : (*next)[0];
   }
   for (int64_t offset : {16, 8, 4, 2, 1}) {
-    Value other = gpu::ShuffleOp::create(b, loc, partial, fb.i32(offset),
-                                         fb.i32(32), gpu::ShuffleMode::XOR)
+    // Named first: argument evaluation order is the compiler's choice.
+    Value distance = ix.i32(offset);
+    Value width = ix.i32(32);
+    Value other = gpu::ShuffleOp::create(b, loc, partial, distance, width,
+                                         gpu::ShuffleMode::XOR)
                       .getShuffleResult();
     partial = combine(partial, other);
   }
@@ -353,22 +368,23 @@ LogicalResult emitRowKernel(OpBuilder &b, gpu::GPUModuleOp module,
   b.setInsertionPointToStart(&entry);
   gpu::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&entry);
-  FragmentBuilder fb(b, loc, c.elementType);
-  ThreadCoords coords = fb.threadCoords();
-  Value row = fb.add(
-      fb.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kRowsPerBlock),
-      coords.warp);
+  RowArith ix{b, loc};
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, ix.index(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, ix.index(32));
+  Value row = ix.add(
+      ix.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kRowsPerBlock),
+      warp);
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value rows =
       ShapedType::isDynamic(c.seqQ)
           ? memref::DimOp::create(b, loc, entry.getArgument(0), 2).getResult()
-          : fb.index(c.seqQ);
+          : ix.index(c.seqQ);
   auto inRows = scf::IfOp::create(
-      b, loc, fb.cmp(static_cast<int>(arith::CmpIPredicate::slt), row, rows),
-      false);
+      b, loc, ix.cmp(arith::CmpIPredicate::slt, row, rows), false);
   b.setInsertionPoint(inRows.thenBlock()->getTerminator());
-  RowLowering lowering(fb, batch, head, row, coords.lane);
+  RowLowering lowering(ix, batch, head, row, lane);
   for (auto [tensor, memref] : llvm::zip(arguments, entry.getArguments()))
     lowering.bind(tensor, memref);
   for (Operation *op : ops)

@@ -8,8 +8,30 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <mutex>
 
 using namespace mlir;
+
+/// Shared (and local, constant) addresses in 32 bits, as Triton compiles
+/// its kernels: a per-lane shared address that a loop keeps takes one
+/// register, not two. The mma.sync forward at head dim 128 keeps about 30
+/// (its ldmatrix addresses, swizzled per k16 step) and spilled 164 bytes
+/// with 64-bit ones, none with these; the WGMMA kernels measured the same
+/// either way (H200, 2026-12-02). LLVM takes the choice only from its
+/// command-line option, read when the NVPTX target machine is built, so it
+/// is set once for the process before any kernel is serialized, unless the
+/// command line set it (`fa-compile --nvptx-short-ptr=false` for an A/B).
+static void useShortSharedPointers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto registered = llvm::cl::getRegisteredOptions();
+    auto it = registered.find("nvptx-short-ptr");
+    if (it != registered.end() && it->second->getNumOccurrences() == 0)
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+  });
+}
 
 void fa::buildGPULoweringPipeline(OpPassManager &pm,
                                   const GPULoweringOptions &options) {
@@ -43,6 +65,7 @@ void fa::buildGPULoweringPipeline(OpPassManager &pm,
 
   if (options.format.empty())
     return;
+  useShortSharedPointers();
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));

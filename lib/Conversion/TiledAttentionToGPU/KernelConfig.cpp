@@ -5,13 +5,6 @@
 using namespace mlir;
 using namespace mlir::fa;
 
-std::string mlir::fa::checkStaticShapes(const AttentionKernelConfig &c) {
-  if (!c.hasRuntimeShapes())
-    return "";
-  return "its kernels are built for one shape; runtime batch and sequence "
-         "lengths are lowered to the WGMMA kernels (sm_90a) and the CPU";
-}
-
 std::string mlir::fa::checkGridLimits(const AttentionKernelConfig &c) {
   const int64_t maxGridYZ = 65535;
   if (c.headsQ > maxGridYZ || c.batch > maxGridYZ)

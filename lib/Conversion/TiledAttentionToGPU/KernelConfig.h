@@ -128,10 +128,6 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
                                 int64_t sharedBytes,
                                 const AttentionKernelConfig &config);
 
-/// Why a kernel built for one shape (the mma.sync path) cannot take `c`:
-/// runtime shapes. Empty when the shapes are static.
-std::string checkStaticShapes(const AttentionKernelConfig &c);
-
 /// Heads and batch index grid dims y and z (at most 65535 each); empty
 /// string when they fit (a runtime batch is the runtime's to check).
 std::string checkGridLimits(const AttentionKernelConfig &config);

@@ -32,14 +32,15 @@ TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
   MLIRContext *ctx = b.getContext();
   int64_t rows = shape[0];
   auto tile = [&]() -> fagpu::DistributedLayoutAttr {
-    if (mmaSync)
-      return cast<fagpu::DistributedLayoutAttr>(
-          fagpu::MmaSyncAccLayoutAttr::get(ctx, warps));
-    if (rows % (16 * warps) != 0 && rows == 64 && warps > 4)
+    if (!mmaSync && rows % (16 * warps) != 0 && rows == 64 && warps > 4)
       return cast<fagpu::DistributedLayoutAttr>(
           fagpu::WgmmaAccColsLayoutAttr::get(ctx, warps));
-    return cast<fagpu::DistributedLayoutAttr>(
-        fagpu::WgmmaAccLayoutAttr::get(ctx, warps));
+    // Fewer 16-row blocks than warps (the backward's dQ, 64 query rows
+    // beside 128 keys): groups of warps split the columns.
+    if (mmaSync && shape.size() == 2 && rows < 16 * warps && rows % 16 == 0)
+      return cast<fagpu::DistributedLayoutAttr>(
+          fagpu::MmaSyncAccColsLayoutAttr::get(ctx, warps, 16 * warps / rows));
+    return accumulatorLayout();
   }();
   if (shape.size() == 2)
     return tile;
@@ -51,11 +52,18 @@ TileKernelBuilder::layoutFor(ArrayRef<int64_t> shape) {
       fagpu::RowsLayoutAttr::get(ctx, tile));
 }
 
-fagpu::DistributedLayoutAttr TileKernelBuilder::transposedAccumulator() {
+fagpu::DistributedLayoutAttr TileKernelBuilder::accumulatorLayout() {
   MLIRContext *ctx = b.getContext();
-  return cast<fagpu::DistributedLayoutAttr>(fagpu::TransposedLayoutAttr::get(
-      ctx, cast<fagpu::DistributedLayoutAttr>(
-               fagpu::WgmmaAccLayoutAttr::get(ctx, warps))));
+  if (mmaSync)
+    return cast<fagpu::DistributedLayoutAttr>(
+        fagpu::MmaSyncAccLayoutAttr::get(ctx, warps));
+  return cast<fagpu::DistributedLayoutAttr>(
+      fagpu::WgmmaAccLayoutAttr::get(ctx, warps));
+}
+
+fagpu::DistributedLayoutAttr TileKernelBuilder::transposedAccumulator() {
+  return cast<fagpu::DistributedLayoutAttr>(
+      fagpu::TransposedLayoutAttr::get(b.getContext(), accumulatorLayout()));
 }
 
 RankedTensorType

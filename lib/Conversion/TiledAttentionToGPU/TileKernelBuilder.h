@@ -135,7 +135,9 @@ private:
                             fagpu::DistributedLayoutAttr tile);
   /// tile(tensor), a splat built in `layout` (2-D) where it is one.
   FailureOr<Value> tileIn(Value tensor, fagpu::DistributedLayoutAttr layout);
-  /// The WGMMA accumulator layout of `warps`, transposed.
+  /// The accumulator layout of `warps` (#fagpu.mma_sync_acc or
+  /// #fagpu.wgmma_acc), and it transposed.
+  fagpu::DistributedLayoutAttr accumulatorLayout();
   fagpu::DistributedLayoutAttr transposedAccumulator();
   /// S = Q Kᵀ (or dP = dO Vᵀ) as Sᵀ = K Qᵀ, transposed back in registers.
   FailureOr<Value> transposedProduct(linalg::GenericOp generic, Value a,

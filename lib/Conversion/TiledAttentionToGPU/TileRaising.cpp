@@ -82,9 +82,9 @@ LogicalResult TileKernelBuilder::raiseContraction(linalg::GenericOp generic) {
     // Pᵀ, dSᵀ: the transposed accumulator's registers are the accumulator
     // of the transpose, a register A operand as P is for P·V. dS for
     // dQ = dS K: dSᵀ stored as an accumulator, read transposed.
-    auto transposedType = RankedTensorType::get(
-        {aTile.getDimSize(1), aTile.getDimSize(0)}, aTile.getElementType(),
-        fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps));
+    auto transposedType =
+        RankedTensorType::get({aTile.getDimSize(1), aTile.getDimSize(0)},
+                              aTile.getElementType(), accumulatorLayout());
     Value t = fagpu::TransposeOp::create(b, loc, transposedType, a);
     if (aTile.getElementType() != element)
       t = arith::TruncFOp::create(b, loc, transposedType.clone(element), t);
@@ -175,9 +175,9 @@ FailureOr<Value> TileKernelBuilder::transposedProduct(linalg::GenericOp generic,
            << "transposed scores start from a constant accumulator";
   // (A Bᵀ)ᵀ = B Aᵀ: B's tile is the A operand ([N x K], K-major), A's the
   // B operand read as [M x K].
-  auto productType = RankedTensorType::get(
-      {outType.getDimSize(1), outType.getDimSize(0)}, outType.getElementType(),
-      fagpu::WgmmaAccLayoutAttr::get(b.getContext(), warps));
+  auto productType =
+      RankedTensorType::get({outType.getDimSize(1), outType.getDimSize(0)},
+                            outType.getElementType(), accumulatorLayout());
   if (std::string problem =
           cast<fagpu::DistributedLayoutAttr>(productType.getEncoding())
               .checkShape(productType.getShape());

@@ -13,6 +13,12 @@
 // summed in with f32 atomic adds (`fagpu.store_tile accumulate`), or with
 // one bulk reduction of a shared tile (`dq-reduction=bulk`).
 //
+// With `mma-sync` the same carrying gives FlashAttention 2's backward in
+// mma.sync layouts (sm_80 and up): 16 keys a warp, S and dP transposed in
+// #fagpu.transposed<#fagpu.mma_sync_acc> (TileKernelBuilder's transposed
+// scores), dQ = dS K from dSᵀ in shared memory read transposed, dQ added
+// with f32 atomics.
+//
 // The IR around the forall (delta = rowsum(dO ∘ O) before, dQ's cast
 // after) becomes the backward's row kernels NAME_pre and NAME_post, the
 // ones the mma.sync backward uses; the main kernel takes the same
@@ -64,6 +70,16 @@ int64_t backwardWarps(const AttentionKernelConfig &c) {
   return std::max(c.headDim, c.headDimV) > 128 ? 8 : c.blockKV / 16;
 }
 
+/// Why the head dims are not the tile level's (empty when they are): both
+/// backwards take multiples of 16 (one k16 step) up to 256.
+std::string checkTileHeadDims(const AttentionKernelConfig &c) {
+  for (int64_t d : {c.headDim, c.headDimV})
+    if (d % 16 != 0 || d > 256)
+      return ("head dims must be multiples of 16 up to 256, got " + Twine(d))
+          .str();
+  return "";
+}
+
 /// Why the WGMMA backward cannot take `c` (empty when it can).
 std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                                      bool deterministic) {
@@ -77,10 +93,8 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
                 "warpgroups), or both 128 at head dim 64, got " +
                 Twine(c.blockQ) + " and " + Twine(c.blockKV));
   // dK and dV stay in registers with S, dP and dQ.
-  for (int64_t d : {c.headDim, c.headDimV})
-    if (d % 16 != 0 || d > 256)
-      return fail("head dims must be multiples of 16 up to 256, got " +
-                  Twine(d));
+  if (std::string problem = checkTileHeadDims(c); !problem.empty())
+    return problem;
   if (std::max(c.headDim, c.headDimV) > 128 && c.blockKV != 64)
     return fail("head dims above 128 take block-kv 64, got " +
                 Twine(c.blockKV));
@@ -90,6 +104,41 @@ std::string checkWgmmaBackwardConfig(const AttentionKernelConfig &c,
     return fail("a deterministic backward takes one shape, not runtime "
                 "shapes or packed sequences (its turn counters are sized at "
                 "compile time)");
+  return checkGridLimits(c);
+}
+
+/// Why the mma.sync backward on the tile level cannot take `c` (empty when
+/// it can): each warp owns 16 keys of the block (Sᵀ's rows, dK's and
+/// dV's), and 16 query rows of dQ per warp and m16 tile.
+std::string checkMmaSyncBackwardConfig(const AttentionKernelConfig &c,
+                                       bool deterministic) {
+  auto fail = [](const Twine &why) { return why.str(); };
+  if (!c.elementType.isF16() && !c.elementType.isBF16())
+    return fail("operands must be f16 or bf16");
+  if (deterministic)
+    return fail("a deterministic backward takes the WGMMA backward (sm_90a)");
+  if (std::string problem = checkTileHeadDims(c); !problem.empty())
+    return problem;
+  if (c.blockKV != 32 && c.blockKV != 64 && c.blockKV != 128)
+    return fail("block-kv must be 32, 64 or 128 (16 keys a warp), got " +
+                Twine(c.blockKV));
+  // dQ's rows split over the warps, in 16-row blocks; where there are
+  // fewer blocks than warps, groups of warps split its columns too.
+  bool rowsSplit = c.blockQ % c.blockKV == 0 && c.blockQ <= 128;
+  bool columnsSplit = c.blockQ % 16 == 0 && c.blockKV % c.blockQ == 0 &&
+                      llvm::isPowerOf2_64(c.blockKV / c.blockQ);
+  if (!rowsSplit && !columnsSplit)
+    return fail("block-q must be a multiple of block-kv up to 128, or "
+                "block-kv a power of two times block-q (dQ's rows, then its "
+                "columns, split over the warps), got " +
+                Twine(c.blockQ) + " and " + Twine(c.blockKV));
+  if (columnsSplit && !rowsSplit &&
+      c.headDim % (8 * (c.blockKV / c.blockQ)) != 0)
+    return fail("head dim " + Twine(c.headDim) + " does not split into " +
+                Twine(c.blockKV / c.blockQ) +
+                " column groups of 8-column multiples (dQ's columns over the "
+                "warps of a " +
+                Twine(c.blockKV) + "-key block)");
   return checkGridLimits(c);
 }
 
@@ -245,23 +294,33 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (failed(sequenceStarts))
       return failure();
     config->varlen = !sequenceStarts->empty();
+    StringRef kernelName = mmaSync ? "mma.sync backward" : "WGMMA backward";
     std::string problem =
-        checkWgmmaBackwardConfig(*config, tileOp.getDeterministic());
+        mmaSync ? checkMmaSyncBackwardConfig(*config, tileOp.getDeterministic())
+                : checkWgmmaBackwardConfig(*config, tileOp.getDeterministic());
     if (!problem.empty())
       return tileOp.emitError()
-             << "cannot lower to the WGMMA backward: " << problem;
+             << "cannot lower to the " << kernelName << ": " << problem;
     // Checked before the kernels are built: an error on the op afterwards
-    // prints it half converted.
+    // prints it half converted. Bulk reductions and transposed scores as
+    // an option are the WGMMA kernel's (the mma.sync one always transposes).
+    if (mmaSync && (dqReduction == "bulk" || transposeScores))
+      return tileOp.emitError()
+             << (transposeScores ? "transpose-scores" : "dq-reduction=bulk")
+             << " is the WGMMA backward's (mma-sync adds dQ with atomics and "
+                "always computes the scores transposed)";
+    // Each warp: 16 keys of the block.
+    int64_t warps = mmaSync ? config->blockKV / 16 : backwardWarps(*config);
     if (dqReduction == "bulk" &&
         std::max(config->headDim, config->headDimV) > 128)
       return tileOp.emitError()
              << "dq-reduction=bulk takes head dims up to 128 (the f32 staging "
                 "tile does not fit shared memory beside the others above)";
     // Sᵀ's rows are the keys: 64 a warpgroup, the WGMMA accumulator's.
-    if (transposeScores && config->blockKV != 16 * backwardWarps(*config))
+    if (transposeScores && config->blockKV != 16 * warps)
       return tileOp.emitError()
              << "transpose-scores needs 64 keys a compute warpgroup, got "
-             << config->blockKV << " keys on " << backwardWarps(*config) / 4
+             << config->blockKV << " keys on " << warps / 4
              << " (head dims above 128 split 64-key blocks over two)";
     bool deterministic = tileOp.getDeterministic();
     // The forall's body: slices of its outputs, then the loop over KV
@@ -332,15 +391,16 @@ struct ConvertTiledAttentionGradToFAGPUPass
       return failure();
     gpu::GPUFuncOp kernel =
         createKernelFunc(b, loc, gpuModule, c.name, arguments, "backward",
-                         {kvBlocks, c.headsKV, gridZ}, 32 * backwardWarps(c),
+                         {kvBlocks, c.headsKV, gridZ}, 32 * warps,
                          /*sharedBytes=*/0, c);
     if (failed(emitBackwardPostKernel(b, gpuModule, func, forall, c)))
       return failure();
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
 
-    TileKernelBuilder builder(b, backwardWarps(c));
+    TileKernelBuilder builder(b, warps);
     builder.entry = &entry;
+    builder.mmaSync = mmaSync;
     // dQ's staging tile (64 x D f32) fits beside the others up to head dim
     // 128 (192 KiB at 128 with two Q/dO stages). The compiler's choice is
     // the staged tile where it fits: added through TMA from a swizzled tile
@@ -349,8 +409,10 @@ struct ConvertTiledAttentionGradToFAGPUPass
     // bank conflicts of their stores; docs/perf/README.md).
     bool wide = std::max(c.headDim, c.headDimV) > 128;
     builder.bulkAccumulate =
-        dqReduction == "bulk" || (dqReduction == "auto" && !wide);
-    builder.transposeScores = transposeScores;
+        !mmaSync && (dqReduction == "bulk" || (dqReduction == "auto" && !wide));
+    // FlashAttention 2's backward computes the scores transposed: a warp's
+    // keys are Sᵀ's rows, and Pᵀ, dSᵀ its register A operands.
+    builder.transposeScores = transposeScores || mmaSync;
     // The inputs: whole tensors, and where their runtime sizes are read.
     for (auto [source, role] : inputs)
       builder.arguments[source] = builder.inputArguments[source] =
@@ -422,14 +484,14 @@ struct ConvertTiledAttentionGradToFAGPUPass
     }
     if (failed(builder.convertBlock(*kvLoop.getBody())))
       return failure();
-    if (transposeScores)
+    if (builder.transposeScores)
       scaleRowsWithScores(kernel);
     // The block's shared memory outlives the bulk reductions' reads.
     if (builder.bulkReductions)
       fagpu::WaitSharedReadsOp::create(b, loc);
     gpu::ReturnOp::create(b, loc);
 
-    if (failed(placeKernelSharedTiles(kernel, opLoc, "WGMMA backward")))
+    if (failed(placeKernelSharedTiles(kernel, opLoc, kernelName)))
       return failure();
     // The launches live in the runtime; the kernels carry their geometry.
     func.erase();

@@ -144,6 +144,39 @@ gpu.module @m {
 
 // -----
 
+// Row sums in per-lane parts: each part is the thread's registers of the
+// row added, then the scaled running part added (no shuffle); completing
+// them is the butterfly over the quad alone.
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>
+#parts = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @row_parts
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: arith.addf
+  // CHECK: %[[SCALED:.*]] = arith.mulf
+  // CHECK-NEXT: arith.addf %[[SCALED]], %{{.*}} : f32
+  // CHECK-NOT: gpu.shuffle
+  // CHECK: vector.from_elements
+  // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %{{.*}} : f32
+  // CHECK-NEXT: arith.addf
+  // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %{{.*}} : f32
+  // CHECK-NEXT: arith.addf
+  // CHECK-COUNT-2: gpu.shuffle
+  // CHECK-NOT: gpu.shuffle
+  gpu.func @row_parts(%x: f32, %y: f32) kernel {
+    %p = tensor.splat %x : tensor<64x16xf32, #acc>
+    %alpha = tensor.splat %y : tensor<64xf32, #rows>
+    %zero = arith.constant dense<0.0> : tensor<64xf32, #parts>
+    %l = fagpu.accumulate_rows %p scaled %alpha into %zero : tensor<64x16xf32, #acc>, tensor<64xf32, #rows> -> tensor<64xf32, #parts>
+    %sums = fagpu.complete_rows %l : tensor<64xf32, #parts> -> tensor<64xf32, #rows>
+    gpu.return
+  }
+}
+
+// -----
+
 // The accumulator of P becoming P·V's register A operand: the same threads
 // hold the same elements in the same register order (d0..d3 of the first n8
 // chunk are a0..a3, the second chunk's are a4..a7), so the shuffle is the
@@ -174,8 +207,8 @@ gpu.module @m {
   // CHECK: llvm.mlir.addressof @__fa_shared_tiles : !llvm.ptr<3>
   // CHECK: arith.constant 9216 : index
   // CHECK: scf.for
-  // CHECK:   vector.load %{{.*}} : memref<128x32xbf16>, vector<8xbf16>
   // CHECK:   arith.xori
+  // CHECK:   llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
   // CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
   // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
   // CHECK-NEXT: gpu.barrier

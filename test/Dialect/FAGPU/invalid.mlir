@@ -19,6 +19,12 @@ func.func @column_warpgroups(%x: tensor<64x192xf32, #fagpu.wgmma_acc_cols<warps 
 
 // -----
 
+// Column groups of mma.sync warps: a power of two, at most the warps.
+// expected-error @+1 {{column groups must be a power of two in [2, warps], got 3}}
+func.func @column_groups(%x: tensor<64x96xf32, #fagpu.mma_sync_acc_cols<warps = 8, columns = 3>>) { return }
+
+// -----
+
 // expected-error @+1 {{warps must be in [4, 32], got 36}}
 func.func @too_many_warpgroups(%x: tensor<576x64xf32, #fagpu.wgmma_acc<warps = 36>>) { return }
 
@@ -113,9 +119,10 @@ func.func @a_unswizzled(%a: !fagpu.smem<64x64xbf16, swizzle = 0>, %b: !fagpu.sme
 // -----
 
 #acc = #fagpu.mma_sync_acc<warps = 4>
-func.func @sync_shared_a(%a: !fagpu.smem<64x64xbf16, swizzle = 128>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
-  // expected-error @+1 {{mma.sync reads a shared A as [M, K], not transposed}}
-  %r = fagpu.mma %a, %b, %c transpose_a transpose_b : !fagpu.smem<64x64xbf16, swizzle = 128>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
+func.func @sync_shared_a(%a: !fagpu.smem<64x32xbf16, swizzle = 64>, %b: !fagpu.smem<64x64xbf16, swizzle = 128>, %c: tensor<64x64xf32, #acc>) {
+  // A transposed is stored [K, M].
+  // expected-error @+1 {{A is 64x32, expected 64x64}}
+  %r = fagpu.mma %a, %b, %c transpose_a transpose_b : !fagpu.smem<64x32xbf16, swizzle = 64>, !fagpu.smem<64x64xbf16, swizzle = 128>, tensor<64x64xf32, #acc> -> tensor<64x64xf32, #acc>
   return
 }
 
@@ -714,7 +721,7 @@ func.func @column_split_rows() {
 
 func.func @column_split_register_a(%a: tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, %acc: tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>) {
   %b = fagpu.alloc_shared : !fagpu.smem<64x128xbf16, swizzle = 128>
-  // expected-error @+1 {{warpgroups that split the accumulator's columns all read A: it must be a shared tile}}
+  // expected-error @+1 {{warps that split the accumulator's columns all read A: it must be a shared tile}}
   %r = fagpu.mma %a, %b, %acc : tensor<64x64xbf16, #fagpu.wgmma_a<warps = 8>>, !fagpu.smem<64x128xbf16, swizzle = 128>, tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>> -> tensor<64x128xf32, #fagpu.wgmma_acc_cols<warps = 8>>
   return
 }
@@ -971,5 +978,34 @@ func.func @warp_any_of_floats(%x: tensor<64xf32, #rows>) {
 func.func @warp_any_without_layout(%x: tensor<64xi1>) {
   // expected-error @+1 {{predicate must be a tensor with a #fagpu register layout}}
   %any = fagpu.warp_any %x : tensor<64xi1>
+  return
+}
+
+// -----
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>
+func.func @accumulate_rows_into_whole_rows(%p: tensor<64x16xf32, #acc>, %alpha: tensor<64xf32, #rows>) {
+  // expected-error @below {{the per-row tile must have the layout #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>, got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>}}
+  %l = fagpu.accumulate_rows %p scaled %alpha into %alpha : tensor<64x16xf32, #acc>, tensor<64xf32, #rows> -> tensor<64xf32, #rows>
+  return
+}
+
+// -----
+
+#acc = #fagpu.mma_sync_acc<warps = 4>
+#rows = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>
+func.func @complete_whole_rows(%l: tensor<64xf32, #rows>) {
+  // expected-error @below {{adds up per-lane parts (#fagpu.rows<..., partial = true>), got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>}}
+  %s = fagpu.complete_rows %l : tensor<64xf32, #rows> -> tensor<64xf32, #rows>
+  return
+}
+
+// -----
+
+#parts = #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>
+func.func @expand_parts(%l: tensor<64xf32, #parts>) {
+  // expected-error @below {{the per-row tile must have the layout #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>>, got #fagpu.rows<#fagpu.mma_sync_acc<warps = 4>, partial = true>}}
+  %e = fagpu.expand_rows %l : tensor<64xf32, #parts> -> tensor<64x16xf32, #fagpu.mma_sync_acc<warps = 4>>
   return
 }

@@ -145,6 +145,31 @@ WgmmaAccColsLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
   return TileLayout::wgmmaAccumulatorByColumns(shape[0], shape[1], getWarps());
 }
 
+// Warps over rows and column groups: each its 16-row multiple of rows and
+// an 8-column multiple of columns.
+LogicalResult
+MmaSyncAccColsLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t warps, int64_t columns) {
+  if (failed(verifyWarps(emitError, warps, false)))
+    return failure();
+  if (columns < 2 || !llvm::isPowerOf2_64(columns) || columns > warps)
+    return emitError() << "column groups must be a power of two in [2, "
+                          "warps], got "
+                       << columns;
+  return success();
+}
+std::string
+MmaSyncAccColsLayoutAttr::checkShape(ArrayRef<int64_t> shape) const {
+  int64_t rowWarps = getWarps() / getColumns();
+  return checkTensorCoreShape(shape, 16 * rowWarps, 8 * getColumns(),
+                              "column-split mma.sync accumulator");
+}
+TileLayout
+MmaSyncAccColsLayoutAttr::getTileLayout(ArrayRef<int64_t> shape) const {
+  return TileLayout::mmaSyncAccumulatorByColumns(shape[0], shape[1], getWarps(),
+                                                 getColumns());
+}
+
 // B fragments are replicated over warps: the rows are the k dimension.
 LogicalResult
 MmaSyncBLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -96,10 +96,14 @@ LogicalResult MmaOp::verify() {
   Attribute accLayout = acc.getEncoding();
   bool byColumns = isa<WgmmaAccColsLayoutAttr>(accLayout);
   bool wgmma = byColumns || isa<WgmmaAccLayoutAttr>(accLayout);
-  if (!wgmma && !isa<MmaSyncAccLayoutAttr>(accLayout))
+  // Warps that split the accumulator's columns (either family) all read
+  // the whole A.
+  bool warpsSplitColumns =
+      byColumns || isa<MmaSyncAccColsLayoutAttr>(accLayout);
+  if (!wgmma && !isa<MmaSyncAccLayoutAttr, MmaSyncAccColsLayoutAttr>(accLayout))
     return emitOpError() << "the accumulator layout must be #fagpu.wgmma_acc, "
-                            "#fagpu.wgmma_acc_cols or #fagpu.mma_sync_acc, "
-                            "got "
+                            "#fagpu.wgmma_acc_cols, #fagpu.mma_sync_acc or "
+                            "#fagpu.mma_sync_acc_cols, got "
                          << accLayout;
   if (getAsync() && !wgmma)
     return emitOpError() << "only WGMMA products can be asynchronous";
@@ -132,10 +136,6 @@ LogicalResult MmaOp::verify() {
   if (auto aTile = dyn_cast<SharedTileType>(getA().getType())) {
     if (aTile.getStages() != 1)
       return emitOpError() << "reads one stage of a ring (fagpu.stage)";
-    // ldmatrix reads mma.sync's A fragments from [M, K] rows.
-    if (!wgmma && getTransposeA())
-      return emitOpError() << "mma.sync reads a shared A as [M, K], not "
-                              "transposed";
     int64_t am = getTransposeA() ? aTile.getCols() : aTile.getRows();
     int64_t ak = getTransposeA() ? aTile.getRows() : aTile.getCols();
     if (am != m || ak != k)
@@ -143,8 +143,9 @@ LogicalResult MmaOp::verify() {
                            << aTile.getCols() << ", expected "
                            << (getTransposeA() ? k : m) << "x"
                            << (getTransposeA() ? m : k);
-    // A transposed is read in whole 64-column atoms, one per warpgroup.
-    if (getTransposeA() && !byColumns && m != 16 * warps)
+    // WGMMA reads a transposed A in whole 64-column atoms, one per
+    // warpgroup (mma.sync's ldmatrix.trans takes each warp's rows of M).
+    if (getTransposeA() && wgmma && !byColumns && m != 16 * warps)
       return emitOpError() << "a transposed A has one 64-row block of M per "
                               "warpgroup: M must be "
                            << 16 * warps << ", got " << m;
@@ -153,9 +154,9 @@ LogicalResult MmaOp::verify() {
   } else {
     if (getTransposeA())
       return emitOpError() << "transpose_a reads A from a shared tile";
-    if (byColumns)
-      return emitOpError() << "warpgroups that split the accumulator's "
-                              "columns all read A: it must be a shared tile";
+    if (warpsSplitColumns)
+      return emitOpError() << "warps that split the accumulator's columns "
+                              "all read A: it must be a shared tile";
     if (failed(verifyRegisterTile(*this, getA().getType(), "A")))
       return failure();
     auto aTensor = cast<RankedTensorType>(getA().getType());
@@ -223,14 +224,17 @@ static RowsLayoutAttr rowsOf(Type type) {
                 : RowsLayoutAttr();
 }
 
-/// `rows` is the per-row tile of the 2-D tile `tile`.
+/// `rows` is the per-row tile of the 2-D tile `tile`, holding whole rows
+/// or (`partial`) per-lane parts of them.
 static LogicalResult verifyRowsOf(Operation *op, RankedTensorType rows,
-                                  RankedTensorType tile) {
+                                  RankedTensorType tile, bool partial = false) {
   RowsLayoutAttr layout = rowsOf(rows);
-  if (!layout || layout.getParent() != tile.getEncoding())
-    return op->emitOpError() << "the per-row tile must have the layout "
-                             << "#fagpu.rows<" << tile.getEncoding()
-                             << ">, got " << rows.getEncoding();
+  if (!layout || layout.getParent() != tile.getEncoding() ||
+      layout.getPartial() != partial)
+    return op->emitOpError()
+           << "the per-row tile must have the layout #fagpu.rows<"
+           << tile.getEncoding() << (partial ? ", partial = true" : "")
+           << ">, got " << rows.getEncoding();
   if (rows.getDimSize(0) != tile.getDimSize(0))
     return op->emitOpError() << "the per-row tile has " << rows.getDimSize(0)
                              << " rows, the tile " << tile.getDimSize(0);
@@ -254,6 +258,41 @@ LogicalResult ReduceRowsOp::verify() {
     return emitOpError() << "the rows are split over warps: a row reduction "
                             "would need shared memory";
   return verifyRowsOf(*this, result, source);
+}
+
+LogicalResult AccumulateRowsOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  if (failed(verifyRegisterTile(*this, source, "source")))
+    return failure();
+  if (source.getRank() != 2)
+    return emitOpError() << "sums the rows of a 2-D tile";
+  if (!source.getElementType().isF32())
+    return emitOpError() << "sums f32 tiles, got " << source.getElementType();
+  if (failed(verifyRowsOf(*this, cast<RankedTensorType>(getScale().getType()),
+                          source)))
+    return failure();
+  return verifyRowsOf(*this, cast<RankedTensorType>(getResult().getType()),
+                      source, /*partial=*/true);
+}
+
+LogicalResult CompleteRowsOp::verify() {
+  RowsLayoutAttr parts = rowsOf(getSource().getType());
+  RowsLayoutAttr whole = rowsOf(getResult().getType());
+  if (!parts || !parts.getPartial())
+    return emitOpError()
+           << "adds up per-lane parts (#fagpu.rows<..., partial "
+              "= true>), got "
+           << cast<RankedTensorType>(getSource().getType()).getEncoding();
+  if (!whole || whole.getPartial() || whole.getParent() != parts.getParent())
+    return emitOpError() << "the result must hold whole rows of the same "
+                            "layout, #fagpu.rows<"
+                         << parts.getParent() << ">";
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (source.getShape() != result.getShape() ||
+      source.getElementType() != result.getElementType())
+    return emitOpError() << "shapes or element types differ";
+  return success();
 }
 
 LogicalResult ExpandRowsOp::verify() {

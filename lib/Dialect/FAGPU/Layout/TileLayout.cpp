@@ -130,6 +130,14 @@ SmallVector<unsigned> TileLayout::laneBitsAlongCols() const {
   return bits;
 }
 
+SmallVector<unsigned> TileLayout::replicatedLaneBits() const {
+  SmallVector<unsigned> bits;
+  for (auto [bit, basis] : llvm::enumerate(lnBases))
+    if (basis.row == 0 && basis.col == 0)
+      bits.push_back(bit);
+  return bits;
+}
+
 SmallVector<unsigned> TileLayout::warpBitsAlongCols() const {
   SmallVector<unsigned> bits;
   for (auto [bit, basis] : llvm::enumerate(warpBases))
@@ -262,13 +270,26 @@ static SmallVector<TileCoord> fragmentLanes() {
 
 TileLayout TileLayout::mmaSyncAccumulator(int64_t rows, int64_t cols,
                                           int64_t warps) {
-  int64_t warpRows = rowsPerWarp(rows, warps);
+  return mmaSyncAccumulatorByColumns(rows, cols, warps, /*columns=*/1);
+}
+
+TileLayout TileLayout::mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
+                                                   int64_t warps,
+                                                   int64_t columns) {
+  assert(columns > 0 && warps % columns == 0 && cols % columns == 0 &&
+         "column groups split the warps and the columns evenly");
+  // One group: the warps split the rows alone (mmaSyncAccumulator).
+  int64_t rowWarps = warps / columns;
+  int64_t warpRows = rowsPerWarp(rows, rowWarps);
+  int64_t groupCols = cols / columns;
   SmallVector<TileCoord> regs = {{0, 1}, {8, 0}};
   IndexRepeat repeat;
-  appendDigits(regs, repeat, /*alongRows=*/false, 8, cols);
+  appendDigits(regs, repeat, /*alongRows=*/false, 8, groupCols);
   appendDigits(regs, repeat, /*alongRows=*/true, 16, warpRows);
+  // The low warp bits step the rows, the high ones the column groups.
   SmallVector<TileCoord> warpBases;
   appendSteps(warpBases, /*alongRows=*/true, warpRows, rows);
+  appendSteps(warpBases, /*alongRows=*/false, groupCols, cols);
   return TileLayout(rows, cols, regs, fragmentLanes(), warpBases, repeat);
 }
 

@@ -47,6 +47,24 @@ def FAGPU_MmaSyncAccLayout : FAGPU_TensorCoreLayout<"MmaSyncAccLayout",
     row blocks. Rows: a multiple of 16 per warp; columns: of 8.
   }];
 }
+def FAGPU_MmaSyncAccColsLayout : FAGPU_Attr<"MmaSyncAccColsLayout",
+    "mma_sync_acc_cols",
+    [DeclareAttrInterfaceMethods<FAGPU_DistributedLayoutInterface>]> {
+  let summary = "mma.sync accumulators whose warps split rows and columns";
+  let description = [{
+    f32 C/D fragments of `mma.sync.m16n8k16` where `columns` groups of
+    warps split the columns of a tile whose rows do not give every warp 16
+    of its own: warp w holds rows [(w % R) H, (w % R + 1) H) (R = warps /
+    columns, H = rows / R, a multiple of 16) of columns [(w / R) C, (w / R
+    + 1) C) (C = cols / columns, a multiple of 8), each with the
+    #fagpu.mma_sync_acc fragments of its part. The mma.sync backward's dQ:
+    64 query rows over the 8 warps of a 128-key block (FlashAttention 2's
+    64 x 128).
+  }];
+  let parameters = (ins "int64_t":$warps, "int64_t":$columns);
+  let assemblyFormat = "`<` `warps` `=` $warps `,` `columns` `=` $columns `>`";
+  let genVerifyDecl = 1;
+}
 def FAGPU_MmaSyncALayout : FAGPU_TensorCoreLayout<"MmaSyncALayout",
     "mma_sync_a", "mma.sync.m16n8k16 A operand fragments"> {
   let description = [{
@@ -141,10 +159,17 @@ def FAGPU_RowsLayout : FAGPU_Attr<"RowsLayout", "rows",
     The layout of a 1-D tile holding one value per row of a 2-D tile in the
     `parent` layout (a row reduction's result, a running max or sum): each
     thread holds the rows its parent registers touch; the lanes and warps
-    that split the parent's columns hold copies.
+    that split the parent's columns hold copies. With `partial = true` they
+    hold parts instead, whose sum is the row's value (a running row sum
+    kept per lane: `fagpu.accumulate_rows`, `fagpu.complete_rows`).
   }];
-  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent);
-  let assemblyFormat = "`<` $parent `>`";
+  let parameters = (ins "::mlir::fagpu::DistributedLayoutAttr":$parent,
+      DefaultValuedParameter<"bool", "false">:$partial);
+  let builders = [AttrBuilder<
+      (ins "::mlir::fagpu::DistributedLayoutAttr":$parent), [{
+      return $_get($_ctxt, parent, /*partial=*/false);
+    }]>];
+  let assemblyFormat = "`<` $parent (`,` `partial` `=` $partial^)? `>`";
 }
 
 #endif // FA_DIALECT_FAGPU_IR_FAGPUATTRS_TD

@@ -220,6 +220,44 @@ def FAGPU_ReduceRowsOp : FAGPU_Op<"reduce_rows", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+def FAGPU_AccumulateRowsOp
+    : FAGPU_Op<"accumulate_rows", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "A running row sum kept in per-lane parts";
+  let description = [{
+    `result[i] = scale[i] * acc[i] + sum_j source[i, j]`, where `acc` and
+    the result hold each row's sum in parts (`#fagpu.rows<L, partial =
+    true>` of the source's layout L: each thread adds the elements it holds,
+    no data moves between threads) and `scale` whole rows (`#fagpu.rows<L>`).
+    Scaling each part scales the sum, so a KV loop's row sums l = alpha l +
+    rowsum(P) need the lanes' parts added only once, after the loop
+    (`fagpu.complete_rows`): FlashAttention 2's deferred row-sum reduction,
+    made by `fagpu-defer-row-sums`.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$acc, FAGPU_RegisterTile:$scale,
+      FAGPU_RegisterTile:$source);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $source `scaled` $scale `into` $acc attr-dict `:` type($source) `,`
+    type($scale) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FAGPU_CompleteRowsOp : FAGPU_Op<"complete_rows", [Pure]> {
+  let summary = "Add the per-lane parts of row sums";
+  let description = [{
+    `result[i]` is the sum of the parts of row i (`#fagpu.rows<L, partial =
+    true>` -> `#fagpu.rows<L>`): butterfly shuffles over the lanes that
+    split the rows of L, as in `fagpu.reduce_rows sum`.
+  }];
+  let arguments = (ins FAGPU_RegisterTile:$source);
+  let results = (outs FAGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def FAGPU_ExpandRowsOp : FAGPU_Op<"expand_rows", [Pure]> {
   let summary = "Broadcast per-row values along the columns";
   let description = [{

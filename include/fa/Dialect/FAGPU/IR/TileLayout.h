@@ -114,6 +114,10 @@ public:
   /// Lane bits that move along columns only: the lanes a row reduction
   /// combines (shuffle xor 1 << bit).
   llvm::SmallVector<unsigned> laneBitsAlongCols() const;
+  /// Lane bits that move no element: the lanes hold copies (in a per-row
+  /// layout, the lanes that split its parent's rows; per-lane parts of row
+  /// sums are added over them).
+  llvm::SmallVector<unsigned> replicatedLaneBits() const;
   /// Warp bits that move along columns (a row reduction would have to cross
   /// warps through shared memory).
   llvm::SmallVector<unsigned> warpBitsAlongCols() const;
@@ -162,6 +166,12 @@ public:
   /// tiles, then the next m16 tiles of the warp's rows.
   static TileLayout mmaSyncAccumulator(int64_t rows, int64_t cols,
                                        int64_t warps);
+  /// mmaSyncAccumulator's fragments with `columns` groups of warps
+  /// splitting the columns: warp w holds rows [(w % R) H, ...) of columns
+  /// [(w / R) C, ...) (R = warps / columns, H = rows / R, C = cols /
+  /// columns).
+  static TileLayout mmaSyncAccumulatorByColumns(int64_t rows, int64_t cols,
+                                                int64_t warps, int64_t columns);
   /// mma.sync.m16n8k16 A fragments (16-bit elements a0..a7 per k16 step)
   /// tiling [rows x cols]: a0..a7 of k16 step 0, then the next k16 steps,
   /// then the next m16 tiles.
@@ -249,7 +259,10 @@ struct IntegerArith {
 /// point at the eight rows of matrix i): A [M, K] stored in rows of K (Q of
 /// QKᵀ); B [K, N] stored as [N, K], rows of K (K of QKᵀ); B [K, N] stored as
 /// is, rows of N, read with .trans (V of P·V).
-enum class LdMatrixOperand { A, BStoredNK, BStoredKN };
+/// How an mma.sync operand is stored in its shared tile: A as [M, K] (Q)
+/// or as [K, M] (dSᵀ, read with .trans for dQ = dS K); B as [N, K] (K for
+/// Q Kᵀ) or as [K, N] (V, read with .trans).
+enum class LdMatrixOperand { A, AStoredKM, BStoredNK, BStoredKN };
 
 /// The stored (row, col) that lane `lane` points ldmatrix.x4 at, from the
 /// first row and column of one k16 step of `operand`, such that the four
@@ -261,8 +274,12 @@ enum class LdMatrixOperand { A, BStoredNK, BStoredKN };
 template <typename A>
 std::pair<typename A::Int, typename A::Int>
 ldmatrixLanePosition(A &a, LdMatrixOperand operand, typename A::Int lane) {
-  if (operand == LdMatrixOperand::BStoredNK)
-    // Matrix i: n rows of tile i / 2, k half i % 2.
+  // B stored [N, K]: matrix i has the n rows of tile i / 2, k half i % 2.
+  // A stored [K, M] (.trans): matrix i has the k rows of half i / 2, m
+  // half i % 2 — the same positions with the roles of rows and columns
+  // swapped.
+  if (operand == LdMatrixOperand::BStoredNK ||
+      operand == LdMatrixOperand::AStoredKM)
     return {a.add(a.rem(lane, 8), a.mul(a.div(lane, 16), 8)),
             a.mul(a.rem(a.div(lane, 8), 2), 8)};
   // A: matrix i rows 8 (i % 2), k half i / 2; B stored [K, N]: k half

@@ -269,6 +269,21 @@ def SinkPastLoops : Pass<"fagpu-sink-past-loops", "::mlir::gpu::GPUModuleOp"> {
   }];
 }
 
+def DeferRowSums : Pass<"fagpu-defer-row-sums", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Keep a KV loop's running row sums in per-lane parts";
+  let description = [{
+    A KV loop carrying the online softmax's row sums as
+    `l' = alpha * l + fagpu.reduce_rows sum (P)` (either operand order)
+    carries them instead in per-lane parts,
+    `l' = fagpu.accumulate_rows P scaled alpha into l`, and the loop's
+    result becomes `fagpu.complete_rows` of the parts: the lanes' shuffles
+    run once after the loop, not once a KV block (FlashAttention 2's
+    deferred reduction). The parts start from zero; a loop whose sums start
+    from another loop's carries that loop's parts on. Loops whose sums
+    start elsewhere, or whose carried sum has another use, are left alone.
+  }];
+}
+
 def SkipUnitRescales
     : Pass<"fagpu-skip-unit-rescales", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Skip multiplying a tile by rescale factors where a warp's "
