@@ -365,18 +365,22 @@ std::pair<int64_t, int64_t> AttentionConfig::defaultBlocks() const {
   // memory (99 KB on sm_86/89, 163 KB on sm_80/87) cannot hold a block's
   // tiles once, the next smaller block that it can; the rings then take
   // what stages fit (fagpu-pipeline-shared-copies).
-  int64_t width = headDim + headDimV;
-  auto onceBytes = [&](int64_t q, int64_t kv) {
-    int64_t elements =
-        backward ? q * width + kv * width + q * kv : q * headDim + kv * width;
-    return 2 * elements;
-  };
   static const std::pair<int64_t, int64_t> forwardBlocks[] = {
       {128, 64}, {64, 64}, {64, 32}};
   static const std::pair<int64_t, int64_t> backwardBlocks[] = {
       {64, 128}, {64, 64}, {32, 64}, {32, 32}};
   llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
       backward ? llvm::ArrayRef(backwardBlocks) : llvm::ArrayRef(forwardBlocks);
+  // A config is sized before it is validated: head dims that no kernel
+  // takes keep the first block (and no overflow), the compiler refuses them.
+  if (headDim <= 0 || headDimV <= 0 || std::max(headDim, headDimV) > 256)
+    return candidates.front();
+  int64_t width = headDim + headDimV;
+  auto onceBytes = [&](int64_t q, int64_t kv) {
+    int64_t elements =
+        backward ? q * width + kv * width + q * kv : q * headDim + kv * width;
+    return 2 * elements;
+  };
   int64_t limit = maxSharedBytesPerBlock(chip);
   for (auto [q, kv] : candidates)
     if (onceBytes(q, kv) <= limit)
