@@ -4,8 +4,8 @@ set -euo pipefail
 
 PKGS=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
-  cmake ninja-build ccache g++ libgtest-dev python3 python3-pytest
-  python3-pip python3-venv
+  cmake ninja-build ccache g++ libgtest-dev nlohmann-json3-dev
+  python3 python3-pytest python3-pip python3-venv
   clang-format-22 libclang-rt-22-dev llvm-22
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
