@@ -204,7 +204,7 @@ FA_CAPI_EXPORT faStatus faCompileUnloaded(const faConfig *config,
 FA_CAPI_EXPORT faStatus faPrecompile(faContext context, const faConfig *config,
                                      faDirection direction, int *cache_hit);
 FA_CAPI_EXPORT faStatus faKernelDestroy(faKernel kernel);
-/** The kernel's launch metadata (`key = value` lines, docs/runtime.md);
+/** The kernel's launch metadata (.meta JSON text, docs/runtime.md);
  *  NULL for an invalid handle. */
 FA_CAPI_EXPORT const char *faKernelMetadata(faKernel kernel);
 /** FA_FORWARD or FA_BACKWARD; -1 for an invalid handle. */

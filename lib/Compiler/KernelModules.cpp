@@ -26,15 +26,17 @@ mlir::fa::compileKernelModule(ModuleOp module, MLIRContext &context,
                               const AttentionConfig &options, EmitKind emit,
                               const std::string &diagnostics) {
   CompiledKernel result;
-  llvm::raw_string_ostream meta(result.metadata);
-  meta << "kind = kernel_module\nchip = " << options.chip << "\n";
+  MetadataJson meta;
+  meta["kind"] = "kernel_module";
+  meta["chip"] = options.chip;
+  MetadataJson &kernels = meta["kernels"] = MetadataJson::object();
   module->walk([&](gpu::GPUFuncOp func) {
     if (!func.isKernel())
       return;
-    meta << "kernel = " << func.getName() << "\n"
-         << func.getName()
-         << ".shared_bytes = " << fagpu::placeSharedTiles(func) << "\n";
+    int64_t sharedBytes = fagpu::placeSharedTiles(func);
+    kernels[func.getName().str()]["shared_bytes"] = sharedBytes;
   });
+  result.metadata = metadataText(meta);
   llvm::Expected<std::string> payload =
       lowerKernels(module, context, options, emit, diagnostics);
   if (!payload)

@@ -22,7 +22,8 @@ compileKernelModule(ModuleOp module, MLIRContext &context,
                     const std::string &diagnostics);
 
 /// A function of one `fa.quantize` (`quantizations`, the module's): its two
-/// kernels (fa-convert-quantize-to-gpu) and their .meta (kind = quantize).
+/// kernels (fa-convert-quantize-to-gpu) and their .meta ("kind":
+/// "quantize").
 llvm::Expected<CompiledKernel>
 compileQuantizeModule(ModuleOp module, MLIRContext &context,
                       const AttentionConfig &options, EmitKind emit,

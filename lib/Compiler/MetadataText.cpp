@@ -1,7 +1,7 @@
 //===- MetadataText.cpp - The .meta text of a compiled problem ------------===//
 //
 // What the runtime needs to launch the kernels a compile produced, read off
-// the kernels' attributes and argument types (docs/runtime.md).
+// the kernels' attributes and argument types (docs/runtime.md), as JSON.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,38 +10,66 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FAGPU/IR/FAGPU.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
 
-std::string joinInts(ArrayRef<int64_t> values) {
-  return llvm::join(
-      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
-      ",");
+std::vector<int64_t> arrayAttr(gpu::GPUFuncOp kernel, StringRef name) {
+  ArrayRef<int64_t> values =
+      kernel->getAttrOfType<DenseI64ArrayAttr>(name).asArrayRef();
+  return std::vector<int64_t>(values.begin(), values.end());
 }
 
-/// Launch keys of one kernel: entry, grid, block, shared bytes, arguments,
-/// each name prefixed by `prefix` ("" for the main kernel). A grid with a
-/// runtime size is the call's (runtime shapes) and not written.
-void launchKeys(llvm::raw_ostream &os, gpu::GPUFuncOp kernel, StringRef prefix,
-                StringRef args) {
-  ArrayRef<int64_t> grid =
-      kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid").asArrayRef();
-  os << prefix << "entry = " << kernel.getName() << "\n";
+/// The launch keys of one kernel into `meta`: entry, grid, block, shared
+/// bytes, arguments. A grid with a runtime size is the call's (runtime
+/// shapes) and not written.
+void addLaunch(MetadataJson &meta, gpu::GPUFuncOp kernel,
+               ArrayRef<std::string> args) {
+  std::vector<int64_t> grid = arrayAttr(kernel, "fa.grid");
+  meta["entry"] = kernel.getName().str();
   if (!llvm::is_contained(grid, ShapedType::kDynamic))
-    os << prefix << "grid = " << joinInts(grid) << "\n";
-  os << prefix << "block = "
-     << joinInts(
-            kernel->getAttrOfType<DenseI64ArrayAttr>("fa.block").asArrayRef())
-     << "\n"
-     << prefix << "shared_bytes = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt() << "\n"
-     << prefix << "args = " << args << "\n";
+    meta["grid"] = grid;
+  meta["block"] = arrayAttr(kernel, "fa.block");
+  meta["shared_bytes"] =
+      kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt();
+  meta["args"] = std::vector<std::string>(args.begin(), args.end());
+}
+
+/// `value` as .meta text at `indent`: what dump(2) writes, except that an
+/// array of scalars stays on one line ("grid": [16, 8, 2]), so that each
+/// key is one line, for grep and FileCheck.
+void print(const MetadataJson &value, size_t indent, std::string &out) {
+  auto scalar = [](const MetadataJson &v) {
+    return v.dump(-1, ' ', false, MetadataJson::error_handler_t::replace);
+  };
+  bool flat =
+      value.is_array() && llvm::none_of(value, [](const MetadataJson &element) {
+        return element.is_structured();
+      });
+  if (!value.is_structured() || value.empty() || flat) {
+    if (!flat || value.empty()) {
+      out += scalar(value);
+      return;
+    }
+    out += '[';
+    for (auto [i, element] : llvm::enumerate(value))
+      out += (i ? ", " : "") + scalar(element);
+    out += ']';
+    return;
+  }
+  const std::string pad(indent + 2, ' ');
+  out += value.is_array() ? "[\n" : "{\n";
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    out += pad;
+    if (value.is_object())
+      out += scalar(MetadataJson(it.key())) + ": ";
+    print(it.value(), indent + 2, out);
+    out += std::next(it) == value.end() ? "\n" : ",\n";
+  }
+  out += std::string(indent, ' ') + (value.is_array() ? "]" : "}");
 }
 
 /// Whether `kernel` takes packed sequences: cu_seqlens_q and cu_seqlens_k
@@ -83,12 +111,12 @@ sizeParameters(gpu::GPUFuncOp kernel, ArrayRef<std::string> names) {
   return sizes;
 }
 
-/// `names` and, after them, `kernel`'s size parameters, comma-separated:
-/// each distinct size once, in order of first appearance. The kernel
+/// `names` and, after them, `kernel`'s size parameters: each distinct size
+/// once, in order of first appearance. The kernel
 /// records the name of each of its sizes (fa.runtime_size_names), so that
 /// fa-pass-runtime-sizes appends the same list.
-FailureOr<std::string> launchArguments(gpu::GPUFuncOp kernel,
-                                       SmallVector<std::string> names) {
+FailureOr<SmallVector<std::string>>
+launchArguments(gpu::GPUFuncOp kernel, SmallVector<std::string> names) {
   FailureOr<SmallVector<std::string>> sizes = sizeParameters(kernel, names);
   if (failed(sizes))
     return failure();
@@ -101,40 +129,43 @@ FailureOr<std::string> launchArguments(gpu::GPUFuncOp kernel,
   for (const std::string &size : *sizes)
     if (seen.insert(size).second)
       names.push_back(size);
-  return llvm::join(names, ",");
+  return names;
 }
 
 } // namespace
+
+std::string mlir::fa::metadataText(const MetadataJson &meta) {
+  std::string text;
+  print(meta, 0, text);
+  return text + "\n";
+}
 
 FailureOr<std::string>
 mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
                          const AttentionConfig &options) {
   bool backward = kernels.count("backward");
   gpu::GPUFuncOp kernel = kernels.lookup(backward ? "backward" : "forward");
-  std::string text;
-  llvm::raw_string_ostream os(text);
+  MetadataJson meta;
   auto shape = [&](unsigned arg) {
     return cast<MemRefType>(kernel.getArgumentTypes()[arg]).getShape();
   };
-  // Runtime shapes: batch and lengths are the call's (runtime_shapes = 1).
-  auto problemSize = [&](StringRef key, int64_t size) {
+  // Runtime shapes: batch and lengths are the call's ("runtime_shapes").
+  auto problemSize = [&](const char *key, int64_t size) {
     if (!ShapedType::isDynamic(size))
-      os << key << " = " << size << "\n";
+      meta[key] = size;
   };
   Type elt = cast<MemRefType>(kernel.getArgumentTypes()[0]).getElementType();
   auto window = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.window");
   auto softcap = kernel->getAttrOfType<FloatAttr>("fa.softcap");
   auto typeName = [](Type t) { return t.isF16() ? "f16" : "bf16"; };
   bool fp8 = isa<Float8E4M3FNType>(elt);
-  os << "kind = " << (backward ? "backward" : "forward")
-     << "\nchip = " << options.chip
-     << "\ndtype = " << (fp8 ? "e4m3" : typeName(elt)) << "\n";
+  meta["kind"] = backward ? "backward" : "forward";
+  meta["chip"] = options.chip;
+  meta["dtype"] = fp8 ? "e4m3" : typeName(elt);
   // FP8 inputs: O's own type.
   if (fp8)
-    os << "out_dtype = "
-       << typeName(
-              cast<MemRefType>(kernel.getArgumentTypes()[3]).getElementType())
-       << "\n";
+    meta["out_dtype"] = typeName(
+        cast<MemRefType>(kernel.getArgumentTypes()[3]).getElementType());
   // Tensor-map parameters follow the tensors: `tmap_<tensor>`, and the
   // runtime learns their boxes from `tensor_maps`.
   SmallVector<std::string> args =
@@ -155,34 +186,33 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   bool varlen = takesSequenceOffsets(kernel, args.size());
   if (!varlen)
     problemSize("batch", shape(0)[0]);
-  os << "heads_q = " << shape(0)[1] << "\nheads_kv = " << shape(1)[1] << "\n";
+  meta["heads_q"] = shape(0)[1];
+  meta["heads_kv"] = shape(1)[1];
   problemSize("seq_q", shape(0)[2]);
   problemSize("seq_kv", shape(1)[2]);
-  os << "head_dim = " << shape(0)[3] << "\nhead_dim_v = " << shape(2)[3]
-     << "\nscale = "
-     << llvm::formatv(
-            "{0:e16}",
-            kernel->getAttrOfType<FloatAttr>("fa.scale").getValueAsDouble())
-     << "\ncausal = " << (kernel->hasAttr("fa.causal") ? 1 : 0)
-     << "\nwindow_left = " << (window ? window[0] : -1)
-     << "\nwindow_right = " << (window ? window[1] : -1) << "\nsoftcap = "
-     << llvm::formatv("{0:e16}", softcap ? softcap.getValueAsDouble() : 0.0)
-     << "\nblock_q = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.block_q").getInt()
-     << "\nblock_kv = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.block_kv").getInt()
-     << "\nrows_per_warp = "
-     << kernel->getAttrOfType<IntegerAttr>("fa.rows_per_warp").getInt() << "\n";
+  meta["head_dim"] = shape(0)[3];
+  meta["head_dim_v"] = shape(2)[3];
+  // Doubles: dump() writes the shortest text that reads back exactly.
+  meta["scale"] =
+      kernel->getAttrOfType<FloatAttr>("fa.scale").getValueAsDouble();
+  meta["causal"] = kernel->hasAttr("fa.causal");
+  meta["window_left"] = window ? window[0] : -1;
+  meta["window_right"] = window ? window[1] : -1;
+  meta["softcap"] = softcap ? softcap.getValueAsDouble() : 0.0;
+  for (auto [key, attr] : {std::pair{"block_q", "fa.block_q"},
+                           {"block_kv", "fa.block_kv"},
+                           {"rows_per_warp", "fa.rows_per_warp"}})
+    meta[key] = kernel->getAttrOfType<IntegerAttr>(attr).getInt();
   if (varlen) {
     args.append({"cu_seqlens_q", "cu_seqlens_k"});
-    os << "varlen = 1\n";
+    meta["varlen"] = true;
   }
   if (deterministic)
-    os << "deterministic = 1\n";
+    meta["deterministic"] = true;
   // FP8: the descales of q, k and v follow (the kernel's last tensors).
   if (fp8)
     args.append({"q_descale", "k_descale", "v_descale"});
-  SmallVector<std::string> maps;
+  MetadataJson maps = MetadataJson::object();
   int64_t tensors = args.size();
   for (unsigned i = tensors; i < kernel.getNumArguments(); ++i) {
     auto map = dyn_cast<fagpu::TensorMapType>(kernel.getArgumentTypes()[i]);
@@ -191,37 +221,37 @@ mlir::fa::kernelMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
       continue;
     std::string tensor = args[of.getInt()];
     args.push_back("tmap_" + tensor);
-    maps.push_back(llvm::formatv("{0}:{1}x{2}", tensor, map.getBoxRows(),
-                                 map.getBoxCols()));
+    maps[tensor] = {map.getBoxRows(), map.getBoxCols()};
   }
   // The runtime sizes come last (fa-pass-runtime-sizes appends them).
-  FailureOr<std::string> mainArgs = launchArguments(kernel, args);
+  FailureOr<SmallVector<std::string>> mainArgs = launchArguments(kernel, args);
   if (failed(mainArgs))
     return failure();
   if (!runtimeSizeOperands(kernel.getArgumentTypes()).empty())
-    os << "runtime_shapes = 1\n";
+    meta["runtime_shapes"] = true;
   if (!maps.empty())
-    os << "tensor_maps = " << llvm::join(maps, ",") << "\n";
-  launchKeys(os, kernel, "", *mainArgs);
+    meta["tensor_maps"] = std::move(maps);
+  addLaunch(meta, kernel, *mainArgs);
   if (backward) {
     // With the gradient of LSE, the pre kernel reads it too (dlse).
     SmallVector<std::string> preNames = {"o", "do", "delta", "dq_acc"};
     if (gpu::GPUFuncOp pre = kernels.lookup("backward_pre");
         pre && pre.getNumArguments() == 5)
       preNames.insert(preNames.begin() + 2, "dlse");
-    for (auto [kind, prefix, names] :
-         {std::tuple{"backward_pre", "pre_", preNames},
-          std::tuple{"backward_post", "post_",
+    for (auto [kind, key, names] :
+         {std::tuple{"backward_pre", "pre", preNames},
+          std::tuple{"backward_post", "post",
                      SmallVector<std::string>{"dq_acc", "dq"}}}) {
       gpu::GPUFuncOp rowKernel = kernels.lookup(kind);
-      FailureOr<std::string> rowArgs = launchArguments(rowKernel, names);
+      FailureOr<SmallVector<std::string>> rowArgs =
+          launchArguments(rowKernel, names);
       if (failed(rowArgs))
         return failure();
-      launchKeys(os, rowKernel, prefix, *rowArgs);
+      addLaunch(meta[key], rowKernel, *rowArgs);
     }
   }
-  os << "compiler = " << compilerVersion() << "\n";
-  return text;
+  meta["compiler"] = compilerVersion();
+  return metadataText(meta);
 }
 
 FailureOr<std::string>
@@ -236,17 +266,19 @@ mlir::fa::quantizeMetadata(const llvm::StringMap<gpu::GPUFuncOp> &kernels,
   ArrayRef<int64_t> blocks =
       cast<MemRefType>(scale.getArgumentTypes()[1]).getShape();
   Type element = cast<MemRefType>(scale.getArgumentTypes()[0]).getElementType();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "kind = quantize\nchip = " << chip
-     << "\ndtype = " << (element.isF16() ? "f16" : "bf16")
-     << "\nbatch = " << input[0] << "\nheads = " << input[1]
-     << "\ngroups = " << blocks[1] << "\nseq = " << input[2]
-     << "\nhead_dim = " << input[3] << "\n";
+  MetadataJson meta;
+  meta["kind"] = "quantize";
+  meta["chip"] = chip.str();
+  meta["dtype"] = element.isF16() ? "f16" : "bf16";
+  meta["batch"] = input[0];
+  meta["heads"] = input[1];
+  meta["groups"] = blocks[1];
+  meta["seq"] = input[2];
+  meta["head_dim"] = input[3];
   if (auto seed = scale->getAttrOfType<IntegerAttr>("fa.rotation_seed"))
-    os << "rotation_seed = " << seed.getInt() << "\n";
-  launchKeys(os, scale, "", "x,amax,out,descale");
-  launchKeys(os, amax, "pre_", "x,amax");
-  os << "compiler = " << compilerVersion() << "\n";
-  return text;
+    meta["rotation_seed"] = seed.getInt();
+  addLaunch(meta, scale, {"x", "amax", "out", "descale"});
+  addLaunch(meta["pre"], amax, {"x", "amax"});
+  meta["compiler"] = compilerVersion();
+  return metadataText(meta);
 }

@@ -16,7 +16,8 @@ namespace fa::rt {
 
 namespace {
 
-constexpr const char kMagic[] = "FLASHMLIR-KERNEL-CACHE 2\n";
+/// Format 3: the metadata is JSON (format 2 held `key = value` lines).
+constexpr const char kMagic[] = "FLASHMLIR-KERNEL-CACHE 3\n";
 /// Every format's magic starts so: an entry of another version is named as
 /// such, not as garbage.
 constexpr const char kMagicPrefix[] = "FLASHMLIR-KERNEL-CACHE ";

@@ -1,24 +1,33 @@
 //===- Metadata.cpp - Kernel metadata (.meta files) -----------------------===//
+//
+// A .meta file is a JSON object (fa/Runtime/Metadata.h). nlohmann::json
+// reads the syntax; kKeys below says once, for every key, which kernels have
+// it, which must, and what its value must be; the checks between keys
+// follow (MetadataAttention.cpp, MetadataTensorMaps.cpp,
+// MetadataQuantize.cpp).
+//
+//===----------------------------------------------------------------------===//
 
 #include "fa/Runtime/Metadata.h"
 
 #include "fa/Runtime/Limits.h"
 
-#include "Format.h"
 #include "MetadataAttention.h"
 #include "MetadataQuantize.h"
 #include "MetadataSyntax.h"
 #include "MetadataTensorMaps.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <iterator>
-#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <variant>
 
 namespace fa::rt {
 
@@ -93,102 +102,139 @@ std::vector<LaunchSpec> KernelMetadata::launches() const {
 
 namespace {
 
-enum class KeyType {
-  Kind,
-  Entry,
-  Chip,
-  DType,
-  PositiveInt,
-  Window,
-  Scale,
-  Softcap,
-  Bool,
-  NonNegativeInt,
-  Dim3,
-  SharedBytes,
-  Args,
-  TensorMaps,
-  Text,
-  Seed
+using json = nlohmann::json;
+using M = KernelMetadata;
+
+/// Sets of kernel kinds, a bit per KernelKind.
+enum KindSet : unsigned {
+  kForward = 1u << unsigned(KernelKind::Forward),
+  kBackward = 1u << unsigned(KernelKind::Backward),
+  kQuantize = 1u << unsigned(KernelKind::Quantize),
+  kAttention = kForward | kBackward,
+  kAnyKind = kAttention | kQuantize,
 };
 
+enum KeyFlag : unsigned {
+  /// A key of every launch: of the main one at the top level, and of the
+  /// "pre" and "post" objects.
+  kLaunchKey = 1,
+  /// The call's, absent from the file, for a kernel with runtime shapes.
+  kCallShape = 2,
+};
+
+constexpr KernelKind kKinds[] = {KernelKind::Forward, KernelKind::Backward,
+                                 KernelKind::Quantize};
+constexpr DType kDTypes[] = {DType::BF16, DType::F16, DType::E4M3};
+
+/// The value of `Enum` that toString() names `name`, if any.
+template <class Enum, size_t N>
+std::optional<Enum> fromName(std::string_view name, const Enum (&all)[N]) {
+  for (Enum value : all)
+    if (name == toString(value))
+      return value;
+  return std::nullopt;
+}
+
+/// What a value must be beyond its JSON type, which the type of the member
+/// it is read into picks.
+struct Rule {
+  int64_t min = 0, max = 0; ///< Integers; extents: max of their product.
+  bool (*validText)(std::string_view) = nullptr;
+  bool (*validNumber)(double) = nullptr;
+  const char *expected = nullptr; ///< What validText / validNumber accept.
+  Dim3 most;                      ///< Extents: each one's maximum.
+};
+
+constexpr Rule range(int64_t min, int64_t max) {
+  return {min, max, nullptr, nullptr, nullptr, {}};
+}
+constexpr Rule text(bool (*valid)(std::string_view), const char *expected) {
+  return {0, 0, valid, nullptr, expected, {}};
+}
+constexpr Rule number(bool (*valid)(double), const char *expected) {
+  return {0, 0, nullptr, valid, expected, {}};
+}
+constexpr Rule extents(Dim3 most, int64_t maxProduct) {
+  return {0, maxProduct, nullptr, nullptr, nullptr, most};
+}
+
+/// The member a key's value is read into.
+using Field = std::variant<KernelKind M::*, DType M::*, std::string M::*,
+                           int64_t M::*, uint32_t M::*, double M::*, bool M::*,
+                           Dim3 M::*, std::vector<std::string> M::*,
+                           std::vector<TensorMapParam> M::*, LaunchSpec M::*>;
+
+/// One key of a .meta file.
 struct KeySpec {
   const char *name;
-  KeyType type;
-  bool required;
+  Field field;
+  unsigned kinds;    ///< KindSet of the kernels that may have the key.
+  unsigned required; ///< KindSet of those that must (kCallShape aside).
+  unsigned flags;    ///< KeyFlags.
+  Rule rule;
 };
 
+constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;
+
+bool isKindName(std::string_view s) { return fromName(s, kKinds).has_value(); }
+bool isDTypeName(std::string_view s) {
+  return fromName(s, kDTypes).has_value();
+}
+bool isOutDTypeName(std::string_view s) { return s == "bf16" || s == "f16"; }
+bool isChip(std::string_view s) { return parseChip(s) >= 0; }
+bool isNonEmpty(std::string_view s) { return !s.empty(); }
+bool isValidSoftcap(double v) { return v == 0 || isValidScaleValue(v); }
+
+/// Every key, in the order they are read: runtime_shapes before the keys
+/// it leaves to the call, the launch keys before "pre" and "post".
 const KeySpec kKeys[] = {
-    {"kind", KeyType::Kind, true},
-    {"entry", KeyType::Entry, true},
-    {"chip", KeyType::Chip, true},
-    {"dtype", KeyType::DType, true},
-    {"out_dtype", KeyType::DType, false},
-    {"batch", KeyType::PositiveInt, true},
-    {"heads_q", KeyType::PositiveInt, true},
-    {"heads_kv", KeyType::PositiveInt, true},
-    {"seq_q", KeyType::PositiveInt, true},
-    {"seq_kv", KeyType::PositiveInt, true},
-    {"head_dim", KeyType::PositiveInt, true},
-    {"head_dim_v", KeyType::PositiveInt, true},
-    {"scale", KeyType::Scale, true},
-    {"causal", KeyType::Bool, true},
-    {"runtime_shapes", KeyType::Bool, false},
-    {"varlen", KeyType::Bool, false},
-    {"deterministic", KeyType::Bool, false},
-    {"window_left", KeyType::Window, false},
-    {"window_right", KeyType::Window, false},
-    {"softcap", KeyType::Softcap, false},
-    {"block_q", KeyType::NonNegativeInt, false},
-    {"block_kv", KeyType::NonNegativeInt, false},
-    {"rows_per_warp", KeyType::NonNegativeInt, false},
-    {"grid", KeyType::Dim3, true},
-    {"block", KeyType::Dim3, true},
-    {"shared_bytes", KeyType::SharedBytes, true},
-    {"args", KeyType::Args, true},
-    {"compiler", KeyType::Text, false},
-    {"tensor_maps", KeyType::TensorMaps, false},
-    // A quantization's (kind = quantize), checked by finishQuantize.
-    {"heads", KeyType::PositiveInt, false},
-    {"groups", KeyType::PositiveInt, false},
-    {"seq", KeyType::PositiveInt, false},
-    {"rotation_seed", KeyType::Seed, false},
-    // Backward only: required for kind = backward, rejected for forward.
-    {"pre_entry", KeyType::Entry, false},
-    {"pre_grid", KeyType::Dim3, false},
-    {"pre_block", KeyType::Dim3, false},
-    {"pre_shared_bytes", KeyType::SharedBytes, false},
-    {"pre_args", KeyType::Args, false},
-    {"post_entry", KeyType::Entry, false},
-    {"post_grid", KeyType::Dim3, false},
-    {"post_block", KeyType::Dim3, false},
-    {"post_shared_bytes", KeyType::SharedBytes, false},
-    {"post_args", KeyType::Args, false},
+    {"kind", &M::kind, kAnyKind, kAnyKind, 0,
+     text(isKindName, "\"forward\", \"backward\" or \"quantize\"")},
+    {"runtime_shapes", &M::runtimeShapes, kAttention, 0, 0, {}},
+    {"chip", &M::chip, kAnyKind, kAnyKind, 0,
+     text(isChip, "sm_<version> (e.g. \"sm_90\" or \"sm_90a\")")},
+    {"dtype", &M::dtype, kAnyKind, kAnyKind, 0,
+     text(isDTypeName, "\"bf16\", \"f16\" or \"e4m3\"")},
+    {"out_dtype", &M::outDtype, kAttention, 0, 0,
+     text(isOutDTypeName, "\"bf16\" or \"f16\"")},
+    {"batch", &M::batch, kAnyKind, kAnyKind, kCallShape, range(1, kMax)},
+    {"heads_q", &M::headsQ, kAttention, kAttention, 0, range(1, kMax)},
+    {"heads_kv", &M::headsKV, kAttention, kAttention, 0, range(1, kMax)},
+    {"heads", &M::headsQ, kQuantize, kQuantize, 0, range(1, kMax)},
+    {"groups", &M::headsKV, kQuantize, kQuantize, 0, range(1, kMax)},
+    {"seq_q", &M::seqQ, kAttention, kAttention, kCallShape, range(1, kMax)},
+    {"seq_kv", &M::seqKV, kAttention, kAttention, kCallShape, range(1, kMax)},
+    {"seq", &M::seqQ, kQuantize, kQuantize, 0, range(1, kMax)},
+    {"head_dim", &M::headDim, kAnyKind, kAnyKind, 0, range(1, kMax)},
+    {"head_dim_v", &M::headDimV, kAttention, kAttention, 0, range(1, kMax)},
+    {"scale", &M::scale, kAttention, kAttention, 0,
+     number(isValidScaleValue, "a positive finite number")},
+    {"causal", &M::causal, kAttention, kAttention, 0, {}},
+    {"window_left", &M::windowLeft, kAttention, 0, 0, range(kMin, kMax)},
+    {"window_right", &M::windowRight, kAttention, 0, 0, range(kMin, kMax)},
+    {"softcap", &M::softcap, kAttention, 0, 0,
+     number(isValidSoftcap, "0 (none) or a positive finite number")},
+    {"block_q", &M::blockQ, kAttention, 0, 0, range(0, kMax)},
+    {"block_kv", &M::blockKV, kAttention, 0, 0, range(0, kMax)},
+    {"rows_per_warp", &M::rowsPerWarp, kAttention, 0, 0, range(0, kMax)},
+    {"varlen", &M::varlen, kAttention, 0, 0, {}},
+    {"deterministic", &M::deterministic, kAttention, 0, 0, {}},
+    {"rotation_seed", &M::rotationSeed, kQuantize, 0, 0, range(kMin, kMax)},
+    {"tensor_maps", &M::tensorMaps, kAttention, 0, 0, {}},
+    {"entry", &M::entry, kAnyKind, kAnyKind, kLaunchKey,
+     text(isIdentifier, "a kernel symbol name")},
+    {"grid", &M::grid, kAnyKind, kAnyKind, kLaunchKey | kCallShape,
+     extents({uint32_t(kMaxGridX), kMaxGridYZ, kMaxGridYZ}, kMax)},
+    {"block", &M::block, kAnyKind, kAnyKind, kLaunchKey,
+     extents({kMaxBlockSize, kMaxBlockSize, 64}, kMaxBlockSize)},
+    {"shared_bytes", &M::sharedBytes, kAnyKind, kAnyKind, kLaunchKey,
+     range(0, INT32_MAX)},
+    {"args", &M::args, kAnyKind, kAnyKind, kLaunchKey, {}},
+    {"pre", &M::pre, kBackward | kQuantize, kBackward | kQuantize, 0, {}},
+    {"post", &M::post, kBackward, kBackward, 0, {}},
+    {"compiler", &M::compiler, kAnyKind, 0, 0,
+     text(isNonEmpty, "a non-empty string")},
 };
-
-bool isLaunchPrefixed(std::string_view key) {
-  return key.rfind("pre_", 0) == 0 || key.rfind("post_", 0) == 0;
-}
-
-/// The launch fields a launch key (entry, pre_grid, ...) sets, and the key
-/// without its prefix.
-struct LaunchFields {
-  std::string *entry;
-  Dim3 *grid, *block;
-  uint32_t *sharedBytes;
-  std::vector<std::string> *args;
-  std::string_view base;
-};
-
-LaunchFields launchFields(KernelMetadata &m, std::string_view key) {
-  if (key.rfind("pre_", 0) == 0)
-    return {&m.pre.entry,       &m.pre.grid, &m.pre.block,
-            &m.pre.sharedBytes, &m.pre.args, key.substr(4)};
-  if (key.rfind("post_", 0) == 0)
-    return {&m.post.entry,       &m.post.grid, &m.post.block,
-            &m.post.sharedBytes, &m.post.args, key.substr(5)};
-  return {&m.entry, &m.grid, &m.block, &m.sharedBytes, &m.args, key};
-}
 
 const KeySpec *findKey(std::string_view name) {
   for (const KeySpec &spec : kKeys)
@@ -197,189 +243,247 @@ const KeySpec *findKey(std::string_view name) {
   return nullptr;
 }
 
-int64_t *intField(KernelMetadata &m, std::string_view key) {
-  if (key == "batch")
-    return &m.batch;
-  if (key == "heads_q" || key == "heads")
-    return &m.headsQ;
-  if (key == "heads_kv" || key == "groups")
-    return &m.headsKV;
-  if (key == "seq_q" || key == "seq")
-    return &m.seqQ;
-  if (key == "seq_kv")
-    return &m.seqKV;
-  if (key == "head_dim")
-    return &m.headDim;
-  if (key == "head_dim_v")
-    return &m.headDimV;
-  if (key == "window_left")
-    return &m.windowLeft;
-  if (key == "window_right")
-    return &m.windowRight;
-  if (key == "block_q")
-    return &m.blockQ;
-  if (key == "block_kv")
-    return &m.blockKV;
-  if (key == "rows_per_warp")
-    return &m.rowsPerWarp;
-  return nullptr;
+/// "forward and backward" for kAttention.
+std::string kindNames(unsigned kinds) {
+  std::string names;
+  for (KernelKind kind : kKinds)
+    if (kinds & (1u << unsigned(kind)))
+      names += (names.empty() ? "" : " and ") + std::string(toString(kind));
+  return names;
 }
 
-/// Parses one value into `m`; returns "" or the reason (without location).
-std::string parseValue(const KeySpec &spec, std::string_view value,
-                       KernelMetadata &m) {
-  std::string key = spec.name;
-  LaunchFields launch = launchFields(m, key);
-  auto bad = [&](const char *expected) {
-    return "bad value for '" + key + "': expected " + expected + ", got '" +
-           std::string(value) + "'";
-  };
-  switch (spec.type) {
-  case KeyType::Kind:
-    if (value == "forward")
-      m.kind = KernelKind::Forward;
-    else if (value == "backward")
-      m.kind = KernelKind::Backward;
-    else if (value == "quantize")
-      m.kind = KernelKind::Quantize;
-    else
-      return bad("'forward', 'backward' or 'quantize'");
-    return "";
-  case KeyType::Text:
-    if (value.empty())
-      return bad("a non-empty value");
-    m.compiler = std::string(value);
-    return "";
-  case KeyType::Entry:
-    if (!isIdentifier(value))
-      return bad("a kernel symbol name");
-    *launch.entry = std::string(value);
-    return "";
-  case KeyType::Chip:
-    if (parseChip(value) < 0)
-      return bad("sm_<version> (e.g. sm_90 or sm_90a)");
-    m.chip = std::string(value);
-    return "";
-  case KeyType::DType: {
-    DType *field = key == "out_dtype" ? &m.outDtype : &m.dtype;
-    if (value == "bf16")
-      *field = DType::BF16;
-    else if (value == "f16")
-      *field = DType::F16;
-    else if (value == "e4m3" && key == "dtype")
-      *field = DType::E4M3;
-    else
-      return bad(key == "dtype" ? "'bf16', 'f16' or 'e4m3'"
-                                : "'bf16' or 'f16'");
+std::string readKeys(const json &object, const std::string &path,
+                     bool launchKeys, KernelMetadata &m);
+
+/// Reads `value`, at `path`, into the member `spec` names (std::visit
+/// picks the reader by the member's type): "" or the problem.
+struct ValueReader {
+  const Rule &rule;
+  const json &value;
+  const std::string &path;
+  KernelMetadata &m;
+
+  std::string wrong(const std::string &what) const {
+    return expected(path, what, value);
+  }
+  bool isValidText() const {
+    return value.is_string() &&
+           rule.validText(value.get_ref<const std::string &>());
+  }
+
+  std::string operator()(std::string M::*field) const {
+    if (!isValidText())
+      return wrong(rule.expected);
+    m.*field = value.get<std::string>();
     return "";
   }
-  case KeyType::PositiveInt: {
-    int64_t v;
-    if (!parseInt(value, v) || v <= 0)
-      return bad("a positive integer");
-    *intField(m, key) = v;
+  std::string operator()(KernelKind M::*field) const {
+    if (!isValidText())
+      return wrong(rule.expected);
+    m.*field = *fromName(value.get_ref<const std::string &>(), kKinds);
     return "";
   }
-  case KeyType::NonNegativeInt: {
-    int64_t v;
-    if (!parseInt(value, v) || v < 0)
-      return bad("a non-negative integer");
-    *intField(m, key) = v;
+  std::string operator()(DType M::*field) const {
+    if (!isValidText())
+      return wrong(rule.expected);
+    m.*field = *fromName(value.get_ref<const std::string &>(), kDTypes);
     return "";
   }
-  case KeyType::Window: {
-    int64_t v;
-    if (!parseInt(value, v))
-      return bad("an integer (negative: unbounded)");
-    *intField(m, key) = v < 0 ? -1 : v;
+  std::string operator()(int64_t M::*field) const {
+    return readInteger(value, path, rule.min, rule.max, m.*field);
+  }
+  std::string operator()(uint32_t M::*field) const {
+    int64_t v = 0;
+    std::string problem = readInteger(value, path, rule.min, rule.max, v);
+    if (problem.empty())
+      m.*field = uint32_t(v); // In [0, INT32_MAX]: the rule's range.
+    return problem;
+  }
+  std::string operator()(double M::*field) const {
+    if (!value.is_number() || !rule.validNumber(value.get<double>()))
+      return wrong(rule.expected);
+    m.*field = value.get<double>();
     return "";
   }
-  case KeyType::Scale: {
-    double v;
-    if (!parseDouble(value, v) || !isValidScaleValue(v))
-      return bad("a positive finite number");
-    m.scale = v;
+  std::string operator()(bool M::*field) const {
+    if (!value.is_boolean())
+      return wrong("true or false");
+    m.*field = value.get<bool>();
     return "";
   }
-  case KeyType::Softcap: {
-    double v;
-    if (!parseDouble(value, v) || v < 0)
-      return bad("a non-negative finite number (0: none)");
-    m.softcap = v;
+  std::string operator()(Dim3 M::*field) const {
+    if (!value.is_array() || value.size() != 3)
+      return wrong("[x, y, z]");
+    const uint32_t most[3] = {rule.most.x, rule.most.y, rule.most.z};
+    int64_t extent[3];
+    for (size_t i = 0; i < 3; ++i)
+      if (std::string problem =
+              readInteger(value[i], path + "[" + std::to_string(i) + "]", 1,
+                          most[i], extent[i]);
+          !problem.empty())
+        return problem;
+    Dim3 dim{uint32_t(extent[0]), uint32_t(extent[1]), uint32_t(extent[2])};
+    if (dim.product() > uint64_t(rule.max))
+      return path + ": at most " + std::to_string(rule.max) + " threads, got " +
+             std::to_string(dim.product());
+    m.*field = dim;
     return "";
   }
-  case KeyType::Bool: {
-    bool &flag = key == "causal"          ? m.causal
-                 : key == "deterministic" ? m.deterministic
-                 : key == "varlen"        ? m.varlen
-                                          : m.runtimeShapes;
-    if (value == "1" || value == "true")
-      flag = true;
-    else if (value == "0" || value == "false")
-      flag = false;
-    else
-      return bad("0 or 1");
-    return "";
-  }
-  case KeyType::Dim3: {
-    std::vector<std::string_view> parts = splitCommas(value);
-    if (parts.size() != 3)
-      return bad("three comma-separated positive integers (x,y,z)");
-    uint32_t xyz[3];
-    for (int i = 0; i < 3; ++i) {
-      int64_t v;
-      if (!parseInt(parts[i], v) || v <= 0 || v > kMaxGridX)
-        return bad("three comma-separated positive integers (x,y,z)");
-      xyz[i] = uint32_t(v);
-    }
-    Dim3 d{xyz[0], xyz[1], xyz[2]};
-    if (launch.base == "grid") {
-      if (d.y > kMaxGridYZ || d.z > kMaxGridYZ)
-        return "bad value for '" + key +
-               "': y and z must be at most 65535, got '" + std::string(value) +
-               "'";
-      *launch.grid = d;
-    } else {
-      if (d.x > 1024 || d.y > 1024 || d.z > 64 || d.product() > 1024)
-        return "bad value for '" + key +
-               "': at most 1024 threads (x,y <= 1024, z "
-               "<= 64), got '" +
-               std::string(value) + "'";
-      *launch.block = d;
-    }
-    return "";
-  }
-  case KeyType::SharedBytes: {
-    int64_t v;
-    if (!parseInt(value, v) || v < 0 || v > INT32_MAX)
-      return bad("a non-negative byte count");
-    *launch.sharedBytes = uint32_t(v);
-    return "";
-  }
-  case KeyType::Args: {
-    std::vector<std::string> &args = *launch.args;
-    args.clear();
-    for (std::string_view part : splitCommas(value)) {
-      if (!isIdentifier(part))
-        return bad("comma-separated parameter names");
+  std::string operator()(std::vector<std::string> M::*field) const {
+    if (!value.is_array())
+      return wrong("an array of parameter names");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < value.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      if (!value[i].is_string() ||
+          !isIdentifier(value[i].get_ref<const std::string &>()))
+        return expected(at, "a parameter name", value[i]);
+      const std::string &name = value[i].get_ref<const std::string &>();
       // A size may be passed more than once (once per tensor it sizes).
-      for (const std::string &seen : args)
-        if (seen == part && !isSizeParameter(part))
-          return "bad value for '" + key + "': parameter '" +
-                 std::string(part) + "' listed twice";
-      args.emplace_back(part);
+      if (contains(names, name) && !isSizeParameter(name))
+        return at + ": parameter '" + name + "' listed twice";
+      names.push_back(name);
     }
+    m.*field = std::move(names);
     return "";
   }
-  case KeyType::TensorMaps:
-    return parseTensorMaps(value, m.tensorMaps);
-  case KeyType::Seed:
-    if (!parseInt(value, m.rotationSeed))
-      return bad("an integer");
-    m.rotated = true;
+  std::string operator()(std::vector<TensorMapParam> M::*field) const {
+    return readTensorMaps(value, path, m.*field);
+  }
+  std::string operator()(LaunchSpec M::*field) const {
+    if (!value.is_object())
+      return wrong("an object of launch keys");
+    KernelMetadata launch;
+    launch.kind = m.kind;
+    launch.runtimeShapes = m.runtimeShapes;
+    if (std::string problem = readKeys(value, path, true, launch);
+        !problem.empty())
+      return problem;
+    m.*field = launch.mainLaunch();
     return "";
   }
-  return "internal error";
+};
+
+/// Reads the keys of `object` into `m`: the top level's (`path` ""), or at
+/// `path` a launch's (`launchKeys`). Refuses a key the table does not know
+/// or does not give this kind of kernel, a value of the wrong type or range,
+/// and a missing required key; "" or the first problem.
+std::string readKeys(const json &object, const std::string &path,
+                     bool launchKeys, KernelMetadata &m) {
+  const unsigned kind = 1u << unsigned(m.kind);
+  const std::string prefix = path.empty() ? "" : path + ".";
+  auto applies = [&](const KeySpec &spec) {
+    return !launchKeys || (spec.flags & kLaunchKey);
+  };
+  for (const auto &[key, value] : object.items()) {
+    const KeySpec *spec = findKey(key);
+    if (!spec || !applies(*spec))
+      return prefix + quote(key) + ": unknown key";
+    if (!(spec->kinds & kind))
+      return prefix + quote(key) + ": not a key of a " + toString(m.kind) +
+             " kernel (only of " + kindNames(spec->kinds) + " kernels)";
+  }
+  std::string missing;
+  int missingCount = 0;
+  for (const KeySpec &spec : kKeys) {
+    if (!applies(spec) || !(spec.kinds & kind))
+      continue;
+    const bool callsOwn = m.runtimeShapes && (spec.flags & kCallShape);
+    auto it = object.find(spec.name);
+    if (it == object.end()) {
+      if ((spec.required & kind) && !callsOwn) {
+        missing += (missing.empty() ? "" : ", ") + quote(spec.name);
+        ++missingCount;
+      }
+      continue;
+    }
+    if (callsOwn)
+      return prefix + quote(spec.name) +
+             ": the call's for a kernel with runtime shapes "
+             "(\"runtime_shapes\": true)";
+    if (std::string problem = std::visit(
+            ValueReader{spec.rule, *it, prefix + quote(spec.name), m},
+            spec.field);
+        !problem.empty())
+      return problem;
+  }
+  if (missing.empty())
+    return "";
+  return (path.empty() ? "" : path + ": ") + "missing required key" +
+         (missingCount > 1 ? "s" : "") + " of a " + toString(m.kind) +
+         (launchKeys ? " kernel's launch: " : " kernel: ") + missing;
+}
+
+/// nlohmann's parse() without exceptions (which abort here) says only that
+/// a text is no JSON; its SAX interface also says where and why.
+struct SyntaxErrorLocator {
+  std::string problem = "not valid JSON";
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const json::string_t &) {
+    return true;
+  }
+  bool string(json::string_t &) { return true; }
+  bool binary(json::binary_t &) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool key(json::string_t &) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  template <class Exception>
+  bool parse_error(std::size_t byte, const std::string &, const Exception &e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2:
+    // syntax error while parsing value - ...; last read: '...'". The token
+    // read is the file's: printable ASCII only, and not all of it.
+    std::string what = e.what();
+    size_t id = what.find("] ");
+    what = what.substr(id == std::string::npos ? 0 : id + 2, 200);
+    for (char &c : what)
+      c = c >= 0x20 && c < 0x7f ? c : '?';
+    problem += " at byte " + std::to_string(byte) + ": " + what;
+    return false;
+  }
+};
+
+/// Parses `text` into `doc`: "" or the problem (a syntax error, where; a key
+/// set twice in one object, which nlohmann would take the last of, so that
+/// a file could show a reader one value and give the runtime another).
+std::string parseJson(std::string_view text, json &doc) {
+  if (text.size() > kMaxMetadataBytes)
+    return "metadata of " + std::to_string(text.size()) + " bytes; at most " +
+           std::to_string(kMaxMetadataBytes);
+  // Each open object: its keys so far and the current one.
+  std::vector<std::pair<std::set<std::string>, std::string>> open;
+  std::string duplicate;
+  auto trackKeys = [&](int, json::parse_event_t event, json &parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !open.empty()) {
+      open.pop_back();
+    } else if (event == json::parse_event_t::key && !open.empty()) {
+      const std::string &key = parsed.get_ref<const std::string &>();
+      if (!open.back().first.insert(key).second && duplicate.empty()) {
+        for (size_t i = 0; i + 1 < open.size(); ++i)
+          duplicate += quote(open[i].second) + ".";
+        duplicate += quote(key);
+      }
+      open.back().second = key;
+    }
+    return true;
+  };
+  const char *begin = text.data(), *end = text.data() + text.size();
+  doc = json::parse(begin, end, trackKeys, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    SyntaxErrorLocator locator;
+    json::sax_parse(begin, end, &locator);
+    return locator.problem;
+  }
+  if (!duplicate.empty())
+    return duplicate + ": key set twice";
+  return "";
 }
 
 } // namespace
@@ -397,97 +501,34 @@ bool KernelMetadata::chipIsArchSpecific() const {
 }
 
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out) {
+  json doc;
+  if (std::string problem = parseJson(text, doc); !problem.empty())
+    return Status::error(problem);
+  if (!doc.is_object())
+    return Status::error("expected a JSON object, got " + show(doc));
+  // The kind first: which keys the others may be depends on it.
   KernelMetadata m;
-  std::map<std::string, int> seenOnLine;
-  int lineNo = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(
-        pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    ++lineNo;
-
-    size_t hash = raw.find('#');
-    std::string_view line =
-        trim(hash == std::string_view::npos ? raw : raw.substr(0, hash));
-    if (line.empty())
-      continue;
-    std::string where = "line " + std::to_string(lineNo) + ": ";
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return Status::error(where + "expected 'key = value', got '" +
-                           std::string(line) + "'");
-    std::string_view key = trim(line.substr(0, eq));
-    std::string_view value = trim(line.substr(eq + 1));
-    if (key.empty())
-      return Status::error(where + "missing key before '='");
-    const KeySpec *spec = findKey(key);
-    if (!spec)
-      return Status::error(where + "unknown key '" + std::string(key) + "'");
-    auto [it, inserted] = seenOnLine.emplace(std::string(key), lineNo);
-    if (!inserted)
-      return Status::error(where + "duplicate key '" + std::string(key) +
-                           "' (first set on line " +
-                           std::to_string(it->second) + ")");
-    if (value.empty())
-      return Status::error(where + "missing value for '" + std::string(key) +
-                           "'");
-    std::string problem = parseValue(*spec, value, m);
-    if (!problem.empty())
-      return Status::error(where + problem);
-  }
+  auto kind = doc.find("kind");
+  if (kind == doc.end())
+    return Status::error("missing required key: \"kind\"");
+  std::string problem = std::visit(
+      ValueReader{kKeys[0].rule, *kind, "\"kind\"", m}, kKeys[0].field);
+  if (problem.empty())
+    problem = readKeys(doc, "", false, m);
+  if (!problem.empty())
+    return Status::error(problem);
+  m.rotated = doc.contains("rotation_seed");
+  // Any negative window bound means unbounded.
+  m.windowLeft = std::max<int64_t>(m.windowLeft, -1);
+  m.windowRight = std::max<int64_t>(m.windowRight, -1);
 
   if (m.kind == KernelKind::Quantize) {
-    FA_RT_RETURN_IF_ERROR(detail::finishQuantize(m, seenOnLine));
-    out = std::move(m);
-    return Status::success();
-  }
-  for (const char *key : {"heads", "groups", "seq", "rotation_seed"})
-    if (seenOnLine.count(key))
-      return Status::error("line " + std::to_string(seenOnLine[key]) +
-                           ": key '" + key +
-                           "' is a quantization's (kind = quantize), not an "
-                           "attention kernel's");
-  std::string missing;
-  for (const KeySpec &spec : kKeys)
-    if (spec.required && !seenOnLine.count(spec.name) &&
-        !(m.runtimeShapes && isCallShapeKey(spec.name)))
-      missing += (missing.empty() ? "" : ", ") + std::string(spec.name);
-  if (!missing.empty())
-    return Status::error(std::string(missing.find(',') == std::string::npos
-                                         ? "missing required key: "
-                                         : "missing required keys: ") +
-                         missing);
-
-  FA_RT_RETURN_IF_ERROR(checkAttentionFlags(m, seenOnLine));
-  auto at = [&](const char *key) {
-    return " (line " + std::to_string(seenOnLine[key]) + ")";
-  };
-  if (m.kind == KernelKind::Forward) {
-    for (const auto &[key, line] : seenOnLine)
-      if (isLaunchPrefixed(key))
-        return Status::error("line " + std::to_string(line) + ": key '" + key +
-                             "' is only valid for a backward kernel (kind = "
-                             "forward" +
-                             at("kind") + ")");
+    FA_RT_RETURN_IF_ERROR(finishQuantize(m));
   } else {
-    std::string missingLaunch;
-    for (const KeySpec &spec : kKeys)
-      if (isLaunchPrefixed(spec.name) && !seenOnLine.count(spec.name) &&
-          !(m.runtimeShapes && isCallShapeKey(spec.name)))
-        missingLaunch +=
-            (missingLaunch.empty() ? "" : ", ") + std::string(spec.name);
-    if (!missingLaunch.empty())
-      return Status::error(
-          std::string(missingLaunch.find(',') == std::string::npos
-                          ? "missing required key"
-                          : "missing required keys") +
-          " for a backward kernel (kind = backward" + at("kind") +
-          "): " + missingLaunch);
+    FA_RT_RETURN_IF_ERROR(checkAttentionFlags(m, doc.contains("out_dtype")));
+    FA_RT_RETURN_IF_ERROR(checkTensorMaps(m));
+    FA_RT_RETURN_IF_ERROR(checkLaunchParameters(m));
   }
-  FA_RT_RETURN_IF_ERROR(checkTensorMaps(m, seenOnLine));
-  FA_RT_RETURN_IF_ERROR(checkLaunchParameters(m, seenOnLine));
   out = std::move(m);
   return Status::success();
 }

@@ -1,12 +1,10 @@
-//===- MetadataSyntax.cpp - Lexical pieces of the .meta format ------------===//
+//===- MetadataSyntax.cpp - Reading the values of .meta JSON --------------===//
 
 #include "MetadataSyntax.h"
 
-#include <cerrno>
+#include <nlohmann/json.hpp>
+
 #include <climits>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 namespace fa::rt::detail {
 
@@ -40,50 +38,6 @@ int parseChip(std::string_view chip, bool *archSpecific) {
   return version;
 }
 
-std::string_view trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r'))
-    ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
-    --e;
-  return s.substr(b, e - b);
-}
-
-/// Strict integer parse: optional '-', decimal digits, nothing else.
-bool parseInt(std::string_view s, int64_t &out) {
-  if (s.empty() || s.size() > 30)
-    return false;
-  std::string buf(s);
-  const char *p = buf.c_str();
-  if (*p != '-' && (*p < '0' || *p > '9'))
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(p, &end, 10);
-  if (errno != 0 || end != p + buf.size())
-    return false;
-  out = v;
-  return true;
-}
-
-/// Strict floating-point parse (decimal or exponent notation, finite).
-bool parseDouble(std::string_view s, double &out) {
-  if (s.empty() || s.size() > 64)
-    return false;
-  std::string buf(s);
-  for (char c : buf)
-    if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' ||
-          c == 'e' || c == 'E'))
-      return false;
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(buf.c_str(), &end);
-  if (errno != 0 || end != buf.c_str() + buf.size() || !std::isfinite(v))
-    return false;
-  out = v;
-  return true;
-}
-
 bool isIdentifier(std::string_view s) {
   if (s.empty())
     return false;
@@ -94,19 +48,51 @@ bool isIdentifier(std::string_view s) {
   return !(s[0] >= '0' && s[0] <= '9');
 }
 
-std::vector<std::string_view> splitCommas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string_view::npos) {
-      parts.push_back(trim(s.substr(start)));
-      break;
-    }
-    parts.push_back(trim(s.substr(start, comma - start)));
-    start = comma + 1;
+std::string quote(std::string_view key) {
+  // ASCII only, invalid UTF-8 replaced: dump() would otherwise throw, which
+  // aborts here (-fno-exceptions).
+  return nlohmann::json(key).dump(-1, ' ', /*ensure_ascii=*/true,
+                                  nlohmann::json::error_handler_t::replace);
+}
+
+std::string show(const nlohmann::json &value) {
+  // Never dump a structure: a message has no room for one, and dump()
+  // recurses as deep as a hostile file nests.
+  if (value.is_array())
+    return "an array";
+  if (value.is_object())
+    return "an object";
+  constexpr size_t kMaxShown = 40;
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true,
+                                nlohmann::json::error_handler_t::replace);
+  return text.size() <= kMaxShown ? text : text.substr(0, kMaxShown) + "...";
+}
+
+std::string expected(const std::string &path, const std::string &what,
+                     const nlohmann::json &value) {
+  return path + ": expected " + what + ", got " + show(value);
+}
+
+std::string readInteger(const nlohmann::json &value, const std::string &path,
+                        int64_t min, int64_t max, int64_t &out) {
+  // nlohmann keeps a non-negative integer as unsigned: one past INT64_MAX
+  // is an integer too, which must not wrap around.
+  bool isInt64 = value.is_number_integer() &&
+                 !(value.is_number_unsigned() &&
+                   value.get<uint64_t>() > uint64_t(INT64_MAX));
+  int64_t v = isInt64 ? value.get<int64_t>() : 0;
+  if (isInt64 && v >= min && v <= max) {
+    out = v;
+    return "";
   }
-  return parts;
+  std::string what = min == INT64_MIN && max == INT64_MAX ? "a 64-bit integer"
+                     : max != INT64_MAX
+                         ? "an integer in [" + std::to_string(min) + ", " +
+                               std::to_string(max) + "]"
+                     : min == 1 ? "a positive integer"
+                     : min == 0 ? "a non-negative integer"
+                                : "an integer >= " + std::to_string(min);
+  return expected(path, what, value);
 }
 
 } // namespace fa::rt::detail

@@ -1,14 +1,15 @@
-//===- MetadataSyntax.h - Lexical pieces of the .meta format ---*- C++ -*-===//
+//===- MetadataSyntax.h - Reading the values of .meta JSON -----*- C++ -*-===//
 //
-// The values of a .meta file are chips, integers, doubles, identifiers and
-// comma-separated lists; these read them strictly (no sign, space or suffix
-// that the writer would not produce), for Metadata.cpp and the tensor-map
-// grammar.
+// The pieces Metadata.cpp and MetadataTensorMaps.cpp read a .meta file's
+// values with: checks of names, an integer read without narrowing, and the
+// messages that locate a value by its key path ("pre"."grid"[1]).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_LIB_RUNTIME_METADATASYNTAX_H
 #define FA_LIB_RUNTIME_METADATASYNTAX_H
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <string>
@@ -18,13 +19,22 @@
 namespace fa::rt::detail {
 
 bool contains(const std::vector<std::string> &list, std::string_view name);
-/// Parses "sm_<digits>[suffix letters]"; returns the number or -1.
+/// Parses "sm_<digits>[suffix letter]"; returns the number or -1.
 int parseChip(std::string_view chip, bool *archSpecific = nullptr);
-std::string_view trim(std::string_view s);
-bool parseInt(std::string_view s, int64_t &out);
-bool parseDouble(std::string_view s, double &out);
 bool isIdentifier(std::string_view s);
-std::vector<std::string_view> splitCommas(std::string_view s);
+
+/// `key` as a path segment: `"key"`, quoted and escaped as JSON.
+std::string quote(std::string_view key);
+/// `value` for a message: a scalar as JSON text (ASCII, at most 40
+/// characters), "an array" or "an object".
+std::string show(const nlohmann::json &value);
+/// "<path>: expected <what>, got <value>".
+std::string expected(const std::string &path, const std::string &what,
+                     const nlohmann::json &value);
+/// Reads an integer in [min, max] into `out`: "" or the problem. A float
+/// (1.0, 1e300) or an integer outside int64 (2^63) is no integer here.
+std::string readInteger(const nlohmann::json &value, const std::string &path,
+                        int64_t min, int64_t max, int64_t &out);
 
 } // namespace fa::rt::detail
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
 namespace fa::rt::detail {
 
 namespace {
@@ -28,51 +30,29 @@ int mapTensorIndex(std::string_view tensor) {
   return -1;
 }
 
-/// Parses one `tensor_maps` entry "<tensor>:<rows>x<cols>"; returns "" or
-/// the reason (without the key).
-std::string parseTensorMapEntry(std::string_view entry, TensorMapParam &out) {
-  const std::string quoted = "'" + std::string(entry) + "'";
-  size_t colon = entry.find(':');
-  size_t x = colon == std::string_view::npos ? std::string_view::npos
-                                             : entry.find('x', colon + 1);
-  int64_t rows = 0, cols = 0;
-  if (x == std::string_view::npos ||
-      !parseInt(entry.substr(colon + 1, x - colon - 1), rows) ||
-      !parseInt(entry.substr(x + 1), cols))
-    return "expected comma-separated <tensor>:<rows>x<cols> entries (e.g. "
-           "q:128x64), got " +
-           quoted;
-  std::string_view tensor = entry.substr(0, colon);
-  if (mapTensorIndex(tensor) < 0)
-    return "unknown tensor '" + std::string(tensor) + "' in " + quoted +
-           " (known: " + kMapTensorList + ")";
-  if (rows < 1 || rows > kMaxTensorMapBox || cols < 1 ||
-      cols > kMaxTensorMapBox)
-    return "box rows and cols must be in [1, 256] (the TMA box limit), got " +
-           quoted;
-  out.tensor = std::string(tensor);
-  out.rows = uint32_t(rows);
-  out.cols = uint32_t(cols);
-  return "";
-}
-
 } // namespace
 
-/// Parses a whole `tensor_maps` value into `maps`, sorted in kMapTensors
-/// order so that the order written does not change configString().
-std::string parseTensorMaps(std::string_view value,
-                            std::vector<TensorMapParam> &maps) {
+std::string readTensorMaps(const nlohmann::json &value, const std::string &path,
+                           std::vector<TensorMapParam> &maps) {
+  if (!value.is_object())
+    return expected(path, "an object of tensor: [rows, cols]", value);
   maps.clear();
-  for (std::string_view part : splitCommas(value)) {
-    TensorMapParam map;
-    std::string problem = parseTensorMapEntry(part, map);
-    if (!problem.empty())
-      return "bad value for 'tensor_maps': " + problem;
-    for (const TensorMapParam &seen : maps)
-      if (seen.tensor == map.tensor)
-        return "bad value for 'tensor_maps': tensor '" + map.tensor +
-               "' listed twice";
-    maps.push_back(map);
+  // An object's keys are unique (the parser refuses a key set twice): one
+  // entry per tensor.
+  for (const auto &[tensor, box] : value.items()) {
+    const std::string at = path + "." + quote(tensor);
+    if (mapTensorIndex(tensor) < 0)
+      return at + ": unknown tensor (known: " + kMapTensorList + ")";
+    if (!box.is_array() || box.size() != 2)
+      return expected(at, "[rows, cols]", box);
+    int64_t extent[2];
+    for (size_t i = 0; i < 2; ++i)
+      if (std::string problem =
+              readInteger(box[i], at + "[" + std::to_string(i) + "]", 1,
+                          kMaxTensorMapBox, extent[i]);
+          !problem.empty())
+        return problem + " (the TMA box limit)";
+    maps.push_back({tensor, uint32_t(extent[0]), uint32_t(extent[1])});
   }
   std::sort(maps.begin(), maps.end(),
             [](const TensorMapParam &a, const TensorMapParam &b) {
@@ -80,23 +60,17 @@ std::string parseTensorMaps(std::string_view value,
             });
   return "";
 }
+
 namespace {
 
-/// " (line N)" for a key that was set, "" otherwise.
-std::string lineOf(const std::map<std::string, int> &lines,
-                   const std::string &key) {
-  auto it = lines.find(key);
-  return it == lines.end() ? "" : " (line " + std::to_string(it->second) + ")";
-}
-
-/// Each launch's parameter list and the key that sets it.
+/// Each launch's parameter list and the key path that sets it.
 std::vector<std::pair<const char *, const std::vector<std::string> *>>
 argLists(const KernelMetadata &m) {
   if (m.kind == KernelKind::Forward)
-    return {{"args", &m.args}};
-  return {{"pre_args", &m.pre.args},
-          {"args", &m.args},
-          {"post_args", &m.post.args}};
+    return {{"\"args\"", &m.args}};
+  return {{"\"pre\".\"args\"", &m.pre.args},
+          {"\"args\"", &m.args},
+          {"\"post\".\"args\"", &m.post.args}};
 }
 
 } // namespace
@@ -106,31 +80,29 @@ argLists(const KernelMetadata &m) {
 /// each `tmap_<x>` parameter has an entry. (Without the second check a
 /// described map would silently never be passed; without the third the
 /// runtime could not know what to encode.)
-Status checkTensorMaps(const KernelMetadata &m,
-                       const std::map<std::string, int> &lines) {
-  const std::string where = "tensor_maps" + lineOf(lines, "tensor_maps");
+Status checkTensorMaps(const KernelMetadata &m) {
   const bool forward = m.kind == KernelKind::Forward;
   for (const TensorMapParam &map : m.tensorMaps) {
+    const std::string where = "\"tensor_maps\"." + quote(map.tensor);
     if (forward && mapTensorIndex(map.tensor) >= kForwardMapTensors)
-      return Status::error(where + ": a forward kernel has no tensor '" +
-                           map.tensor + "' (forward tensor maps: q, k, v, o)");
+      return Status::error(where + ": a forward kernel has no such tensor "
+                                   "(forward tensor maps: q, k, v, o)");
     bool used = false;
     for (const auto &[key, args] : argLists(m))
       used |= contains(*args, map.paramName());
     if (!used)
-      return Status::error(
-          where + ": entry '" + map.toString() + "' describes parameter '" +
-          map.paramName() + "', which is not in " +
-          (forward ? "args" + lineOf(lines, "args")
-                   : std::string("args, pre_args or post_args")));
+      return Status::error(where + ": describes parameter '" + map.paramName() +
+                           "', which is not in " +
+                           (forward ? "\"args\""
+                                    : "\"args\", \"pre\".\"args\" or "
+                                      "\"post\".\"args\""));
   }
   for (const auto &[key, args] : argLists(m))
     for (const std::string &arg : *args)
       if (arg.rfind("tmap_", 0) == 0 && !m.findTensorMap(arg))
-        return Status::error(
-            std::string(key) + lineOf(lines, key) + ": parameter '" + arg +
-            "' has no 'tensor_maps' entry (expected '" + arg.substr(5) +
-            ":<rows>x<cols>' in " + where + ")");
+        return Status::error(std::string(key) + ": parameter '" + arg +
+                             "' has no \"tensor_maps\" entry (expected " +
+                             quote(arg.substr(5)) + ": [rows, cols])");
   return Status::success();
 }
 

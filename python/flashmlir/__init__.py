@@ -8,6 +8,7 @@ No dependencies beyond the standard library (torch is optional).
 
 import ctypes
 import dataclasses
+import json
 import numbers
 import threading
 import warnings
@@ -300,7 +301,7 @@ class Kernel:
 
     @property
     def metadata(self):
-        """The launch metadata (`key = value` lines) as text."""
+        """The launch metadata (the .meta JSON, docs/runtime.md) as text."""
         text = _library().faKernelMetadata(self._handle)
         if text is None:
             _check(_capi.ERROR_INVALID_HANDLE)
@@ -313,18 +314,14 @@ class Kernel:
         of 16 bytes)."""
         maps = getattr(self, "_tensor_maps", None)
         if maps is None:
-            entry = self.metadata_dict().get("tensor_maps", "")
-            maps = frozenset(m.split(":")[0] for m in entry.split(",") if m)
+            maps = frozenset(self.metadata_dict().get("tensor_maps", {}))
             self._tensor_maps = maps
         return maps
 
     def metadata_dict(self):
-        out = {}
-        for line in self.metadata.splitlines():
-            if "=" in line:
-                key, value = line.split("=", 1)
-                out[key.strip()] = value.strip()
-        return out
+        """The launch metadata as a dict: integers, booleans and lists as
+        such; a backward's kernels under "pre" and "post"."""
+        return json.loads(self.metadata)
 
     @property
     def cache_hit(self):

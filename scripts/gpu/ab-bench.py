@@ -48,7 +48,7 @@ def tensors_for(meta):
 
 
 def cudnn(meta, t):
-    causal = meta["causal"] == "1"
+    causal = meta["causal"]
     hq, hkv = int(meta["heads_q"]), int(meta["heads_kv"])
     k = t["k"].repeat_interleave(hq // hkv, 1)
     v = t["v"].repeat_interleave(hq // hkv, 1)
@@ -65,7 +65,7 @@ def fa4(flash_attn_func, meta, t):
     if meta["kind"] == "backward":
         return None
     q, k, v = (t[x].transpose(1, 2).contiguous() for x in ("q", "k", "v"))
-    causal = meta["causal"] == "1"
+    causal = meta["causal"]
     return bench(lambda: flash_attn_func(q, k, v, causal=causal))
 
 

@@ -27,13 +27,11 @@ CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
 def read_meta(path):
-    meta = {}
-    for line in open(path):
-        line = line.split("#")[0].strip()
-        if line:
-            key, value = (s.strip() for s in line.split("=", 1))
-            meta[key] = value
-    return meta
+    """A .meta file (JSON, docs/runtime.md): integers, booleans and lists as
+    such; a backward's or quantization's other kernels under "pre" and
+    "post"."""
+    with open(path) as f:
+        return json.load(f)
 
 
 class Driver:
@@ -83,15 +81,10 @@ class Driver:
     def launcher(self, func, meta, tensors):
         """`tensors` maps parameter names to tensors; `tmap_x` parameters
         (meta `tensor_maps`) are encoded from tensor x and passed by value."""
-        grid = [int(x) for x in meta["grid"].split(",")]
-        block = [int(x) for x in meta["block"].split(",")]
-        shared = int(meta["shared_bytes"])
-        boxes = {}
-        for entry in filter(None, meta.get("tensor_maps", "").split(",")):
-            name, box = entry.split(":")
-            boxes[name] = [int(x) for x in box.split("x")]
+        grid, block, shared = meta["grid"], meta["block"], meta["shared_bytes"]
+        boxes = meta.get("tensor_maps", {})
         ptrs, addresses = [], []
-        for name in meta["args"].split(","):
+        for name in meta["args"]:
             if name.startswith("tmap_"):
                 rows, cols = boxes[name[5:]]
                 raw, aligned = self.tensor_map(tensors[name[5:]], rows, cols)
@@ -115,12 +108,12 @@ def kernel_launcher(driver, meta_path, meta, tensors):
     """One call that launches a .meta's kernels on `tensors`: the forward,
     or the backward's pre, main and post kernels in turn."""
     ptx = meta_path[:-5] + ".ptx"
-    prefixes = {"backward": ("pre_", "", "post_"),
-                "quantize": ("pre_", "")}.get(meta["kind"], ("",))
+    launch_keys = {"backward": ("pre", None, "post"),
+                   "quantize": ("pre", None)}.get(meta["kind"], (None,))
     # A deterministic backward takes turns on dq_turns, zero at every call;
     # a quantization's amax (i32 bits of non-negative floats) starts at 0.
     zeroed = None
-    if meta.get("deterministic") == "1":
+    if meta.get("deterministic"):
         q_blocks = -(-int(meta["seq_q"]) // int(meta["block_q"]))
         zeroed = torch.zeros(int(meta["batch"]), int(meta["heads_q"]), q_blocks,
                              dtype=torch.int32, device="cuda")
@@ -130,9 +123,9 @@ def kernel_launcher(driver, meta_path, meta, tensors):
                              dtype=torch.int32, device="cuda")
         tensors = dict(tensors, amax=zeroed)
     launches = []
-    for prefix in prefixes:
-        sub = {key[len(prefix):]: val for key, val in meta.items() if key.startswith(prefix)} \
-            if prefix else dict(meta)
+    for key in launch_keys:
+        # A launch object's keys over the top level's (tensor_maps, ...).
+        sub = dict(meta, **meta[key]) if key else meta
         launches.append(driver.launcher(driver.load(ptx, sub), sub, tensors))
 
     def run():
@@ -149,7 +142,7 @@ def reference(q, k, v, meta):
     k = k.repeat_interleave(hq // hkv, 1)
     v = v.repeat_interleave(hq // hkv, 1)
     s = (q @ k.transpose(-1, -2)) * float(meta["scale"])
-    cap = float(meta.get("softcap", "0"))
+    cap = float(meta.get("softcap", 0))
     if cap > 0:
         s = cap * torch.tanh(s / cap)
     nq, nk = q.shape[2], k.shape[2]
@@ -157,9 +150,9 @@ def reference(q, k, v, meta):
     j = torch.arange(nk, device=q.device)[None, :]
     shift = nk - nq
     keep = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
-    if meta["causal"] == "1":
+    if meta["causal"]:
         keep &= j <= i + shift
-    left, right = int(meta.get("window_left", "-1")), int(meta.get("window_right", "-1"))
+    left, right = meta.get("window_left", -1), meta.get("window_right", -1)
     if left >= 0:
         keep &= j >= i + shift - left
     if right >= 0:
@@ -191,7 +184,7 @@ def run_backward(driver, name, meta, meta_path, check_only):
     v = torch.randn(b, hkv, nk, dv, device=dev).to(dtype)
     do = torch.randn(b, hq, nq, dv, device=dev).to(dtype)
     row = {"kernel": name, "kind": "backward", "B": b, "Hq": hq, "Hkv": hkv, "N": nq, "D": d,
-           "causal": meta["causal"] == "1"}
+           "causal": meta["causal"]}
     small = b * hq * nq * nk <= 64 * 1024 * 1024
     if small:
         q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
@@ -248,7 +241,7 @@ def flops(meta):
     b, h, nq, nk = (int(meta[k]) for k in ("batch", "heads_q", "seq_q", "seq_kv"))
     d, dv = int(meta["head_dim"]), int(meta["head_dim_v"])
     f = 2 * b * h * nq * nk * (d + dv)
-    return f / 2 if meta["causal"] == "1" and nq == nk else f
+    return f / 2 if meta["causal"] and nq == nk else f
 
 
 def bench(fn):
@@ -275,7 +268,7 @@ def main():
         dtype = torch.bfloat16 if meta["dtype"] == "bf16" else torch.float16
         b, hq, hkv = int(meta["batch"]), int(meta["heads_q"]), int(meta["heads_kv"])
         nq, nk, d, dv = (int(meta[k]) for k in ("seq_q", "seq_kv", "head_dim", "head_dim_v"))
-        causal = meta["causal"] == "1"
+        causal = meta["causal"]
         q = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype)
         k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtype)
         v = torch.randn(b, hkv, nk, dv, device="cuda", dtype=dtype)

@@ -15,6 +15,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:?OUT must name the output directory}
 status=0
+# Whether a .meta file (JSON; python3 reads it, jq may be missing) sets the
+# flag $2 (varlen, runtime_shapes) to true.
+meta_flag() {
+  python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1])).get(sys.argv[2]) is not True)' "$1" "$2"
+}
 skip_build=0
 for name in "$@"; do
   log="$out/check-${name//\//-}.log"
@@ -37,10 +43,10 @@ for entry in ${FA_RACE:-}; do
     # A varlen kernel runs on packed sequences, a runtime-shapes one at a
     # shape of its own.
     calls=()
-    grep -q '^varlen = 1' "$dir/$kernel.meta" &&
+    meta_flag "$dir/$kernel.meta" varlen &&
       calls=(--seqlens 70:20,5:90,33:0,129:1,1:130)
-    grep -q '^varlen = 1' "$dir/$kernel.meta" ||
-      ! grep -q '^runtime_shapes = 1' "$dir/$kernel.meta" ||
+    meta_flag "$dir/$kernel.meta" varlen ||
+      ! meta_flag "$dir/$kernel.meta" runtime_shapes ||
       calls=(--shape 2,77,300)
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/bin/fa-gpu-check \
       --ptx "$dir/$kernel.ptx" --meta "$dir/$kernel.meta" --iters 1 "${calls[@]}" \

@@ -10,7 +10,12 @@
 # set (dQ, dK, dV via attentionBackward) accordingly.
 #
 # 1. Builds the runtime-only tree (cmake -G Ninja -DFA_RUNTIME_ONLY=ON -B
-#    build-gpu; ninja -C build-gpu).
+#    build-gpu; ninja -C build-gpu). The runtime reads .meta files with the
+#    header-only nlohmann-json: installed, or else a copy of its headers in
+#    .gpu-carry/nlohmann-json (on the dev machine, which has Debian's
+#    nlohmann-json3-dev: mkdir -p .gpu-carry/nlohmann-json &&
+#    cp -r /usr/include/nlohmann .gpu-carry/nlohmann-json/; carry
+#    .gpu-carry).
 # 2. Runs the runtime unit tests (their GPU tests run here), if GoogleTest was
 #    available to the build: installed, or sources in .gpu-carry/googletest
 #    (copy /usr/src/googletest there on the dev machine and carry .gpu-carry).
@@ -27,9 +32,10 @@
 #   FA_BUILD_DIR       build directory (default build-gpu)
 #   FA_LOG_DIR         per-kernel logs (default $FA_BUILD_DIR/gpu-check-logs)
 #   FA_RUNTIME_SHAPES  the calls (B,NQ,NKV ...) a kernel with runtime shapes
-#                      (runtime_shapes = 1) is checked at, a verdict each
+#                      ("runtime_shapes": true) is checked at, a verdict each
 #   FA_VARLEN_SEQLENS  the batches of packed sequences (Q:K,Q:K,... each) a
-#                      varlen kernel (varlen = 1) is checked on, a verdict each
+#                      varlen kernel ("varlen": true) is checked on, a verdict
+#                      each
 #
 # Exit status: 0 if everything passed, 1 otherwise.
 set -uo pipefail
@@ -44,8 +50,12 @@ failures=0
 if [ "${FA_SKIP_BUILD:-0}" != 1 ]; then
   echo "== building runtime-only tree in $build_dir"
   mkdir -p "$build_dir"
+  json_args=()
+  [ -f .gpu-carry/nlohmann-json/nlohmann/json.hpp ] &&
+    json_args=(-DFA_NLOHMANN_JSON_INCLUDE_DIR="$PWD/.gpu-carry/nlohmann-json")
   cmake -G Ninja -S . -B "$build_dir" -DFA_RUNTIME_ONLY=ON \
-    -DCMAKE_BUILD_TYPE=Release >"$build_dir/configure.log" 2>&1 ||
+    -DCMAKE_BUILD_TYPE=Release ${json_args[@]+"${json_args[@]}"} \
+    >"$build_dir/configure.log" 2>&1 ||
     { cat "$build_dir/configure.log"; echo "check.sh: cmake failed"; exit 1; }
   ninja -C "$build_dir" || { echo "check.sh: build failed"; exit 1; }
 fi
@@ -79,7 +89,13 @@ for dir in "${kernel_dirs[@]}"; do
   fi
   ptx_files+=("${dir_files[@]}")
 done
-meta_value() { sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*\([^#[:space:]]*\).*/\1/p" "$1" | head -n1; }
+# A top-level key of a .meta file (JSON; python3 reads it, jq may be
+# missing): true/false as 1/0, nothing where the key is absent.
+meta_value() {
+  python3 -c 'import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2], "")
+print(int(v) if isinstance(v, bool) else v)' "$1" "$2"
+}
 # --shape arguments for a kernel with runtime shapes (none otherwise).
 runtime_shapes=${FA_RUNTIME_SHAPES:-1,1,1 2,77,77 1,77,1000 1,1000,77 3,1000,1000 1,4096,4096}
 shape_args() {
@@ -87,7 +103,7 @@ shape_args() {
   [ "$(meta_value "$1" varlen)" = 1 ] && return 0
   for shape in ${2:-$runtime_shapes}; do printf -- '--shape %s ' "$shape"; done
 }
-# Packed sequences (varlen = 1): each set (Q:K lengths, comma-separated) is
+# Packed sequences ("varlen": true): each set (Q:K lengths, comma-separated) is
 # one call and one verdict.
 varlen_sets=${FA_VARLEN_SEQLENS:-0:0,1:1,17:17,1000:1000,4097:4097 70:20,5:90,33:0,129:1,1:130 300:300,0:7,2000:100,128:128,64:4000}
 is_varlen() { [ "$(meta_value "$1" varlen)" = 1 ]; }
@@ -97,10 +113,12 @@ while IFS= read -r line; do sorted+=("${line#* }"); done < <(
     meta=${ptx%.ptx}.meta
     size=0
     if [ -f "$meta" ]; then
-      size=$(awk -v b="$(meta_value "$meta" batch)" -v h="$(meta_value "$meta" heads_q)" \
-        -v nq="$(meta_value "$meta" seq_q)" -v nk="$(meta_value "$meta" seq_kv)" \
-        -v d="$(meta_value "$meta" head_dim)" -v dv="$(meta_value "$meta" head_dim_v)" \
-        'BEGIN { printf "%.0f", b * h * nq * nk * (d + dv) }')
+      # B * Hq * Nq * Nkv * (D + Dv); 0 for a kernel without them (runtime
+      # shapes, a quantization).
+      size=$(python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+n = [m.get(k, 0) for k in ("batch", "heads_q", "seq_q", "seq_kv")]
+print(n[0] * n[1] * n[2] * n[3] * (m.get("head_dim", 0) + m.get("head_dim_v", 0)))' "$meta")
     fi
     echo "$size $ptx"
   done | sort -n -k1,1)

@@ -90,7 +90,7 @@ def reference(q, k, v, meta):
     k = k.repeat_interleave(hq // hkv, 1)
     v = v.repeat_interleave(hq // hkv, 1)
     s = (q @ k.transpose(-1, -2)) * float(meta["scale"])
-    if meta["causal"] == "1":
+    if meta["causal"]:
         nq, nk = q.shape[2], k.shape[2]
         i = torch.arange(nq, device="cuda")[:, None]
         j = torch.arange(nk, device="cuda")[None, :]
@@ -160,7 +160,7 @@ def main():
         kb, vb = kb.repeat_interleave(hq // hkv, 1), vb.repeat_interleave(hq // hkv, 1)
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
             cudnn_ms = bench(lambda: F.scaled_dot_product_attention(
-                qb, kb, vb, is_causal=meta["causal"] == "1"))
+                qb, kb, vb, is_causal=meta["causal"]))
         cudnn = flops(meta) / cudnn_ms / 1e9
         name = os.path.basename(meta_path)[:-5]
         failed |= not finite

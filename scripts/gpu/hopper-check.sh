@@ -33,7 +33,6 @@ fi
 # dim, beside the static kernels of the same shapes in the bench below.
 for meta in .gpu-carry/rtb/*.meta; do
   [ -f "$meta" ] || continue
-  d=$(sed -n 's/^head_dim = //p' "$meta")
   for n in ${FA_RT_BENCH_SEQS:-2048 8192}; do
     echo "== bench $(basename "${meta%.meta}") at batch $((16384 / n)), N $n"
     build-gpu/bin/fa-gpu-check --ptx "${meta%.meta}.ptx" --meta "$meta" \

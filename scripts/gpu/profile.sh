@@ -23,7 +23,10 @@ for dir in "$@"; do
     >"$out/ncu-$name.run.log" 2>&1 || status=1
   tail -3 "$out/ncu-$name.run.log"
   ncu -i "$out/ncu-$name.ncu-rep" --page details >"$out/ncu-$name.details.txt" 2>&1 || status=1
-  for kernel in $(sed -n 's/^entry *= *//p' "$dir"/*.meta); do
+  # Each .meta's main kernel (JSON: python3 reads it, jq may be missing).
+  for kernel in $(python3 -c 'import json, sys
+for path in sys.argv[1:]:
+    print(json.load(open(path))["entry"])' "$dir"/*.meta); do
     ncu -i "$out/ncu-$name.ncu-rep" -k "$kernel" --page source --csv --print-source sass \
       >"$out/src-$name-$kernel.csv" 2>&1 || status=1
     python3 scripts/gpu/ncu-top.py "$out/src-$name-$kernel.csv" 60 \

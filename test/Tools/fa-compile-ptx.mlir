@@ -22,30 +22,30 @@
 // PTX: ex2.approx.ftz.f32
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
-// META: kind = forward
-// META-NEXT: chip = sm_89
-// META-NEXT: dtype = bf16
-// META-NEXT: batch = 2
-// META-NEXT: heads_q = 8
-// META-NEXT: heads_kv = 2
-// META-NEXT: seq_q = 77
-// META-NEXT: seq_kv = 300
-// META-NEXT: head_dim = 64
-// META-NEXT: head_dim_v = 64
-// META-NEXT: scale = 1.2500000000000000e-01
-// META-NEXT: causal = 1
-// META-NEXT: window_left = -1
-// META-NEXT: window_right = -1
-// META-NEXT: softcap = 0.0000000000000000e+00
-// META-NEXT: block_q = 128
-// META-NEXT: block_kv = 64
-// META-NEXT: rows_per_warp = 32
-// META-NEXT: entry = gqa_causal
-// META-NEXT: grid = 1,8,2
-// META-NEXT: block = 128,1,1
-// META-NEXT: shared_bytes = 49152
-// META-NEXT: args = q,k,v,o,lse
-// META-NEXT: compiler = flashmlir-
+// META: "kind": "forward"
+// META-NEXT: "chip": "sm_89"
+// META-NEXT: "dtype": "bf16"
+// META-NEXT: "batch": 2
+// META-NEXT: "heads_q": 8
+// META-NEXT: "heads_kv": 2
+// META-NEXT: "seq_q": 77
+// META-NEXT: "seq_kv": 300
+// META-NEXT: "head_dim": 64
+// META-NEXT: "head_dim_v": 64
+// META-NEXT: "scale": 0.125
+// META-NEXT: "causal": true
+// META-NEXT: "window_left": -1
+// META-NEXT: "window_right": -1
+// META-NEXT: "softcap": 0.0
+// META-NEXT: "block_q": 128
+// META-NEXT: "block_kv": 64
+// META-NEXT: "rows_per_warp": 32
+// META-NEXT: "entry": "gqa_causal"
+// META-NEXT: "grid": [1, 8, 2]
+// META-NEXT: "block": [128, 1, 1]
+// META-NEXT: "shared_bytes": 49152
+// META-NEXT: "args": ["q", "k", "v", "o", "lse"
+// META-NEXT: "compiler": "flashmlir-
 func.func @gqa_causal(%q: tensor<2x8x77x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x77x64xbf16>, tensor<2x8x77xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal

@@ -236,7 +236,7 @@ void checkLaunch(faStatus s, const Model &model, void *h, bool valid,
   const std::string error = faGetLastError();
   auto kernel = static_cast<faKernel>(h);
   const bool runtimeShapes =
-      std::strstr(faKernelMetadata(kernel), "runtime_shapes = 1");
+      std::strstr(faKernelMetadata(kernel), "\"runtime_shapes\": true");
   // (faAttentionForwardFP8 refuses a 16-bit kernel before its sizes.)
   const char *expected = expectedFailure(kernel, passesDlse, passesDescales);
   const bool wrongDtype = std::strcmp(expected, "not e4m3") == 0;
@@ -372,7 +372,7 @@ void checkPackedLaunch(faStatus s, const Model &model, void *h, bool valid,
     return;
   auto kernel = static_cast<faKernel>(h);
   if (valid && faKernelDirection(kernel) == direction &&
-      std::strstr(faKernelMetadata(kernel), "varlen = 1"))
+      std::strstr(faKernelMetadata(kernel), "\"varlen\": true"))
     expect(std::string(faGetLastError())
                    .find(direction == FA_BACKWARD
                              ? expectedFailure(kernel, passesDlse)

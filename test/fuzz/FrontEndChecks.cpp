@@ -19,8 +19,10 @@ namespace {
   std::abort();
 }
 
+/// A module of tile-level kernels: its metadata is no kernel set's. The
+/// compiler writes "kind" first (metadataText() in MetadataText.cpp).
 bool isKernelModule(const mlir::fa::CompiledKernel &kernel) {
-  return kernel.metadata.rfind("kind = kernel_module\n", 0) == 0;
+  return kernel.metadata.rfind("{\n  \"kind\": \"kernel_module\",\n", 0) == 0;
 }
 
 } // namespace

@@ -34,7 +34,8 @@ const std::string &cacheDirectory() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using fa::rt::CacheEntry;
   const fa::rt::CacheKey key{"forward d128", "flashmlir-fuzz", "sm_90a"};
-  const CacheEntry built{"kind = forward\nseq_q = 128\n", "built kernel bytes"};
+  const CacheEntry built{"{\"kind\": \"forward\", \"seq_q\": 128}\n",
+                         "built kernel bytes"};
   fa::rt::KernelCache cache(cacheDirectory());
   if (!cache.diskEnabled())
     std::abort();

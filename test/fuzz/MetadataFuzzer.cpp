@@ -1,9 +1,13 @@
 //===- MetadataFuzzer.cpp - libFuzzer target for the .meta parser ---------===//
 //
 // Kernel metadata reaches the runtime from disk (the kernel cache, files a
-// user passes), so the parser must take any bytes: an error Status or a
-// metadata object every consumer can use, never a crash, an overflow or an
-// out-of-bounds read (built with ASan and UBSan by scripts/fuzz.sh).
+// user passes), so the parser (nlohmann::json, then the key table and the
+// checks between keys) must take any bytes: an error Status or a metadata
+// object every consumer can use, never a crash, an abort (a JSON exception
+// under -fno-exceptions), an overflow or an out-of-bounds read (built with
+// ASan and UBSan by scripts/fuzz.sh). Its seeds are fa-compile's .meta
+// files (test/fuzz/corpus/MetadataFuzzer), its dictionary the JSON's keys,
+// values and punctuation.
 //
 //===----------------------------------------------------------------------===//
 

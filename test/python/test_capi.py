@@ -235,8 +235,8 @@ def test_quantize_kernels_compile_unloaded_and_check_their_calls():
     kernel = flashmlir.compile_unloaded(config)
     meta = kernel.metadata_dict()
     assert meta["kind"] == "quantize"
-    assert meta["rotation_seed"] == "12345"
-    assert meta["groups"] == "2"
+    assert meta["rotation_seed"] == 12345
+    assert meta["groups"] == 2
     assert kernel.quantize_workspace_bytes() == 2 * 2 * 4
     # A valid call reaches the launch, which an unloaded kernel cannot do.
     try:

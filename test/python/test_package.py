@@ -2,6 +2,7 @@
 
 import dataclasses
 import hashlib
+import json
 import os
 import struct
 import warnings
@@ -14,7 +15,7 @@ from flashmlir import Config, FlashMLIRError, _capi
 
 # The kernel cache's entry format (include/fa/Runtime/KernelCache.h), written
 # here independently of the library to forge entries as an attacker could.
-_MAGIC = b"FLASHMLIR-KERNEL-CACHE 2\n"
+_MAGIC = b"FLASHMLIR-KERNEL-CACHE 3\n"
 
 
 def _read_entry(path):
@@ -122,8 +123,8 @@ def test_compile_unloaded_metadata_and_workspace():
     fwd = flashmlir.compile_unloaded(cfg)
     md = fwd.metadata_dict()
     assert md["kind"] == "forward"
-    assert md["heads_q"] == "4" and md["heads_kv"] == "2"
-    assert md["causal"] == "1"
+    assert md["heads_q"] == 4 and md["heads_kv"] == 2
+    assert md["causal"] is True
     with pytest.raises(FlashMLIRError, match="not a backward kernel"):
         fwd.workspace_bytes()
     bwd = flashmlir.compile_unloaded(cfg, backward=True)
@@ -157,7 +158,7 @@ def test_runtime_shapes_kernel_takes_each_launchs_shape():
                  chip="sm_90", runtime_shapes=True)
     fwd = flashmlir.compile_unloaded(cfg)
     md = fwd.metadata_dict()
-    assert md["runtime_shapes"] == "1"
+    assert md["runtime_shapes"] is True
     assert "seq_q" not in md and "batch" not in md
     gib = 1 << 30
     ptrs = (gib, 2 * gib, 3 * gib, 4 * gib, 5 * gib)
@@ -179,7 +180,7 @@ def test_runtime_shapes_kernel_takes_each_launchs_shape():
     # Below Hopper the GPU tile level's mma.sync kernel takes them.
     ampere = flashmlir.compile_unloaded(Config(chip="sm_80", runtime_shapes=True))
     assert ampere.metadata_dict()["chip"] == "sm_80"
-    assert ampere.metadata_dict()["runtime_shapes"] == "1"
+    assert ampere.metadata_dict()["runtime_shapes"] is True
 
 
 def test_deterministic_backward_takes_turn_counters():
@@ -187,8 +188,8 @@ def test_deterministic_backward_takes_turn_counters():
                  chip="sm_90", deterministic=True)
     bwd = flashmlir.compile_unloaded(cfg, backward=True)
     md = bwd.metadata_dict()
-    assert md["deterministic"] == "1"
-    assert "dq_turns" in md["args"].split(",")
+    assert md["deterministic"] is True
+    assert "dq_turns" in md["args"]
     plain = flashmlir.compile_unloaded(
         dataclasses.replace(cfg, deterministic=False), backward=True)
     assert "deterministic" not in plain.metadata_dict()
@@ -208,8 +209,8 @@ def test_varlen_backward_takes_packed_sequences():
                  chip="sm_90", varlen=True)
     bwd = flashmlir.compile_unloaded(cfg, backward=True)
     md = bwd.metadata_dict()
-    assert md["kind"] == "backward" and md["varlen"] == "1"
-    assert "cu_seqlens_k" in md["args"].split(",")
+    assert md["kind"] == "backward" and md["varlen"] is True
+    assert "cu_seqlens_k" in md["args"]
     # The workspace is the call's: f32 delta and dQ of every packed row.
     with pytest.raises(FlashMLIRError, match="WorkspaceBytesVarlen"):
         bwd.workspace_bytes()
@@ -234,7 +235,7 @@ def test_runtime_shapes_backward_takes_each_launchs_shape():
     cfg = Config(heads_q=4, heads_kv=2, head_dim=128, causal=True,
                  chip="sm_90", runtime_shapes=True)
     bwd = flashmlir.compile_unloaded(cfg, backward=True)
-    assert bwd.metadata_dict()["runtime_shapes"] == "1"
+    assert bwd.metadata_dict()["runtime_shapes"] is True
     rows = 2 * 4 * 300
     assert bwd.workspace_bytes((2, 300, 77)) == \
         (rows * 4 + 255) // 256 * 256 + rows * 128 * 4
@@ -259,8 +260,8 @@ def test_precompile_fills_the_cache_without_a_gpu(tmp_path):
     assert flashmlir.Context(str(tmp_path)).precompile(cfg) is True  # disk
     assert ctx.precompile(cfg, backward=True) is False
     entries = [_read_entry(p) for p in tmp_path.glob("*.fakernel")]
-    assert sorted(meta.split(b"\n", 1)[0] for _, meta, _ in entries) == \
-        [b"kind = backward", b"kind = forward"]
+    assert sorted(json.loads(meta)["kind"] for _, meta, _ in entries) == \
+        ["backward", "forward"]
     assert all(b".target sm_90" in ptx for _, _, ptx in entries)
 
 
@@ -323,7 +324,7 @@ def test_compiler_refuses_what_the_runtime_would():
     # At the limit, the runtime takes the compiler's metadata (parsed by
     # compile_unloaded) and the launch passes every size check.
     edge = flashmlir.compile_unloaded(Config(seq_q=2**25 - 1, seq_kv=16))
-    assert edge.metadata_dict()["seq_q"] == str(2**25 - 1)
+    assert edge.metadata_dict()["seq_q"] == 2**25 - 1
     with pytest.raises(FlashMLIRError, match="not loaded"):
         edge.forward(1 << 40, 2 << 40, 3 << 40, 4 << 40, 5 << 40)
 
@@ -375,7 +376,7 @@ def test_window_below_minus_one_is_an_error_not_no_window():
 
 def test_backward_kernels_are_named_fa_bwd():
     md = flashmlir.compile_unloaded(Config(), backward=True).metadata_dict()
-    assert (md["entry"], md["pre_entry"], md["post_entry"]) == \
+    assert (md["entry"], md["pre"]["entry"], md["post"]["entry"]) == \
         ("fa_bwd", "fa_bwd_pre", "fa_bwd_post")
     assert flashmlir.compile_unloaded(Config()).metadata_dict()["entry"] == \
         "fa_fwd"
@@ -413,7 +414,7 @@ def test_unusable_cache_entries_are_rebuilt_with_a_warning(tmp_path,
         assert flashmlir.Context(str(cache)).precompile(cfg) is False
     (path,) = cache.glob("*.fakernel")
     key, metadata, ptx = _read_entry(path)
-    assert b"seq_q = 64\n" in metadata
+    assert json.loads(metadata)["seq_q"] == 64
 
     # Damaged: one payload byte.
     path.write_bytes(path.read_bytes()[:-1] + b"#")
@@ -424,8 +425,8 @@ def test_unusable_cache_entries_are_rebuilt_with_a_warning(tmp_path,
         assert flashmlir.Context(str(cache)).precompile(cfg) is False
 
     # Forged with a valid digest: another problem's metadata and PTX.
-    _write_entry(path, key, metadata.replace(b"seq_q = 64\n",
-                                             b"seq_q = 999\n"),
+    _write_entry(path, key, metadata.replace(b'"seq_q": 64,',
+                                             b'"seq_q": 999,'),
                  ptx.replace(b"fa_fwd", b"fa_evil"))
     with pytest.warns(flashmlir.FlashMLIRWarning,
                       match=r"it does not match the request: seq_q is 999, "
@@ -477,7 +478,8 @@ def test_fp8_config_compiles_unloaded_and_takes_its_descales():
     fwd = flashmlir.compile_unloaded(cfg)
     md = fwd.metadata_dict()
     assert md["dtype"] == "e4m3" and md["out_dtype"] == "f16"
-    assert md["args"].startswith("q,k,v,o,lse,q_descale,k_descale,v_descale")
+    assert md["args"][:8] == ["q", "k", "v", "o", "lse", "q_descale",
+                              "k_descale", "v_descale"]
     # Every argument validates; only the missing code stops the launch.
     with pytest.raises(FlashMLIRError, match="not loaded"):
         fwd.forward_fp8(*[(i + 1) << 30 for i in range(8)])

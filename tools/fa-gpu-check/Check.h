@@ -10,7 +10,7 @@
 //   PASS|FAIL <name> err_o=... err_lse=... [ms=... tflops=...] [<extra>]
 //             [reason="..."]
 //
-// Backward (kind = backward): random q, k, v, dO; O (rounded to the dtype)
+// Backward ("kind": "backward"): random q, k, v, dO; O (rounded to the dtype)
 // and LSE from the fp64 reference forward; dq/dk/dv and the workspace
 // poisoned with NaN; attentionBackward(); dQ, dK, dV compared with the fp64
 // reference backward by relative L2 error with the denominator floored at

@@ -150,7 +150,7 @@ private:
   std::normal_distribution<float> normal{0.0f, 1.0f};
 };
 
-/// Checks a varlen forward kernel (varlen = 1) on the packed sequences of
+/// Checks a varlen forward kernel ("varlen": true) on the packed sequences of
 /// `options.seqlens`; the verdict line as checkKernel's.
 int checkVarlenKernel(const rt::Kernel &kernel, const std::string &name,
                       const CheckOptions &options);

@@ -1,8 +1,8 @@
 //===- fa-gpu-check.cpp - Run and check one attention kernel on the GPU ---===//
 //
 // Loads a kernel produced by fa-compile (PTX + .meta; a forward kernel or,
-// with kind = backward in the .meta, a backward kernel set), runs it on fresh
-// random inputs and compares the result with the fp64 reference:
+// with "kind": "backward" in the .meta, a backward kernel set), runs it on
+// fresh random inputs and compares the result with the fp64 reference:
 //
 //   fa-gpu-check --ptx FILE --meta FILE [--iters N] [--warmup N] [--seed S]
 //                [--bench] [--cache]
@@ -68,11 +68,11 @@ void usage(FILE *out) {
                "  --seed S    input seed (default: random, printed)\n"
                "  --seqlens Q:K,...  the packed sequences (query and key "
                "lengths) to check a\n"
-               "              varlen kernel (varlen = 1) with\n"
+               "              varlen kernel (\"varlen\": true) with\n"
                "  --bench     time with CUDA events; report median ms and "
                "TFLOP/s\n"
                "  --shape B,NQ,NKV  a call of a kernel with runtime shapes "
-               "(runtime_shapes = 1):\n"
+               "(\"runtime_shapes\": true):\n"
                "              batch, query and key lengths; repeat it to "
                "check several\n"
                "  --cache     load through the kernel cache "
@@ -342,14 +342,15 @@ int runAheadOfTime(Options &opt) {
   if (m.varlen)
     return checkKernel(*kernel, opt.name, opt.check);
   if (!opt.check.seqlens.empty())
-    return fail("--seqlens is for varlen kernels (varlen = 1)");
+    return fail("--seqlens is for varlen kernels (\"varlen\": true)");
   if (!m.runtimeShapes)
     return opt.shapes.empty()
                ? checkKernel(*kernel, opt.name, opt.check)
                : fail("--shape is for kernels with runtime shapes; this "
                       "one is built for one shape");
   if (opt.shapes.empty())
-    return fail("the kernel has runtime shapes (runtime_shapes = 1): give "
+    return fail("the kernel has runtime shapes (\"runtime_shapes\": true): "
+                "give "
                 "the calls to check with --shape B,NQ,NKV");
   // One verdict line per call, named after its shape; the worst status.
   int status = 0;

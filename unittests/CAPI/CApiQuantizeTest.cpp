@@ -42,9 +42,9 @@ TEST(CApiQuantize, CompilesAKernelOfItsKind) {
       << faGetLastError();
   EXPECT_EQ(faKernelDirection(kernel), FA_QUANTIZE);
   std::string meta = faKernelMetadata(kernel);
-  EXPECT_NE(meta.find("kind = quantize\n"), std::string::npos) << meta;
-  EXPECT_NE(meta.find("rotation_seed = 12345\n"), std::string::npos) << meta;
-  EXPECT_NE(meta.find("groups = 2\n"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"kind\": \"quantize\","), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"rotation_seed\": 12345,"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"groups\": 2,"), std::string::npos) << meta;
   uint64_t bytes = 0;
   ASSERT_EQ(faQuantizeWorkspaceBytes(kernel, &bytes), FA_SUCCESS);
   EXPECT_EQ(bytes, 2u * 2u * 4u);

@@ -166,8 +166,9 @@ TEST_F(CApiTest, RuntimeShapesKernelsTakeEachLaunchsShape) {
   faKernel forward = nullptr;
   ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
       << faGetLastError();
-  EXPECT_NE(std::string(faKernelMetadata(forward)).find("runtime_shapes = 1"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(faKernelMetadata(forward)).find("\"runtime_shapes\": true"),
+      std::string::npos);
   const uint64_t gib = uint64_t(1) << 30;
   // Any shape validates, then only the missing code stops the launch.
   EXPECT_EQ(faAttentionForwardShape(forward, 3, 1000, 77, 1 * gib, 2 * gib,
@@ -203,8 +204,9 @@ TEST_F(CApiTest, RuntimeShapesKernelsTakeEachLaunchsShape) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
       << faGetLastError();
   const std::string ampere = faKernelMetadata(forward);
-  EXPECT_NE(ampere.find("chip = sm_80"), std::string::npos) << ampere;
-  EXPECT_NE(ampere.find("runtime_shapes = 1"), std::string::npos) << ampere;
+  EXPECT_NE(ampere.find("\"chip\": \"sm_80\""), std::string::npos) << ampere;
+  EXPECT_NE(ampere.find("\"runtime_shapes\": true"), std::string::npos)
+      << ampere;
   EXPECT_EQ(faKernelDestroy(forward), FA_SUCCESS);
 }
 
@@ -216,7 +218,7 @@ TEST_F(CApiTest, VarlenKernelsTakePackedSequences) {
   faKernel forward = nullptr;
   ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
       << faGetLastError();
-  EXPECT_NE(std::string(faKernelMetadata(forward)).find("varlen = 1"),
+  EXPECT_NE(std::string(faKernelMetadata(forward)).find("\"varlen\": true"),
             std::string::npos);
   const uint64_t gib = uint64_t(1) << 30;
   // Three sequences in 300 query and 500 key rows, the longest 200: valid,
@@ -253,8 +255,8 @@ TEST_F(CApiTest, VarlenBackwardTakesPackedSequences) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
       << faGetLastError();
   const std::string meta = faKernelMetadata(backward);
-  EXPECT_NE(meta.find("kind = backward"), std::string::npos);
-  EXPECT_NE(meta.find("varlen = 1"), std::string::npos);
+  EXPECT_NE(meta.find("\"kind\": \"backward\""), std::string::npos);
+  EXPECT_NE(meta.find("\"varlen\": true"), std::string::npos);
   // The workspace is the call's: delta and dQ (f32) of every packed row.
   uint64_t bytes = 0;
   EXPECT_EQ(faBackwardWorkspaceBytes(backward, &bytes),
@@ -298,8 +300,8 @@ TEST_F(CApiTest, VarlenBackwardTakesPackedSequences) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
       << faGetLastError();
   const std::string sm80 = faKernelMetadata(backward);
-  EXPECT_NE(sm80.find("chip = sm_80"), std::string::npos);
-  EXPECT_NE(sm80.find("varlen = 1"), std::string::npos);
+  EXPECT_NE(sm80.find("\"chip\": \"sm_80\""), std::string::npos);
+  EXPECT_NE(sm80.find("\"varlen\": true"), std::string::npos);
   ASSERT_EQ(faBackwardWorkspaceBytesVarlen(backward, 300, &bytes), FA_SUCCESS)
       << faGetLastError();
   EXPECT_EQ(bytes, (rows * 4 + 255) / 256 * 256 + rows * c.head_dim * 4);
@@ -313,8 +315,9 @@ TEST_F(CApiTest, RuntimeShapesBackwardTakesEachLaunchsShape) {
   faKernel backward = nullptr;
   ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
       << faGetLastError();
-  EXPECT_NE(std::string(faKernelMetadata(backward)).find("runtime_shapes = 1"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(faKernelMetadata(backward)).find("\"runtime_shapes\": true"),
+      std::string::npos);
   // The workspace is the call's: delta and dQ (f32) of every row.
   uint64_t bytes = 0;
   ASSERT_EQ(faBackwardWorkspaceBytesShape(backward, 3, 300, 200, &bytes),
@@ -351,7 +354,7 @@ TEST_F(CApiTest, DeterministicBackwardTakesTurnCounters) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
       << faGetLastError();
   std::string meta = faKernelMetadata(backward);
-  EXPECT_NE(meta.find("deterministic = 1"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"deterministic\": true"), std::string::npos) << meta;
   EXPECT_NE(meta.find("dq_turns"), std::string::npos) << meta;
   // The turn counters take workspace beside dQ's accumulator.
   c.deterministic = 0;
@@ -391,7 +394,8 @@ TEST_F(CApiTest, GradLseBackwardTakesDlseThroughTheCall) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_BACKWARD, &backward), FA_SUCCESS)
       << faGetLastError();
   EXPECT_NE(std::string(faKernelMetadata(backward))
-                .find("pre_args = o,do,dlse,delta,dq_acc"),
+                .find("\"args\": [\"o\", \"do\", \"dlse\", \"delta\", "
+                      "\"dq_acc\"]"),
             std::string::npos)
       << faKernelMetadata(backward);
   // A forward has no gradient to take: the option leaves it alone.
@@ -448,8 +452,8 @@ TEST_F(CApiTest, FP8KernelsTakeDescalesThroughTheirOwnCall) {
   ASSERT_EQ(faCompileUnloaded(&c, FA_FORWARD, &forward), FA_SUCCESS)
       << faGetLastError();
   std::string meta = faKernelMetadata(forward);
-  EXPECT_NE(meta.find("dtype = e4m3"), std::string::npos) << meta;
-  EXPECT_NE(meta.find("out_dtype = f16"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"dtype\": \"e4m3\""), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"out_dtype\": \"f16\""), std::string::npos) << meta;
   const uint64_t gib = uint64_t(1) << 30;
   // With its descales every argument validates; only the missing code
   // stops the launch.

@@ -150,10 +150,11 @@ TEST_F(CApiDevices, KernelsTargetAndRunOnTheirDevice) {
     EXPECT_EQ(fake.currentDevice(), -1);
   }
   // The config names no chip: each context's device decides.
-  EXPECT_NE(std::string(faKernelMetadata(kernels[0])).find("chip = sm_90"),
+  EXPECT_NE(std::string(faKernelMetadata(kernels[0])).find("\"chip\": \"sm_90"),
             std::string::npos);
-  EXPECT_NE(std::string(faKernelMetadata(kernels[1])).find("chip = sm_80"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(faKernelMetadata(kernels[1])).find("\"chip\": \"sm_80\""),
+      std::string::npos);
 
   Buffers buffers;
   for (int caller : {-1, 0, 1}) {

@@ -82,14 +82,23 @@ TEST_F(JitTest, ForgedEntryIsRebuiltNotUsed) {
       buildForwardKernel(config, cache, ptxFor90_, noDriver_);
   ASSERT_TRUE(genuine.ok()) << genuine.status().message();
 
-  auto replaceLine = [](std::string text, const std::string &key,
-                        const std::string &value) {
-    size_t start = text.find("\n" + key + " = ") + 1;
+  // The .meta text with the value of top-level `key` (one line, as the
+  // compiler writes it) replaced by the JSON text `value`.
+  auto withValue = [](std::string text, const std::string &key,
+                      const std::string &value) {
+    size_t start = text.find("\n  \"" + key + "\": ") + key.size() + 7;
     size_t end = text.find('\n', start);
-    return text.replace(start, end - start, key + " = " + value);
+    if (text[end - 1] == ',')
+      --end;
+    return text.replace(start, end - start, value);
   };
-  std::string forgedMetadata = replaceLine(
-      replaceLine(genuine->metadataText, "seq_q", "999"), "grid", "1,1,1");
+  const std::string &genuineMetadata = genuine->metadataText;
+  std::string forgedMetadata = withValue(
+      withValue(genuineMetadata, "seq_q", "999"), "grid", "[1, 1, 1]");
+  // A second "seq_q" before the genuine one: nlohmann would keep the last,
+  // so the runtime would launch what a reader of the text does not see.
+  std::string hiddenKey = genuineMetadata;
+  hiddenKey.insert(hiddenKey.find("\"seq_q\""), "\"seq_q\": 999,\n  ");
   std::string otherPTX = genuine->image;
   otherPTX.replace(otherPTX.find(".entry fa_fwd("), 14, ".entry fa_fwd(/*x*/");
   struct Forgery {
@@ -101,6 +110,16 @@ TEST_F(JitTest, ForgedEntryIsRebuiltNotUsed) {
       {"other problem",
        {forgedMetadata, otherPTX},
        "seq_q is 999, the request has 100"},
+      {"garbled metadata",
+       {genuineMetadata.substr(0, genuineMetadata.size() / 2), otherPTX},
+       "bad metadata: not valid JSON at byte"},
+      {"a value of the wrong range",
+       {withValue(genuineMetadata, "grid", "[1, -3, 1]"), otherPTX},
+       "bad metadata: \"grid\"[1]: expected an integer in [1, 65535], got "
+       "-3"},
+      {"a key set twice",
+       {hiddenKey, otherPTX},
+       "bad metadata: \"seq_q\": key set twice"},
       {"no kernel",
        {genuine->metadataText, "// PTX without kernels"},
        "the image has no kernel 'fa_fwd'"},

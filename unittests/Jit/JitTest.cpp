@@ -129,8 +129,8 @@ TEST_F(JitTest, RuntimeShapesAreOneEntryForEveryLength) {
   StatusOr<JitArtifact> ampere =
       buildForwardKernel(config, cache, {"sm_80", ImageFormat::PTX}, noDriver_);
   ASSERT_TRUE(ampere.ok()) << ampere.status().message();
-  EXPECT_TRUE(contains(ampere->metadataText, "runtime_shapes = 1"));
-  EXPECT_TRUE(contains(ampere->metadataText, "chip = sm_80"));
+  EXPECT_TRUE(contains(ampere->metadataText, "\"runtime_shapes\": true"));
+  EXPECT_TRUE(contains(ampere->metadataText, "\"chip\": \"sm_80\""));
 }
 
 TEST_F(JitTest, BadConfigsGiveTheCompilersDiagnostics) {

@@ -19,7 +19,7 @@ namespace {
 constexpr CUdeviceptr kGiB = CUdeviceptr(1) << 30;
 
 /// B=2, Hq=8, Hkv=2, Nq=300, Nk=200, D=Dv=64, causal, scale 0.125.
-KernelMetadata backwardMeta() { return parseOrDie(goodBackwardMetaText()); }
+KernelMetadata backwardMeta() { return parseOrDie(goodBackwardMeta()); }
 
 /// Valid arguments for `m` with fake pointers 1 GiB apart.
 AttentionBackwardArgs goodArgs(const KernelMetadata &m) {
@@ -82,18 +82,17 @@ TEST(RuntimeBackward, WorkspaceSize) {
   EXPECT_EQ(l.dqAccBytes, 1228800u);
   EXPECT_EQ(attentionBackwardWorkspaceBytes(m), 19200u + 1228800u);
   // Pieces are padded to 256 bytes: B=1, Hq=1, Nq=1, D=64 (heads_kv 1).
-  std::string text = withLine(goodBackwardMetaText(), "batch", "batch = 1");
-  text = withLine(text, "heads_q", "heads_q = 1");
-  text = withLine(text, "heads_kv", "heads_kv = 1");
-  text = withLine(text, "seq_q", "seq_q = 1");
-  KernelMetadata tiny = parseOrDie(text);
+  MetaJson meta =
+      patched(goodBackwardMeta(),
+              {{"batch", 1}, {"heads_q", 1}, {"heads_kv", 1}, {"seq_q", 1}});
+  KernelMetadata tiny = parseOrDie(meta);
   l = backwardWorkspaceLayout(tiny);
   EXPECT_EQ(l.deltaBytes, 4u);
   EXPECT_EQ(l.dqAccOffset, 256u);
   EXPECT_EQ(l.dqAccBytes, 256u);
   EXPECT_EQ(attentionBackwardWorkspaceBytes(tiny), 512u);
-  text = withLine(text, "head_dim", "head_dim = 72");
-  EXPECT_EQ(attentionBackwardWorkspaceBytes(parseOrDie(text)), 256u + 512u);
+  meta["head_dim"] = 72;
+  EXPECT_EQ(attentionBackwardWorkspaceBytes(parseOrDie(meta)), 256u + 512u);
   EXPECT_EQ(l.totalBytes % kWorkspaceAlignment, 0u);
 }
 
@@ -101,11 +100,10 @@ TEST(RuntimeBackward, WorkspaceSize) {
 /// Q block) after dq_acc in the workspace; the metadata must say so with
 /// both the key and the parameter.
 TEST(RuntimeBackward, DeterministicTurnsInTheWorkspace) {
-  std::string text =
-      withLine(goodBackwardMetaText(), "args",
-               "args = q,k,v,do,lse,delta,dq_acc,dk,dv,dq_turns\n"
-               "deterministic = 1");
-  KernelMetadata m = parseOrDie(text);
+  const MetaJson turnsArgs = {"q",     "k",      "v",  "do", "lse",
+                              "delta", "dq_acc", "dk", "dv", "dq_turns"};
+  KernelMetadata m = parseOrDie(patched(
+      goodBackwardMeta(), {{"args", turnsArgs}, {"deterministic", true}}));
   EXPECT_TRUE(m.deterministic);
   BackwardWorkspaceLayout l = backwardWorkspaceLayout(m);
   // 2 batches x 8 heads x ceil(300 / 64) = 5 Q blocks, i32.
@@ -114,22 +112,14 @@ TEST(RuntimeBackward, DeterministicTurnsInTheWorkspace) {
   EXPECT_EQ(attentionBackwardWorkspaceBytes(m), 19200u + 1228800u + 512u);
   EXPECT_EQ(l.totalBytes % kWorkspaceAlignment, 0u);
   // Without the key, the parameter is an error; with it, its absence is.
-  auto parseError = [](const std::string &bad) {
-    KernelMetadata ignored;
-    return parseKernelMetadata(bad, ignored).message();
-  };
-  EXPECT_NE(parseError(withLine(goodBackwardMetaText(), "args",
-                                "args = q,k,v,do,lse,delta,dq_acc,dk,dv,"
-                                "dq_turns"))
+  EXPECT_NE(parseError(patched(goodBackwardMeta(), {{"args", turnsArgs}}))
                 .find("deterministic backward's"),
             std::string::npos);
-  EXPECT_NE(parseError(withLine(goodBackwardMetaText(), "causal",
-                                "causal = 1\ndeterministic = 1"))
+  EXPECT_NE(parseError(patched(goodBackwardMeta(), {{"deterministic", true}}))
                 .find("must take 'dq_turns'"),
             std::string::npos);
   // A forward is never deterministic in this sense.
-  EXPECT_NE(parseError(withLine(goodMetaText(), "causal",
-                                "causal = 0\ndeterministic = 1"))
+  EXPECT_NE(parseError(patched(goodMeta(), {{"deterministic", true}}))
                 .find("only backward kernels"),
             std::string::npos);
   // Without it the layout is as before.
@@ -137,7 +127,7 @@ TEST(RuntimeBackward, DeterministicTurnsInTheWorkspace) {
 }
 
 TEST(RuntimeBackward, RejectsForwardKernels) {
-  KernelMetadata f = parseOrDie(goodMetaText());
+  KernelMetadata f = parseOrDie(goodMeta());
   AttentionBackwardArgs a = goodArgs(f);
   expectRejected(f, a,
                  "kernel 'fa_fwd' is a forward kernel; attentionBackward "
@@ -304,22 +294,46 @@ TEST(RuntimeBackward, RejectsOverlappingOutputs) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
-/// goodBackwardMetaText() as a varlen kernel set (fa-compile --varlen
+/// goodBackwardMeta() as a varlen kernel set (fa-compile --varlen
 /// --backward): no batch, lengths or grids; the offsets and the size
 /// parameters in the arguments.
 KernelMetadata varlenBackwardMeta() {
-  std::string text = goodBackwardMetaText();
-  for (const char *key :
-       {"batch", "seq_q", "seq_kv", "grid", "pre_grid", "post_grid"})
-    text = withLine(text, key, "");
-  text = withLine(text, "args",
-                  "args = q,k,v,do,lse,delta,dq_acc,dk,dv,cu_seqlens_q,"
-                  "cu_seqlens_k,seq_q,seq_kv,seq_kv,seq_q,seq_q,seq_q,seq_q,"
-                  "seq_kv,seq_kv,seq_offsets,seq_offsets");
-  text = withLine(text, "pre_args",
-                  "pre_args = o,do,delta,dq_acc,seq_q,seq_q,seq_q,seq_q");
-  text = withLine(text, "post_args", "post_args = dq_acc,dq,seq_q,seq_q");
-  return parseOrDie(text + "runtime_shapes = 1\nvarlen = 1\n");
+  return parseOrDie(patched(
+      goodBackwardMeta(),
+      {{"batch", nullptr},
+       {"seq_q", nullptr},
+       {"seq_kv", nullptr},
+       {"grid", nullptr},
+       {"args", {"q",
+                 "k",
+                 "v",
+                 "do",
+                 "lse",
+                 "delta",
+                 "dq_acc",
+                 "dk",
+                 "dv",
+                 "cu_seqlens_q",
+                 "cu_seqlens_k",
+                 "seq_q",
+                 "seq_kv",
+                 "seq_kv",
+                 "seq_q",
+                 "seq_q",
+                 "seq_q",
+                 "seq_q",
+                 "seq_kv",
+                 "seq_kv",
+                 "seq_offsets",
+                 "seq_offsets"}},
+       {"pre",
+        {{"grid", nullptr},
+         {"args",
+          {"o", "do", "delta", "dq_acc", "seq_q", "seq_q", "seq_q", "seq_q"}}}},
+       {"post",
+        {{"grid", nullptr}, {"args", {"dq_acc", "dq", "seq_q", "seq_q"}}}},
+       {"runtime_shapes", true},
+       {"varlen", true}}));
 }
 
 /// Valid packed-sequence arguments: 3 sequences, 900 query rows (the
@@ -388,19 +402,25 @@ TEST(RuntimeBackward, VarlenGridsAndWorkspaceAreTheCalls) {
 }
 
 TEST(RuntimeBackward, RuntimeShapesGridsAndWorkspaceAreTheCalls) {
-  // goodBackwardMetaText() compiled with --runtime-shapes: no batch,
-  // lengths or grids; the size parameters in the arguments.
-  std::string text = goodBackwardMetaText();
-  for (const char *key :
-       {"batch", "seq_q", "seq_kv", "grid", "pre_grid", "post_grid"})
-    text = withLine(text, key, "");
-  text = withLine(text, "args",
-                  "args = q,k,v,do,lse,delta,dq_acc,dk,dv,batch,seq_q,batch,"
-                  "seq_kv,batch,seq_kv,batch,seq_q,batch,seq_q,batch,seq_q,"
-                  "batch,seq_q,batch,seq_kv,batch,seq_kv");
-  text = withLine(text, "pre_args", "pre_args = o,do,delta,dq_acc,batch,seq_q");
-  text = withLine(text, "post_args", "post_args = dq_acc,dq,batch,seq_q");
-  KernelMetadata m = parseOrDie(text + "runtime_shapes = 1\n");
+  // goodBackwardMeta() compiled with --runtime-shapes: no batch, lengths
+  // or grids; the size parameters in the arguments.
+  KernelMetadata m = parseOrDie(patched(
+      goodBackwardMeta(),
+      {{"batch", nullptr},
+       {"seq_q", nullptr},
+       {"seq_kv", nullptr},
+       {"grid", nullptr},
+       {"args",
+        {"q",      "k",     "v",     "do",     "lse",   "delta",  "dq_acc",
+         "dk",     "dv",    "batch", "seq_q",  "batch", "seq_kv", "batch",
+         "seq_kv", "batch", "seq_q", "batch",  "seq_q", "batch",  "seq_q",
+         "batch",  "seq_q", "batch", "seq_kv", "batch", "seq_kv"}},
+       {"pre",
+        {{"grid", nullptr},
+         {"args", {"o", "do", "delta", "dq_acc", "batch", "seq_q"}}}},
+       {"post",
+        {{"grid", nullptr}, {"args", {"dq_acc", "dq", "batch", "seq_q"}}}},
+       {"runtime_shapes", true}}));
   EXPECT_TRUE(m.runtimeShapes && !m.varlen);
   StatusOr<KernelMetadata> shaped = m.instantiate(3, 300, 200);
   ASSERT_TRUE(shaped.ok()) << shaped.status().message();
@@ -429,16 +449,14 @@ TEST(RuntimeBackward, RuntimeShapesGridsAndWorkspaceAreTheCalls) {
 /// A kernel set compiled with grad_lse takes dLSE (f32, lse's shape) in
 /// its pre kernel; others refuse one, so that a gradient is never dropped.
 TEST(RuntimeBackward, GradLseGoesOnlyToKernelsThatTakeIt) {
-  std::string text = goodBackwardMetaText();
-  const std::string pre = "pre_args = o,do,delta,dq_acc\n";
-  ASSERT_NE(text.find(pre), std::string::npos);
-  KernelMetadata without = parseOrDie(text);
+  KernelMetadata without = parseOrDie(goodBackwardMeta());
   AttentionBackwardArgs a = goodArgs(without);
   a.dlse = 11 * kGiB;
   expectRejected(without, a, "grad_lse pointer given, but kernel");
 
-  KernelMetadata with = parseOrDie(text.replace(
-      text.find(pre), pre.size(), "pre_args = o,do,dlse,delta,dq_acc\n"));
+  KernelMetadata with = parseOrDie(
+      patched(goodBackwardMeta(),
+              {{"pre", {{"args", {"o", "do", "dlse", "delta", "dq_acc"}}}}}));
   AttentionBackwardArgs b = goodArgs(with);
   expectRejected(with, b, "grad_lse pointer is null");
   b.dlse = 11 * kGiB + 2;

@@ -75,19 +75,18 @@ DONE:
 /// = 64 blocks of 128 threads), and 100000 bytes of dynamic shared memory
 /// (above the 48 KiB default, so the opt-in attribute must be set).
 KernelMetadata copyMeta() {
-  std::string text = goodMetaText();
-  text = withLine(text, "chip", "chip = sm_80");
-  text = withLine(text, "batch", "batch = 1");
-  text = withLine(text, "heads_q", "heads_q = 1");
-  text = withLine(text, "heads_kv", "heads_kv = 1");
-  text = withLine(text, "seq_q", "seq_q = 128");
-  text = withLine(text, "seq_kv", "seq_kv = 128");
-  text = withLine(text, "head_dim", "head_dim = 64");
-  text = withLine(text, "head_dim_v", "head_dim_v = 64");
-  text = withLine(text, "grid", "grid = 64,1,1");
-  text = withLine(text, "shared_bytes", "shared_bytes = 100000");
-  text = withLine(text, "args", "args = o,lse,q,k,v");
-  return parseOrDie(text);
+  return parseOrDie(
+      patched(goodMeta(), {{"chip", "sm_80"},
+                           {"batch", 1},
+                           {"heads_q", 1},
+                           {"heads_kv", 1},
+                           {"seq_q", 128},
+                           {"seq_kv", 128},
+                           {"head_dim", 64},
+                           {"head_dim_v", 64},
+                           {"grid", {64, 1, 1}},
+                           {"shared_bytes", 100000},
+                           {"args", {"o", "lse", "q", "k", "v"}}}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -272,19 +271,19 @@ WAIT:
 /// Metadata for kTmaCopyPTX: B = 1, Hq = Hkv = 2, N = 40, D = Dv = 64, so
 /// the 64-row box runs past the first head's 40 rows.
 KernelMetadata tmaCopyMeta() {
-  std::string text = goodMetaText();
-  text = withLine(text, "entry", "entry = fa_fwd_tma");
-  text = withLine(text, "batch", "batch = 1");
-  text = withLine(text, "heads_q", "heads_q = 2");
-  text = withLine(text, "heads_kv", "heads_kv = 2");
-  text = withLine(text, "seq_q", "seq_q = 40");
-  text = withLine(text, "seq_kv", "seq_kv = 40");
-  text = withLine(text, "head_dim", "head_dim = 64");
-  text = withLine(text, "head_dim_v", "head_dim_v = 64");
-  text = withLine(text, "grid", "grid = 1,1,1");
-  text = withLine(text, "shared_bytes", "shared_bytes = 8208");
-  text = withLine(text, "args", "args = q,k,v,o,lse,tmap_q");
-  return parseOrDie(text + "tensor_maps = q:64x64\n");
+  return parseOrDie(
+      patched(goodMeta(), {{"entry", "fa_fwd_tma"},
+                           {"batch", 1},
+                           {"heads_q", 2},
+                           {"heads_kv", 2},
+                           {"seq_q", 40},
+                           {"seq_kv", 40},
+                           {"head_dim", 64},
+                           {"head_dim_v", 64},
+                           {"grid", {1, 1, 1}},
+                           {"shared_bytes", 8208},
+                           {"args", {"q", "k", "v", "o", "lse", "tmap_q"}},
+                           {"tensor_maps", {{"q", {64, 64}}}}}));
 }
 
 TEST_F(RuntimeGpu, LaunchesWithATensorMapParameterByValue) {

@@ -108,7 +108,7 @@ TEST_F(RuntimeCache, EveryKeyComponentCounts) {
 TEST(RuntimeCacheDigest, CoversKeyMetadataAndPayloadUnambiguously) {
   const std::string key = CacheKey{"k", "v", "sm_90"}.serialize();
   EXPECT_EQ(entryDigest(key, CacheEntry{"meta", "payload"}),
-            "fdfca332283dfc36a788fcb675427764d788d6cfd4aaba9a0aad3297dcc8913e");
+            "1e990f9cb6f47c6c4a15dca48d671684f290136be3056eae4b3e7d5e4928d871");
   const std::string base = entryDigest(key, CacheEntry{"meta", "payload"});
   EXPECT_NE(entryDigest(key + "x", CacheEntry{"meta", "payload"}), base);
   EXPECT_NE(entryDigest(key, CacheEntry{"metb", "payload"}), base);
@@ -192,22 +192,31 @@ TEST_F(RuntimeCache, DamagedEntryIsDetectedDeletedAndRebuilt) {
   }
 }
 
-/// Entries written by the FNV-1a format (1) are named as such and rebuilt,
-/// not taken for garbage or, worse, read.
+/// Entries written by the FNV-1a format (1) or with `key = value` metadata
+/// (2) are named as such and rebuilt, not taken for garbage or, worse, read.
 TEST_F(RuntimeCache, EntryOfAnOlderFormatIsRebuiltWithAWarning) {
   KernelCache cache(dir_);
   const std::string path = cache.entryPath(key_);
-  writeAll(path, "FLASHMLIR-KERNEL-CACHE 1\nkey-bytes 3\npayload-bytes 1\n"
-                 "fnv1a64 0123456789abcdef\n\nkeyX");
-  CacheEntry entry;
-  CacheOutcome outcome;
-  std::string warning;
-  ASSERT_TRUE(
-      cache.getOrBuild(key_, builder("NEW"), entry, &outcome, &warning).ok());
-  EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);
-  EXPECT_TRUE(contains(
-      warning, "an entry of another cache format (FLASHMLIR-KERNEL-CACHE 1)"))
-      << warning;
+  for (const char *old :
+       {"FLASHMLIR-KERNEL-CACHE 1\nkey-bytes 3\npayload-bytes 1\n"
+        "fnv1a64 0123456789abcdef\n\nkeyX",
+        "FLASHMLIR-KERNEL-CACHE 2\nkey-bytes 3\nmetadata-bytes 14\n"
+        "payload-bytes 1\nsha256 "
+        "0000000000000000000000000000000000000000000000000000000000000000\n\n"
+        "keykind = forward\nX"}) {
+    writeAll(path, old);
+    CacheEntry entry;
+    CacheOutcome outcome;
+    std::string warning;
+    ASSERT_TRUE(
+        cache.getOrBuild(key_, builder("NEW"), entry, &outcome, &warning).ok());
+    EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);
+    const std::string version(old, std::strchr(old, '\n'));
+    EXPECT_TRUE(
+        contains(warning, "an entry of another cache format (" + version + ")"))
+        << warning;
+    cache.clearMemory();
+  }
 }
 
 /// With SHA-256 file names two keys never share a file: another key's entry
@@ -239,9 +248,9 @@ TEST_F(RuntimeCache, EntryCopiedUnderAnotherKeyIsRejected) {
 /// and a rebuild, in memory and on disk; a built entry the validator
 /// rejects is an error and is not stored.
 TEST_F(RuntimeCache, ValidatorRejectsForgedEntries) {
-  const CacheEntry forged{"seq_q = 999\ngrid = 1,1,1", "OTHER-PTX"};
+  const CacheEntry forged{R"({"seq_q": 999, "grid": [1, 1, 1]})", "OTHER-PTX"};
   auto validator = [](const CacheEntry &entry) -> std::string {
-    return entry.metadata == "seq_q = 100"
+    return entry.metadata == R"({"seq_q": 100})"
                ? ""
                : "seq_q is 999, the request has 100";
   };
@@ -251,11 +260,11 @@ TEST_F(RuntimeCache, ValidatorRejectsForgedEntries) {
   CacheOutcome outcome;
   std::string warning;
   ASSERT_TRUE(cache
-                  .getOrBuild(key_, builder("PTX", "seq_q = 100"), entry,
+                  .getOrBuild(key_, builder("PTX", R"({"seq_q": 100})"), entry,
                               &outcome, &warning, validator)
                   .ok());
   EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);
-  EXPECT_EQ(entry, (CacheEntry{"seq_q = 100", "PTX"}));
+  EXPECT_EQ(entry, (CacheEntry{R"({"seq_q": 100})", "PTX"}));
   EXPECT_TRUE(contains(warning, "the in-memory entry does not match the "
                                 "request (seq_q is 999, the request has 100)"))
       << warning;
@@ -269,7 +278,7 @@ TEST_F(RuntimeCache, ValidatorRejectsForgedEntries) {
   builds_ = 0;
   KernelCache fresh(dir_);
   ASSERT_TRUE(fresh
-                  .getOrBuild(key_, builder("PTX", "seq_q = 100"), entry,
+                  .getOrBuild(key_, builder("PTX", R"({"seq_q": 100})"), entry,
                               &outcome, &warning, validator)
                   .ok());
   EXPECT_EQ(outcome, CacheOutcome::RebuiltCorrupt);

@@ -76,15 +76,15 @@ protected:
 /// different, so a swapped dimension shows), maps over q, k and v
 /// interleaved with the pointers.
 KernelMetadata tmaForwardMeta() {
-  std::string text = goodMetaText();
-  text = withLine(text, "dtype", "dtype = f16");
-  text = withLine(text, "seq_q", "seq_q = 300");
-  text = withLine(text, "seq_kv", "seq_kv = 200");
-  text = withLine(text, "head_dim_v", "head_dim_v = 64");
-  text = withLine(text, "causal", "causal = 0");
-  text = withLine(text, "args", "args = q,tmap_q,k,v,o,lse,tmap_k,tmap_v");
-  text += "tensor_maps = q:128x64,k:64x64,v:64x32\n";
-  return parseOrDie(text);
+  return parseOrDie(patched(
+      goodMeta(),
+      {{"dtype", "f16"},
+       {"seq_q", 300},
+       {"seq_kv", 200},
+       {"head_dim_v", 64},
+       {"causal", false},
+       {"args", {"q", "tmap_q", "k", "v", "o", "lse", "tmap_k", "tmap_v"}},
+       {"tensor_maps", {{"q", {128, 64}}, {"k", {64, 64}}, {"v", {64, 32}}}}}));
 }
 
 AttentionArgs forwardArgs(const KernelMetadata &m) {
@@ -203,7 +203,7 @@ TEST_F(RuntimeKernelParams, StridedViewsOfMappedTensorsAreReadInPlace) {
   EXPECT_NE(s.message().find("pass a contiguous tensor"), std::string::npos)
       << s.message();
   // A kernel without tensor maps takes dense tensors only.
-  KernelMetadata plain = parseOrDie(goodMetaText()); // [2, 8, 1024, 128]
+  KernelMetadata plain = parseOrDie(goodMeta()); // [2, 8, 1024, 128]
   AttentionArgs bnhd = forwardArgs(plain);
   bnhd.strideQ = {1024 * 8 * 128, 128, 8 * 128, 1};
   s = validateAttentionForward(plain, bnhd);
@@ -213,7 +213,7 @@ TEST_F(RuntimeKernelParams, StridedViewsOfMappedTensorsAreReadInPlace) {
 }
 
 TEST_F(RuntimeKernelParams, WithoutTensorMapsOnlyPointersAndNoEncoder) {
-  KernelMetadata m = parseOrDie(goodMetaText());
+  KernelMetadata m = parseOrDie(goodMeta());
   AttentionArgs a = forwardArgs(m);
   StatusOr<KernelParams> params = forwardKernelParams(m, a, nullptr);
   ASSERT_TRUE(params.ok()) << params.status().message();
@@ -229,14 +229,17 @@ TEST_F(RuntimeKernelParams, WithoutTensorMapsOnlyPointersAndNoEncoder) {
 TEST_F(RuntimeKernelParams, RuntimeShapesPassTheCallsSizesAndMaps) {
   // The TMA forward as a kernel with runtime shapes: its sizes go after the
   // maps, as fa-pass-runtime-sizes appends them.
-  std::string text = goodMetaText();
-  for (const char *key : {"batch", "seq_q", "seq_kv", "grid"})
-    text = withLine(text, key, "");
-  text = withLine(text, "args",
-                  "args = q,k,v,o,lse,tmap_q,tmap_k,tmap_v,batch,seq_q,"
-                  "batch,seq_kv");
-  text += "tensor_maps = q:128x64,k:64x64,v:64x64\nruntime_shapes = 1\n";
-  KernelMetadata m = parseOrDie(text);
+  KernelMetadata m = parseOrDie(patched(
+      goodMeta(),
+      {{"batch", nullptr},
+       {"seq_q", nullptr},
+       {"seq_kv", nullptr},
+       {"grid", nullptr},
+       {"args",
+        {"q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "batch",
+         "seq_q", "batch", "seq_kv"}},
+       {"tensor_maps", {{"q", {128, 64}}, {"k", {64, 64}}, {"v", {64, 64}}}},
+       {"runtime_shapes", true}}));
   StatusOr<KernelMetadata> shaped = m.instantiate(3, 77, 500);
   ASSERT_TRUE(shaped.ok()) << shaped.status().message();
   AttentionArgs a = forwardArgs(*shaped);
@@ -319,10 +322,9 @@ TEST_F(RuntimeKernelParams, EncodeFailuresNameTheParameter) {
 
   // A box wider than the 128-byte swizzle span (f16: 64 columns).
   encodeResult = CUDA_SUCCESS;
-  std::string text =
-      withLine(goodMetaText(), "args", "args = q,k,v,o,lse,tmap_v") +
-      "tensor_maps = v:64x128\n";
-  KernelMetadata wide = parseOrDie(text);
+  KernelMetadata wide = parseOrDie(
+      patched(goodMeta(), {{"args", {"q", "k", "v", "o", "lse", "tmap_v"}},
+                           {"tensor_maps", {{"v", {64, 128}}}}}));
   p = forwardKernelParams(wide, forwardArgs(wide), fakeEncode);
   ASSERT_FALSE(p.ok());
   EXPECT_TRUE(contains(p.status().message(),
@@ -341,13 +343,13 @@ TEST_F(RuntimeKernelParams, EncodeFailuresNameTheParameter) {
 
 TEST_F(RuntimeKernelParams, UnknownParametersAreErrors) {
   // Metadata built in code can name parameters that parsing would refuse.
-  KernelMetadata m = parseOrDie(goodMetaText());
+  KernelMetadata m = parseOrDie(goodMeta());
   m.args.push_back("bias");
   StatusOr<KernelParams> p = forwardKernelParams(m, forwardArgs(m), nullptr);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "unknown parameter 'bias' of kernel 'fa_fwd'");
-  m = parseOrDie(goodMetaText());
+  m = parseOrDie(goodMeta());
   m.args.push_back("tmap_q");
   p = forwardKernelParams(m, forwardArgs(m), fakeEncode);
   ASSERT_FALSE(p.ok());
@@ -380,7 +382,7 @@ TEST_F(RuntimeKernelParams, SpecShapesOfEveryTensor) {
   EXPECT_TRUE(contains(bad.status().message(), "'lse' is not an attention"));
   // bf16 maps to the bf16 TMA type.
   EXPECT_EQ(
-      tensorMapSpec(parseOrDie(goodMetaText()), {"q", 64, 64}, kGiB)->dataType,
+      tensorMapSpec(parseOrDie(goodMeta()), {"q", 64, 64}, kGiB)->dataType,
       CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   // The backward's f32 dQ workspace (its TMA reductions): query rows, head
   // dim columns, f32 whatever the tensors' type, 4-byte strides.
@@ -406,15 +408,17 @@ TEST_F(RuntimeKernelParams, ForwardWithTensorMapsValidatesAsUsual) {
       << s.message();
 }
 
-/// goodBackwardMetaText() (B=2 Hq=8 Hkv=2 Nq=300 Nk=200 D=Dv=64) with maps:
+/// goodBackwardMeta() (B=2 Hq=8 Hkv=2 Nq=300 Nk=200 D=Dv=64) with maps:
 /// the pre-kernel reads o only through one, the main kernel q and do.
 KernelMetadata tmaBackwardMeta() {
-  std::string text = withLine(goodBackwardMetaText(), "args",
-                              "args = q,k,v,do,lse,delta,dq_acc,dk,dv,tmap_q,"
-                              "tmap_do");
-  text = withLine(text, "pre_args", "pre_args = tmap_o,do,delta,dq_acc");
-  text += "tensor_maps = do:64x64,o:128x64,q:64x32\n";
-  return parseOrDie(text);
+  return parseOrDie(
+      patched(goodBackwardMeta(),
+              {{"args",
+                {"q", "k", "v", "do", "lse", "delta", "dq_acc", "dk", "dv",
+                 "tmap_q", "tmap_do"}},
+               {"pre", {{"args", {"tmap_o", "do", "delta", "dq_acc"}}}},
+               {"tensor_maps",
+                {{"do", {64, 64}}, {"o", {128, 64}}, {"q", {64, 32}}}}}));
 }
 
 AttentionBackwardArgs backwardArgs(const KernelMetadata &m) {

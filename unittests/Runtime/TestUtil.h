@@ -6,73 +6,92 @@
 #include "fa/Runtime/Metadata.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
 namespace fa::rt::test {
 
-/// A complete, valid forward .meta text (the example from the ABI docs).
-inline std::string goodMetaText() {
-  return "kind = forward            # or backward (later)\n"
-         "entry = fa_fwd            # kernel symbol in the PTX\n"
-         "chip = sm_90\n"
-         "dtype = bf16              # bf16 | f16\n"
-         "batch = 2\n"
-         "heads_q = 8\n"
-         "heads_kv = 2\n"
-         "seq_q = 1024\n"
-         "seq_kv = 1024\n"
-         "head_dim = 128\n"
-         "head_dim_v = 128\n"
-         "scale = 0.08838834764831845\n"
-         "causal = 1\n"
-         "window_left = -1          # -1 = unbounded\n"
-         "window_right = -1\n"
-         "softcap = 0               # 0 = none\n"
-         "block_q = 64\n"
-         "block_kv = 64\n"
-         "grid = 16,8,2\n"
-         "block = 128,1,1\n"
-         "shared_bytes = 49152\n"
-         "args = q,k,v,o,lse\n";
+/// A .meta file as the tests edit it: keys in the order written.
+using MetaJson = nlohmann::ordered_json;
+
+/// A complete, valid forward .meta (the example from the ABI docs).
+inline MetaJson goodMeta() {
+  return MetaJson::parse(R"({
+    "kind": "forward",
+    "entry": "fa_fwd",
+    "chip": "sm_90",
+    "dtype": "bf16",
+    "batch": 2,
+    "heads_q": 8,
+    "heads_kv": 2,
+    "seq_q": 1024,
+    "seq_kv": 1024,
+    "head_dim": 128,
+    "head_dim_v": 128,
+    "scale": 0.08838834764831845,
+    "causal": true,
+    "window_left": -1,
+    "window_right": -1,
+    "softcap": 0.0,
+    "block_q": 64,
+    "block_kv": 64,
+    "grid": [16, 8, 2],
+    "block": [128, 1, 1],
+    "shared_bytes": 49152,
+    "args": ["q", "k", "v", "o", "lse"]
+  })");
 }
 
-/// A complete, valid backward .meta text (as fa-compile --backward writes).
-inline std::string goodBackwardMetaText() {
-  return "kind = backward\n"
-         "chip = sm_90\n"
-         "dtype = bf16\n"
-         "batch = 2\n"
-         "heads_q = 8\n"
-         "heads_kv = 2\n"
-         "seq_q = 300\n"
-         "seq_kv = 200\n"
-         "head_dim = 64\n"
-         "head_dim_v = 64\n"
-         "scale = 0.125\n"
-         "causal = 1\n"
-         "window_left = -1\n"
-         "window_right = -1\n"
-         "softcap = 0\n"
-         "block_q = 64\n"
-         "block_kv = 64\n"
-         "rows_per_warp = 16\n"
-         "entry = fa_bwd\n"
-         "grid = 4,2,2\n"
-         "block = 128,1,1\n"
-         "shared_bytes = 46592\n"
-         "args = q,k,v,do,lse,delta,dq_acc,dk,dv\n"
-         "pre_entry = fa_bwd_pre\n"
-         "pre_grid = 75,8,2\n"
-         "pre_block = 128,1,1\n"
-         "pre_shared_bytes = 0\n"
-         "pre_args = o,do,delta,dq_acc\n"
-         "post_entry = fa_bwd_post\n"
-         "post_grid = 75,8,2\n"
-         "post_block = 128,1,1\n"
-         "post_shared_bytes = 0\n"
-         "post_args = dq_acc,dq\n"
-         "compiler = flashmlir-0.1+0123456789ab\n";
+/// A complete, valid backward .meta (as fa-compile --backward writes).
+inline MetaJson goodBackwardMeta() {
+  return MetaJson::parse(R"({
+    "kind": "backward",
+    "chip": "sm_90",
+    "dtype": "bf16",
+    "batch": 2,
+    "heads_q": 8,
+    "heads_kv": 2,
+    "seq_q": 300,
+    "seq_kv": 200,
+    "head_dim": 64,
+    "head_dim_v": 64,
+    "scale": 0.125,
+    "causal": true,
+    "window_left": -1,
+    "window_right": -1,
+    "softcap": 0.0,
+    "block_q": 64,
+    "block_kv": 64,
+    "rows_per_warp": 16,
+    "entry": "fa_bwd",
+    "grid": [4, 2, 2],
+    "block": [128, 1, 1],
+    "shared_bytes": 46592,
+    "args": ["q", "k", "v", "do", "lse", "delta", "dq_acc", "dk", "dv"],
+    "pre": {
+      "entry": "fa_bwd_pre",
+      "grid": [75, 8, 2],
+      "block": [128, 1, 1],
+      "shared_bytes": 0,
+      "args": ["o", "do", "delta", "dq_acc"]
+    },
+    "post": {
+      "entry": "fa_bwd_post",
+      "grid": [75, 8, 2],
+      "block": [128, 1, 1],
+      "shared_bytes": 0,
+      "args": ["dq_acc", "dq"]
+    },
+    "compiler": "flashmlir-0.1+0123456789ab"
+  })");
+}
+
+/// `meta` with `patch` merged in (RFC 7396: a null removes its key, an
+/// object merges into the object of its key, anything else replaces).
+inline MetaJson patched(MetaJson meta, const MetaJson &patch) {
+  meta.merge_patch(patch);
+  return meta;
 }
 
 /// Parses text that must be valid.
@@ -83,22 +102,16 @@ inline KernelMetadata parseOrDie(const std::string &text) {
   return m;
 }
 
-/// `text` with the line that sets `key` replaced by `line` ("" removes it).
-inline std::string withLine(std::string text, const std::string &key,
-                            const std::string &line) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string current = text.substr(pos, nl - pos);
-    if (current.compare(0, key.size() + 1, key + " ") == 0 ||
-        current.compare(0, key.size() + 1, key + "=") == 0) {
-      text.replace(pos, nl - pos + 1, line.empty() ? "" : line + "\n");
-      return text;
-    }
-    pos = nl + 1;
-  }
-  ADD_FAILURE() << "no line for key " << key;
-  return text;
+inline KernelMetadata parseOrDie(const MetaJson &meta) {
+  return parseOrDie(meta.dump(2));
+}
+
+/// The message of parsing `meta`, which must fail.
+inline std::string parseError(const MetaJson &meta) {
+  KernelMetadata m;
+  Status s = parseKernelMetadata(meta.dump(2), m);
+  EXPECT_FALSE(s.ok()) << "accepted: " << meta.dump(2);
+  return s.message();
 }
 
 } // namespace fa::rt::test

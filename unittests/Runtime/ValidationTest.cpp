@@ -19,14 +19,12 @@ namespace {
 constexpr CUdeviceptr kGiB = CUdeviceptr(1) << 30;
 
 KernelMetadata smallMeta() {
-  std::string text = goodMetaText();
-  text = withLine(text, "batch", "batch = 2");
-  text = withLine(text, "seq_q", "seq_q = 128");
-  text = withLine(text, "seq_kv", "seq_kv = 256");
-  text = withLine(text, "head_dim", "head_dim = 64");
-  text = withLine(text, "head_dim_v", "head_dim_v = 32");
-  text = withLine(text, "scale", "scale = 0.125");
-  return parseOrDie(text);
+  return parseOrDie(patched(goodMeta(), {{"batch", 2},
+                                         {"seq_q", 128},
+                                         {"seq_kv", 256},
+                                         {"head_dim", 64},
+                                         {"head_dim_v", 32},
+                                         {"scale", 0.125}}));
 }
 
 /// Valid arguments for `m` with fake pointers 1 GiB apart.
@@ -87,8 +85,8 @@ TEST(RuntimeValidation, RejectsNullPointers) {
 }
 
 TEST(RuntimeValidation, LseMayBeNullIfTheKernelDoesNotWriteIt) {
-  std::string text = withLine(goodMetaText(), "args", "args = q,k,v,o");
-  KernelMetadata m = parseOrDie(text);
+  KernelMetadata m =
+      parseOrDie(patched(goodMeta(), {{"args", {"q", "k", "v", "o"}}}));
   AttentionArgs a = goodArgs(m);
   a.lse = 0;
   Status s = validateAttentionForward(m, a);
@@ -135,8 +133,7 @@ TEST(RuntimeValidation, RejectsNonContiguousStrides) {
 }
 
 TEST(RuntimeValidation, StridesOfSizeOneDimensionsDoNotMatter) {
-  std::string text = withLine(goodMetaText(), "batch", "batch = 1");
-  KernelMetadata m = parseOrDie(text);
+  KernelMetadata m = parseOrDie(patched(goodMeta(), {{"batch", 1}}));
   AttentionArgs a = goodArgs(m);
   a.strideQ[0] = 12345; // batch == 1: the stride never affects an address.
   Status s = validateAttentionForward(m, a);
@@ -253,7 +250,7 @@ TEST(RuntimeValidation, RejectsOverlappingOutputs) {
 }
 
 TEST(RuntimeValidation, RejectsBackwardKernels) {
-  KernelMetadata m = parseOrDie(goodBackwardMetaText());
+  KernelMetadata m = parseOrDie(goodBackwardMeta());
   expectRejected(m, goodArgs(m),
                  "kernel 'fa_bwd' is a backward kernel; attentionForward "
                  "needs a forward kernel");
@@ -271,7 +268,7 @@ TEST(RuntimeValidation, FlopCount) {
   // D != Dv: 2*(D + Dv) per (query, key) pair.
   EXPECT_DOUBLE_EQ(attentionForwardFlops(1, 1, 10, 10, 64, 32, false),
                    2.0 * 100 * (64 + 32));
-  KernelMetadata m = parseOrDie(goodMetaText());
+  KernelMetadata m = parseOrDie(goodMeta());
   EXPECT_DOUBLE_EQ(attentionForwardFlops(m), 2.0 * 2 * 8 * 1024 * 1024 * 128);
 }
 
@@ -282,13 +279,16 @@ namespace {
 /// A varlen kernel (hd 64, 8 query heads, block_q 64) and a call of three
 /// packed sequences in 300 query and 500 key rows.
 std::pair<KernelMetadata, AttentionArgs> varlenCall() {
-  std::string text = goodMetaText();
-  for (const char *key : {"batch", "seq_q", "seq_kv", "grid"})
-    text = withLine(text, key, "");
-  text = withLine(text, "args",
-                  "args = q,k,v,o,lse,cu_seqlens_q,cu_seqlens_k,seq_q,seq_kv,"
-                  "seq_offsets");
-  KernelMetadata m = parseOrDie(text + "runtime_shapes = 1\nvarlen = 1\n");
+  KernelMetadata m = parseOrDie(
+      patched(goodMeta(), {{"batch", nullptr},
+                           {"seq_q", nullptr},
+                           {"seq_kv", nullptr},
+                           {"grid", nullptr},
+                           {"args",
+                            {"q", "k", "v", "o", "lse", "cu_seqlens_q",
+                             "cu_seqlens_k", "seq_q", "seq_kv", "seq_offsets"}},
+                           {"runtime_shapes", true},
+                           {"varlen", true}}));
   AttentionArgs a = AttentionArgs::fromMetadata(m);
   a.batch = 1;
   a.seqQ = 300;
@@ -349,11 +349,12 @@ namespace {
 
 /// An FP8 forward: e4m3 inputs, f16 output, the three descales.
 KernelMetadata fp8Meta() {
-  std::string text = goodMetaText();
-  text = withLine(text, "dtype", "dtype = e4m3\nout_dtype = f16");
-  text = withLine(text, "args",
-                  "args = q,k,v,o,lse,q_descale,k_descale,v_descale");
-  return parseOrDie(text);
+  return parseOrDie(patched(
+      goodMeta(),
+      {{"dtype", "e4m3"},
+       {"out_dtype", "f16"},
+       {"args",
+        {"q", "k", "v", "o", "lse", "q_descale", "k_descale", "v_descale"}}}));
 }
 
 TEST(RuntimeValidation, FP8TakesDescalesAndItsOutputType) {
@@ -384,13 +385,10 @@ TEST(RuntimeValidation, FP8TakesDescalesAndItsOutputType) {
 }
 
 TEST(RuntimeMetadata, FP8KernelsMustTakeTheirDescales) {
-  std::string text = goodMetaText();
-  text = withLine(text, "dtype", "dtype = e4m3\nout_dtype = bf16");
-  KernelMetadata m;
-  Status s = parseKernelMetadata(text, m);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("must take 'q_descale'"), std::string::npos)
-      << s.message();
+  std::string message = parseError(
+      patched(goodMeta(), {{"dtype", "e4m3"}, {"out_dtype", "bf16"}}));
+  EXPECT_NE(message.find("must take 'q_descale'"), std::string::npos)
+      << message;
 }
 
 } // namespace

@@ -3,7 +3,7 @@
 // The compiler as a library: used by `fa-compile` ahead of time and by the
 // runtime's JIT. Input is a config (or MLIR text holding `fa.attention`);
 // output is the kernel as MLIR, LLVM IR, PTX or cubin plus its launch
-// metadata (`key = value` lines, see docs/runtime.md).
+// metadata (a JSON object, see docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,7 +191,7 @@ enum class EmitKind { MLIR, LLVM, PTX, Cubin };
 
 struct CompiledKernel {
   std::string payload;  ///< MLIR / LLVM IR / PTX text, or cubin bytes
-  std::string metadata; ///< `key = value` lines; empty for MLIR / LLVM
+  std::string metadata; ///< .meta JSON text; empty for MLIR / LLVM
 };
 
 /// The `fa.attention` (or `fa.attention_grad`) function a config stands

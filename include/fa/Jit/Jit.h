@@ -72,7 +72,7 @@ struct JitOptions {
 struct JitArtifact {
   ImageFormat format = ImageFormat::PTX;
   std::string image;        ///< PTX text or cubin bytes.
-  std::string metadataText; ///< `key = value` lines (see Metadata.h).
+  std::string metadataText; ///< .meta JSON text (see Metadata.h).
   rt::KernelMetadata metadata;
   rt::CacheKey key;
   rt::CacheOutcome outcome = rt::CacheOutcome::Built;

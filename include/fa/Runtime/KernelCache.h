@@ -1,12 +1,13 @@
 //===- KernelCache.h - On-disk and in-memory kernel cache -------*- C++ -*-===//
 //
 // Caches compiled kernel images (or any bytes) with their launch metadata
-// under a key made of a configuration string, the compiler's version string
-// and the target chip. Entries live in memory for the life of the cache
-// object and on disk in a directory (default: $FLASHMLIR_CACHE_DIR, else
-// ~/.cache/flashmlir), one file per key:
+// (the .meta JSON; the JIT parses what it reads back with
+// parseKernelMetadata()) under a key made of a configuration string, the
+// compiler's version string and the target chip. Entries live in memory for
+// the life of the cache object and on disk in a directory (default:
+// $FLASHMLIR_CACHE_DIR, else ~/.cache/flashmlir), one file per key:
 //
-//   FLASHMLIR-KERNEL-CACHE 2\n
+//   FLASHMLIR-KERNEL-CACHE 3\n
 //   key-bytes <K>\n
 //   metadata-bytes <M>\n
 //   payload-bytes <P>\n

@@ -30,8 +30,9 @@ constexpr int64_t kMaxGridYZ = 65535;
 constexpr int64_t kMaxBlockSize = 1024;
 
 /// Whether `v` is a valid `scale` or nonzero `softcap`: positive, finite
-/// and normal. The .meta file carries them as decimal text, and a
-/// subnormal does not read back (strtod reports ERANGE for it).
+/// and normal. The .meta file carries them as decimal text, which a
+/// subnormal need not survive in every reader (strtod reports ERANGE for
+/// it), so neither side takes one.
 inline bool isValidScaleValue(double v) {
   return std::isfinite(v) && v >= DBL_MIN;
 }

@@ -1,50 +1,62 @@
 //===- Metadata.h - Kernel metadata (.meta files) ---------------*- C++ -*-===//
 //
-// fa-compile emits, next to each kernel's PTX, a `<name>.meta` text file that
-// describes the kernel's ABI: one `key = value` per line, `#` starts a comment
-// that runs to the end of the line, blank lines are ignored. Example:
+// fa-compile emits, next to each kernel's PTX, a `<name>.meta` file that
+// describes the kernel's ABI: one JSON object. Example (a forward kernel):
 //
-//   kind = forward            # or backward
-//   entry = fa_fwd            # kernel symbol in the PTX
-//   chip = sm_90
-//   dtype = bf16              # bf16 | f16
-//   batch = 2
-//   heads_q = 8
-//   heads_kv = 2
-//   seq_q = 1024
-//   seq_kv = 1024
-//   head_dim = 128
-//   head_dim_v = 128
-//   scale = 0.08838834764831845
-//   causal = 1
-//   window_left = -1          # -1 = unbounded (optional, default -1)
-//   window_right = -1         # (optional, default -1)
-//   softcap = 0               # 0 = none (optional, default 0)
-//   block_q = 64              # informational (optional)
-//   block_kv = 64             # informational (optional)
-//   grid = 16,8,2
-//   block = 128,1,1
-//   shared_bytes = 49152      # dynamic shared memory for cuLaunchKernel
-//   args = q,k,v,o,lse        # kernel parameters, in order
-//   tensor_maps = q:128x64    # TMA descriptor parameters (optional)
+//   {
+//     "kind": "forward",             // "backward" / "quantize": see below
+//     "chip": "sm_90",
+//     "dtype": "bf16",               // "bf16" | "f16" | "e4m3"
+//     "batch": 2,
+//     "heads_q": 8,
+//     "heads_kv": 2,
+//     "seq_q": 1024,
+//     "seq_kv": 1024,
+//     "head_dim": 128,
+//     "head_dim_v": 128,
+//     "scale": 0.08838834764831845,
+//     "causal": true,
+//     "window_left": -1,             // -1 = unbounded (optional, default -1)
+//     "window_right": -1,            // (optional, default -1)
+//     "softcap": 0.0,                // 0 = none (optional, default 0)
+//     "block_q": 64,                 // informational (optional)
+//     "block_kv": 64,                // informational (optional)
+//     "tensor_maps": {"q": [128, 64]},  // TMA descriptors (optional)
+//     "entry": "fa_fwd",             // kernel symbol in the PTX
+//     "grid": [16, 8, 2],
+//     "block": [128, 1, 1],
+//     "shared_bytes": 49152,         // dynamic shared memory
+//     "args": ["q", "k", "v", "o", "lse"],  // kernel parameters, in order
+//     "compiler": "flashmlir-0.1+..." // (optional)
+//   }
 //
-// A backward kernel set (kind = backward) is one module with three kernels:
-// `entry` (args q,k,v,do,lse,delta,dq_acc,dk,dv) plus the same five launch
-// keys with a `pre_` prefix (delta = rowsum(dO*O), dq_acc = 0; args
-// o,do,delta,dq_acc) and a `post_` prefix (dq = cast(dq_acc); args
-// dq_acc,dq), launched pre, main, post on one stream. The pre_/post_ keys are
-// required for a backward kernel and rejected for a forward one.
+// (JSON has no comments: those above are this page's.) Integers are JSON
+// integers, flags true/false, scale and softcap numbers. Optional flags:
+// "runtime_shapes", "varlen", "deterministic" (default false),
+// "rows_per_warp" (informational), "out_dtype" (an e4m3 kernel's output
+// type). Every key has one JSON type and range; an unknown key, a key set
+// twice, a value of another type or out of range (no narrowing: 1.0 is no
+// integer, 2^63 no int64) are errors that name the key's path, as are
+// syntax errors (with their byte offset).
 //
-// A quantization (kind = quantize: a function of one fa.quantize, compiled
-// by fa-convert-quantize-to-gpu) has its own keys instead of the
+// A backward kernel set ("kind": "backward") is one module with three
+// kernels: `entry` (args q,k,v,do,lse,delta,dq_acc,dk,dv) and the objects
+// "pre" (delta = rowsum(dO*O), dq_acc = 0; args o,do,delta,dq_acc) and
+// "post" (dq = cast(dq_acc); args dq_acc,dq), each with the five launch
+// keys entry, grid, block, shared_bytes and args, launched pre, main, post
+// on one stream. "pre" and "post" are required for a backward kernel and
+// rejected for a forward one.
+//
+// A quantization ("kind": "quantize": a function of one fa.quantize,
+// compiled by fa-convert-quantize-to-gpu) has its own keys instead of the
 // attention's: dtype (bf16 or f16, the input's), batch, heads, groups (a
 // divisor of heads: one descale per (batch, group)), seq, head_dim,
 // rotation_seed (optional: the Hadamard rotation's seed), the main launch
-// (args x,amax,out,descale: the scale kernel) and a `pre_` launch (args
-// x,amax: the amax kernel), launched pre, main after amax ([batch, groups]
-// i32) is zeroed. x is [batch, heads, seq, head_dim], out the same in
-// e4m3, descale [batch, groups] f32. heads, groups and seq are stored in
-// headsQ, headsKV and seqQ (seqKV = seqQ, headDimV = headDim).
+// (args x,amax,out,descale: the scale kernel) and "pre" (args x,amax: the
+// amax kernel), launched pre, main after amax ([batch, groups] i32) is
+// zeroed. x is [batch, heads, seq, head_dim], out the same in e4m3,
+// descale [batch, groups] f32. heads, groups and seq are stored in headsQ,
+// headsKV and seqQ (seqKV = seqQ, headDimV = headDim).
 //
 // A kernel parameter is a device pointer (u64) to a dense row-major tensor:
 // q [B,Hq,Nq,D], k [B,Hkv,Nk,D], v [B,Hkv,Nk,Dv], o [B,Hq,Nq,Dv] (all of
@@ -55,10 +67,10 @@
 // A parameter named `tmap_<x>` is instead a TMA descriptor (a 128-byte
 // CUtensorMap passed by value: `.param .align 64 .b8 tmap_<x>[128]`, a
 // __grid_constant__) that the runtime encodes per launch from tensor x's
-// pointer. Each one needs an entry in `tensor_maps`, a comma-separated list
-// of `<x>:<rows>x<cols>` (x one of q, k, v, o; backward also do, dq, dk, dv;
-// rows and cols in [1, 256]): the map views x as [B, heads, seq, dim] with
-// boxes of `rows` sequence rows by `cols` columns, 128-byte swizzle and
+// pointer. Each one needs an entry `"<x>": [rows, cols]` in the object
+// `tensor_maps` (x one of q, k, v, o; backward also do, dq, dk, dv; rows
+// and cols in [1, 256]): the map views x as [B, heads, seq, dim] with boxes
+// of `rows` sequence rows by `cols` columns, 128-byte swizzle and
 // out-of-bounds elements read as zero (attentionTileMap() in TensorMap.h).
 // Every entry's `tmap_<x>` must be a parameter of some launch.
 //
@@ -104,7 +116,7 @@ struct LaunchSpec {
   bool hasArg(std::string_view name) const;
 };
 
-/// A `tensor_maps` entry `<tensor>:<rows>x<cols>`: kernel parameter
+/// A `tensor_maps` entry `"<tensor>": [rows, cols]`: kernel parameter
 /// `tmap_<tensor>` is a CUtensorMap over `tensor` with rows x cols boxes.
 struct TensorMapParam {
   std::string tensor; ///< q, k, v, o, do, dq, dk, dv or dq_acc.
@@ -113,7 +125,7 @@ struct TensorMapParam {
 
   /// The kernel parameter it describes: "tmap_<tensor>".
   std::string paramName() const { return "tmap_" + tensor; }
-  /// The entry as written in .meta: "<tensor>:<rows>x<cols>".
+  /// The entry in messages and configString(): "<tensor>:<rows>x<cols>".
   std::string toString() const;
 };
 
@@ -141,11 +153,11 @@ struct KernelMetadata {
   int64_t windowRight = -1; ///< -1: unbounded.
   double softcap = 0.0;     ///< 0: none.
 
-  /// Runtime shapes (`runtime_shapes = 1`): one kernel (set) for every
+  /// Runtime shapes (`"runtime_shapes": true`): one kernel (set) for every
   /// batch and pair of sequence lengths. batch, seqQ, seqKV and grid
   /// are then the call's, 0 here until instantiate() fills them in.
   bool runtimeShapes = false;
-  /// Packed sequences (`varlen = 1`, with runtime_shapes): the kernel takes
+  /// Packed sequences (`"varlen": true`, with runtime_shapes): the kernel takes
   /// cu_seqlens_q / cu_seqlens_k (int32, sequences + 1 running offsets into
   /// rows of batch-1 tensors of seq_q / seq_kv rows); the grid is
   /// (ceil(maxSeqQ / block_q), heads_q, sequences). `sequences` and
@@ -154,7 +166,7 @@ struct KernelMetadata {
   /// maxSeqKV: the longest key sequence, which sizes a varlen backward's
   /// grid (ceil(maxSeqKV / block_kv), heads_kv, sequences).
   int64_t sequences = 0, maxSeqQ = 0, maxSeqKV = 0;
-  /// A deterministic backward (`deterministic = 1`): its main kernel adds
+  /// A deterministic backward (`"deterministic": true`): its main kernel adds
   /// dQ in KV-block order, taking turns on `dq_turns` (i32, one per batch,
   /// query head and Q block of block_q rows; zero before the launch).
   bool deterministic = false;
@@ -177,9 +189,9 @@ struct KernelMetadata {
   /// q, k, v, o, do, dq, dk, dv (not the order written). Empty: none.
   std::vector<TensorMapParam> tensorMaps;
 
-  /// Backward only (pre_* / post_* keys): the kernel launched before `entry`
-  /// (delta = rowsum(dO*O), dq_acc = 0) and the one after it (dq =
-  /// cast(dq_acc)). Empty for a forward kernel.
+  /// Backward ("pre" / "post" objects; a quantization: "pre"): the kernel
+  /// launched before `entry` (delta = rowsum(dO*O), dq_acc = 0) and the one
+  /// after it (dq = cast(dq_acc)). Empty for a forward kernel.
   LaunchSpec pre, post;
 
   /// The main kernel's launch (entry, grid, block, sharedBytes, args).
@@ -229,12 +241,18 @@ struct KernelMetadata {
 /// entries of cu_seqlens): a 64-bit integer passed by value.
 bool isSizeParameter(std::string_view name);
 
-/// Parses .meta text. On error, `out` is unspecified and the message locates
-/// the problem, e.g. "line 7: unknown key 'foo'", "line 5: bad value for
-/// 'batch': expected a positive integer, got 'two'", "missing required keys:
-/// entry, grid". Also checks consistency between keys (heads_q a multiple of
-/// heads_kv, forward kernels taking q, k, v and o, each `tmap_<x>` parameter
-/// described by exactly one `tensor_maps` entry and each entry used).
+/// The largest .meta text parseKernelMetadata() reads (the compiler's are a
+/// few KiB): a file can nest no deeper, nor hold more, than this allows.
+constexpr size_t kMaxMetadataBytes = 65536;
+
+/// Parses .meta text (JSON). Never throws. On error, `out` is unspecified and
+/// the message locates the problem by its key path, e.g. "\"foo\": unknown
+/// key", "\"grid\"[1]: expected an integer in [1, 65535], got -3",
+/// "missing required keys of a forward kernel: \"entry\", \"grid\"", "not
+/// valid JSON at byte 12: ...". Also checks consistency between keys
+/// (heads_q a multiple of heads_kv, forward kernels taking q, k, v and o,
+/// each `tmap_<x>` parameter described by a `tensor_maps` entry and each
+/// entry used).
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out);
 
 /// Reads and parses a .meta file; errors are prefixed with the path.
