@@ -357,17 +357,11 @@ faStatus faCompile(faContext context, const faConfig *config,
   if (!got.ok())
     return fail(context, classify(got.status().message()),
                 got.status().message());
-  // The metadata text: the same build again is a memory hit of the cache.
-  auto artifact =
-      buildKernelOf(direction, c, *context->cache, options, *context->driver);
   setWarning(context, got->warning);
   auto *k = new faKernel_(std::move(got->kernel));
   k->direction = direction;
   k->cacheHit = got->cacheHit();
-  if (artifact.ok())
-    k->metadataText = artifact->metadataText;
-  else
-    k->metadataText = k->kernel.metadata().configString();
+  k->metadataText = std::move(got->metadataText);
   registerHandle(k, HandleKind::Kernel);
   *out = k;
   return ok();

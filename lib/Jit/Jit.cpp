@@ -281,7 +281,8 @@ StatusOr<JitKernel> getKernel(const AttentionConfig &config, KernelKind kind,
   if (!kernel.ok())
     return kernel.status().withContext("loading the JIT kernel " +
                                        a.key.config);
-  return JitKernel{std::move(*kernel), a.outcome, a.compiled, a.warning};
+  return JitKernel{std::move(*kernel), a.outcome, a.compiled, a.warning,
+                   a.metadataText};
 }
 
 Status attentionOnly(const AttentionConfig &config, const char *function) {
@@ -370,7 +371,9 @@ StatusOr<jit::JitKernel> jit::loadPrecompiledKernel(const std::string &ptxPath,
                                                     KernelCache &cache,
                                                     Driver &driver) {
   KernelMetadata metadata;
-  FA_RT_RETURN_IF_ERROR(readKernelMetadataFile(metaPath, metadata));
+  std::string metadataText;
+  FA_RT_RETURN_IF_ERROR(
+      readKernelMetadataFile(metaPath, metadata, &metadataText));
   std::string ptx;
   FA_RT_RETURN_IF_ERROR(readFile(ptxPath, ptx));
   CacheOutcome outcome = CacheOutcome::Built;
@@ -381,5 +384,6 @@ StatusOr<jit::JitKernel> jit::loadPrecompiledKernel(const std::string &ptxPath,
       &warning, driver);
   if (!kernel.ok())
     return kernel.status();
-  return JitKernel{std::move(*kernel), outcome, false, std::move(warning)};
+  return JitKernel{std::move(*kernel), outcome, false, std::move(warning),
+                   std::move(metadataText)};
 }

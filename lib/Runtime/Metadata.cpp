@@ -549,10 +549,12 @@ Status readFile(const std::string &path, std::string &out) {
   return Status::success();
 }
 
-Status readKernelMetadataFile(const std::string &path, KernelMetadata &out) {
-  std::string text;
-  FA_RT_RETURN_IF_ERROR(readFile(path, text));
-  return parseKernelMetadata(text, out).withContext(path);
+Status readKernelMetadataFile(const std::string &path, KernelMetadata &out,
+                              std::string *text) {
+  std::string read;
+  std::string &kept = text ? *text : read;
+  FA_RT_RETURN_IF_ERROR(readFile(path, kept));
+  return parseKernelMetadata(kept, out).withContext(path);
 }
 
 } // namespace fa::rt

@@ -88,6 +88,7 @@ struct JitKernel {
   rt::CacheOutcome outcome = rt::CacheOutcome::Built;
   bool compiled = false; ///< The compiler ran during this call.
   std::string warning;
+  std::string metadataText; ///< The .meta JSON text the kernel was loaded by.
   bool cacheHit() const {
     return outcome == rt::CacheOutcome::MemoryHit ||
            outcome == rt::CacheOutcome::DiskHit;

@@ -255,8 +255,10 @@ constexpr size_t kMaxMetadataBytes = 65536;
 /// entry used).
 Status parseKernelMetadata(std::string_view text, KernelMetadata &out);
 
-/// Reads and parses a .meta file; errors are prefixed with the path.
-Status readKernelMetadataFile(const std::string &path, KernelMetadata &out);
+/// Reads and parses a .meta file; errors are prefixed with the path. `text`,
+/// if given, receives the file's text.
+Status readKernelMetadataFile(const std::string &path, KernelMetadata &out,
+                              std::string *text = nullptr);
 
 /// Reads a whole file into `out` (binary-safe).
 Status readFile(const std::string &path, std::string &out);
