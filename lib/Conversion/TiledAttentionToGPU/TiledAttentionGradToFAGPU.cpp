@@ -390,7 +390,7 @@ struct ConvertTiledAttentionGradToFAGPUPass
     if (failed(emitBackwardPreKernel(b, gpuModule, func, forall, c)))
       return failure();
     gpu::GPUFuncOp kernel =
-        createKernelFunc(b, loc, gpuModule, c.name, arguments, "backward",
+        createKernelFunc(b, opLoc, gpuModule, c.name, arguments, "backward",
                          {kvBlocks, c.headsKV, gridZ}, 32 * warps,
                          /*sharedBytes=*/0, c);
     if (failed(emitBackwardPostKernel(b, gpuModule, func, forall, c)))

@@ -210,7 +210,7 @@ struct ConvertTiledAttentionToFAGPUPass
     int64_t warps =
         mmaSync ? config->warps() : config->blockQ / kWarpgroupRows * 4;
     gpu::GPUFuncOp kernel = createKernelFunc(
-        b, func.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
+        b, forall.getLoc(), gpuModule, func.getSymName(), arguments, "forward",
         config->grid(), 32 * warps, /*sharedBytes=*/0, *config);
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);
