@@ -176,12 +176,48 @@ else:  # pragma: no cover - older or other builds of torch
         return torch.cuda.current_stream(t.device).cuda_stream
 
 
-def _attention_forward(q, k, v, config, runtime_shapes, choice=None):
+# lse of calls that neither return it nor record it for a backward:
+# (device index, stream) -> float32 buffer the kernel writes and nobody
+# reads. Calls on one stream run in order, so they may share one; a grown
+# buffer's predecessors are kept alive, since a captured CUDA graph may
+# still write into them.
+_lse_scratch = {}
+_lse_scratch_kept = []
+
+
+def _lse_scratch_pointer(q, stream, rows):
+    """The address of a scratch lse of `rows` floats on q's device."""
+    key = (q.get_device(), stream)
+    buffer = _lse_scratch.get(key)
+    if buffer is None or buffer.numel() < rows:
+        if buffer is not None:
+            _lse_scratch_kept.append(buffer)
+        buffer = torch.empty(max(rows, 2 * (0 if buffer is None else
+                                            buffer.numel())),
+                             dtype=torch.float32, device=q.device)
+        _lse_scratch[key] = buffer
+    return buffer.data_ptr()
+
+
+def _attention_forward(q, k, v, config, runtime_shapes, choice=None,
+                       keep_lse=True):
     """o and lse of one call, and the q, k, v the kernel read. choice: the
-    (kernel, launch shape) of _forward_kernel, if the caller has it."""
+    (kernel, launch shape) of _forward_kernel, if the caller has it. Without
+    keep_lse (lse neither returned nor saved) lse goes to a scratch buffer
+    (one allocation less a call) and comes back as None."""
     kernel, shape = choice or _forward_kernel(config, q.device,
                                               runtime_shapes)
     dense = q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
+    if dense and not keep_lse:
+        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
+                        device=q.device)
+        stream = _stream(q)
+        lse = _lse_scratch_pointer(q, stream,
+                                   q.shape[0] * q.shape[1] * q.shape[2])
+        kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                       o.data_ptr(), lse, strides=None, stream=stream,
+                       shape=shape)
+        return q, k, v, o, None
     if not dense:
         # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a
         # packed QKV tensor) are read in place where the kernel takes them
@@ -483,7 +519,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
                                              k.requires_grad or
                                              v.requires_grad)):
             _, _, _, o, lse = _attention_forward(q, k, v, checked[0],
-                                                 runtime_shapes, checked[1])
+                                                 runtime_shapes, checked[1],
+                                                 keep_lse=return_lse)
             return (o, lse) if return_lse else o
     if not isinstance(deterministic, bool):
         raise TypeError("flashmlir.attention: deterministic must be True or "
@@ -513,5 +550,5 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
         if key is not None:
             _checked_calls[key] = (config, choice)
         _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes,
-                                             choice)
+                                             choice, keep_lse=return_lse)
     return (o, lse) if return_lse else o

@@ -186,3 +186,28 @@ def test_attention_fp8_non_positive_descales_make_their_rows_nan():
     spoiled[1, 2] = spoiled[0, 3] = True
     assert not torch.isnan(o[~spoiled]).any()
     assert torch.equal(o[~spoiled], good[~spoiled])
+
+
+def test_lse_scratch_shared_per_stream_and_kept_when_grown():
+    # A call that neither returns lse nor records it for a backward writes
+    # it to a scratch buffer of its device and stream: one buffer serves
+    # every smaller call; a grown one keeps its predecessor alive (a
+    # captured CUDA graph may still write there).
+    from flashmlir import torch_ops
+    q = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
+    saved = dict(torch_ops._lse_scratch), list(torch_ops._lse_scratch_kept)
+    try:
+        torch_ops._lse_scratch.clear()
+        torch_ops._lse_scratch_kept.clear()
+        first = torch_ops._lse_scratch_pointer(q, 7, 100)
+        assert torch_ops._lse_scratch_pointer(q, 7, 60) == first
+        other = torch_ops._lse_scratch_pointer(q, 8, 60)
+        assert other != first
+        grown = torch_ops._lse_scratch_pointer(q, 7, 150)
+        assert grown != first
+        assert torch_ops._lse_scratch[(-1, 7)].numel() >= 200
+        assert [b.data_ptr() for b in torch_ops._lse_scratch_kept] == [first]
+    finally:
+        torch_ops._lse_scratch.clear()
+        torch_ops._lse_scratch.update(saved[0])
+        torch_ops._lse_scratch_kept[:] = saved[1]
