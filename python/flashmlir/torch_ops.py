@@ -167,10 +167,12 @@ def _forward_strides(q, k, v, o, lse):
     return s
 
 
-if hasattr(torch._C, "_cuda_getCurrentRawStream"):
+_RAW_STREAM = hasattr(torch._C, "_cuda_getCurrentRawStream")
+if _RAW_STREAM:
     def _stream(t):
-        """The current torch stream of t's device (a CUstream as an int)."""
-        return torch._C._cuda_getCurrentRawStream(t.device.index)
+        """The current torch stream of t's device (a CUstream as an int).
+        get_device(): the index without building a torch.device."""
+        return torch._C._cuda_getCurrentRawStream(t.get_device())
 else:  # pragma: no cover - older or other builds of torch
     def _stream(t):
         return torch.cuda.current_stream(t.device).cuda_stream
@@ -426,8 +428,35 @@ if _CUSTOM_OPS:
                                   setup_context=_setup_context)
 
 
-# Calls that passed the checks: _call_key -> (config, (kernel, shape)).
+# Calls that passed the checks: _call_key -> _checked_call's tuple.
 _checked_calls = {}
+
+
+def _checked_call(q, v, config, choice):
+    """What a repeat of a checked call needs: its config and kernel choice,
+    the kernel's bound launch, o's and lse's shapes and lse's row count."""
+    kernel, shape = choice
+    lse_shape = tuple(q.shape[:3])
+    return (config, choice, kernel.forward, shape,
+            lse_shape + (v.shape[3],), lse_shape, math.prod(lse_shape))
+
+
+def _launch_checked(q, k, v, checked, return_lse):
+    """The thin call path: a repeat of a checked call on dense tensors. Only
+    what differs call to call is computed: the outputs, the pointers and the
+    stream (issue "thin call path": every line here costs each call)."""
+    _, _, launch, shape, o_shape, lse_shape, rows = checked
+    o = q.new_empty(o_shape)
+    stream = torch._C._cuda_getCurrentRawStream(q.get_device()) \
+        if _RAW_STREAM else _stream(q)
+    if return_lse:
+        lse = q.new_empty(lse_shape, dtype=torch.float32)
+        launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+               lse.data_ptr(), None, stream, shape)
+        return o, lse
+    launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+           _lse_scratch_pointer(q, stream, rows), None, stream, shape)
+    return o
 
 
 def _call_key(q, k, v, causal, scale, window, softcap, deterministic,
@@ -518,6 +547,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
                 torch.is_grad_enabled() and (q.requires_grad or
                                              k.requires_grad or
                                              v.requires_grad)):
+            if q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
+                return _launch_checked(q, k, v, checked, return_lse)
             _, _, _, o, lse = _attention_forward(q, k, v, checked[0],
                                                  runtime_shapes, checked[1],
                                                  keep_lse=return_lse)
@@ -548,7 +579,7 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     else:  # no graph to record: skip autograd's bookkeeping
         choice = _forward_kernel(config, q.device, runtime_shapes)
         if key is not None:
-            _checked_calls[key] = (config, choice)
+            _checked_calls[key] = _checked_call(q, v, config, choice)
         _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes,
                                              choice, keep_lse=return_lse)
     return (o, lse) if return_lse else o

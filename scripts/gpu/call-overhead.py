@@ -72,7 +72,16 @@ def main():
             "flashmlir.attention": lambda: flashmlir.attention(q, k, v),
             "C API launch (Kernel.forward)":
                 lambda: kernel.forward(*pointers, stream=stream),
+            "flashmlir.attention(return_lse)":
+                lambda: flashmlir.attention(q, k, v, return_lse=True),
             "torch SDPA": lambda: F.scaled_dot_product_attention(q, k, v),
+            # The pieces the thin path is made of, each alone.
+            "  q.new_empty(o's shape)": lambda: q.new_empty((1, 1, 128, 64)),
+            "  torch.empty(dtype, device)":
+                lambda: torch.empty((1, 1, 128, 64), dtype=q.dtype,
+                                    device=q.device),
+            "  current raw stream": lambda:
+                torch._C._cuda_getCurrentRawStream(q.get_device()),
         }
         for name, fn in calls.items():
             print("%-32s cpu %.2f us/call, throughput %.2f us/call"

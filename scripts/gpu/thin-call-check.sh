@@ -30,8 +30,14 @@ mkdir -p "$out"
 status=0
 nvidia-smi -L
 echo "== fa-launch-overhead (runtime-only build)"
+# The runtime's .meta parser needs nlohmann-json: installed, or its
+# headers carried (as scripts/gpu/check.sh takes them).
+json_args=()
+[ -f .gpu-carry/nlohmann-json/nlohmann/json.hpp ] &&
+  json_args=(-DFA_NLOHMANN_JSON_INCLUDE_DIR="$PWD/.gpu-carry/nlohmann-json")
 cmake -G Ninja -S . -B build-gpu -DFA_RUNTIME_ONLY=ON -DFA_ENABLE_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=Release >/dev/null && ninja -C build-gpu fa-launch-overhead >/dev/null ||
+  -DCMAKE_BUILD_TYPE=Release ${json_args[@]+"${json_args[@]}"} >/dev/null &&
+  ninja -C build-gpu fa-launch-overhead >/dev/null ||
   { echo "thin-call-check: build failed"; exit 1; }
 for round in 1 2 3; do
   build-gpu/bin/fa-launch-overhead --ptx $kernels/tiny_d64_n128.ptx \
