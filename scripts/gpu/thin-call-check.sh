@@ -11,6 +11,7 @@
 #   scripts/gpu/thin-call-check.sh --kernels        (.gpu-carry/overhead)
 # There (carry .gpu-carry):
 #   OUT=$OUT bash scripts/gpu/thin-call-check.sh
+# (FA_THIN_CALL_ONLY=1: fa-launch-overhead and call-overhead.py only.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 kernels=.gpu-carry/overhead
@@ -52,6 +53,8 @@ tar -C "$work" -xJf .gpu-carry/python/flashmlir-python.tar.xz
 export PYTHONPATH=$work FLASHMLIR_CACHE_DIR=$work/cache PYTHONUNBUFFERED=1
 echo "== call-overhead.py"
 python3 scripts/gpu/call-overhead.py --profile 2>&1 | tee "$out/call-overhead.log" || status=1
+# FA_THIN_CALL_ONLY=1: the two cost measures alone (a short device call).
+[ "${FA_THIN_CALL_ONLY:-0}" = 1 ] && exit $status
 echo "== multi-device-check.py"
 python3 scripts/gpu/multi-device-check.py --package "" 2>&1 |
   tee "$out/multi-device.log" || status=1
