@@ -476,13 +476,14 @@ StatusOr<KernelParams> forwardKernelParams(const KernelMetadata &m,
 
 StatusOr<std::vector<KernelParams>>
 backwardKernelParams(const KernelMetadata &m, const AttentionBackwardArgs &args,
-                     CUdeviceptr workspace, TensorMapEncodeFn encode) {
+                     CUdeviceptr workspace, TensorMapEncodeFn encode,
+                     TensorMapCache *cache) {
   const std::vector<NamedPointer> pointers =
       backwardPointers(m, args, workspace);
   std::vector<KernelParams> all;
   for (const LaunchSpec &launch : m.launches()) {
     StatusOr<KernelParams> params =
-        buildKernelParams(m, launch, pointers, encode);
+        buildKernelParams(m, launch, pointers, encode, cache);
     if (!params.ok())
       return params.status();
     all.push_back(std::move(*params));
@@ -513,8 +514,8 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
   if (!encode.ok())
     return failed(encode.status());
   const LaunchSpec launch = m.mainLaunch();
-  StatusOr<KernelParams> params =
-      buildKernelParams(m, launch, forwardPointers(args), *encode);
+  StatusOr<KernelParams> params = buildKernelParams(
+      m, launch, forwardPointers(args), *encode, &kernel.tensorMaps());
   if (!params.ok())
     return failed(params.status());
   if (Status s = launchOne(kernel, kernel.function(), launch, *params, stream);
@@ -555,7 +556,7 @@ Status attentionBackward(const Kernel &kernel,
   if (!encode.ok())
     return failed(encode.status());
   StatusOr<std::vector<KernelParams>> params =
-      backwardKernelParams(m, args, workspace, *encode);
+      backwardKernelParams(m, args, workspace, *encode, &kernel.tensorMaps());
   if (!params.ok())
     return failed(params.status());
   // A deterministic backward's turns start at zero on every call.

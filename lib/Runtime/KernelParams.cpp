@@ -98,7 +98,8 @@ const NamedPointer *findPointer(const std::vector<NamedPointer> &pointers,
 StatusOr<CUtensorMap> encodeParam(const KernelMetadata &m,
                                   const TensorMapParam &map,
                                   const std::vector<NamedPointer> &pointers,
-                                  TensorMapEncodeFn encode) {
+                                  TensorMapEncodeFn encode,
+                                  TensorMapCache *cache) {
   const NamedPointer *base = findPointer(pointers, map.tensor);
   if (!base)
     return Status::error("this call has no tensor '" + map.tensor + "'");
@@ -108,7 +109,7 @@ StatusOr<CUtensorMap> encodeParam(const KernelMetadata &m,
       tensorMapSpec(m, map, base->pointer, base->strides);
   if (!spec.ok())
     return spec.status();
-  return encodeTensorMap(*spec, encode);
+  return cache ? cache->encode(*spec, encode) : encodeTensorMap(*spec, encode);
 }
 
 } // namespace
@@ -134,7 +135,7 @@ StatusOr<TensorMapSpec> tensorMapSpec(const KernelMetadata &m,
 StatusOr<KernelParams>
 buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
                   const std::vector<NamedPointer> &pointers,
-                  TensorMapEncodeFn encode) {
+                  TensorMapEncodeFn encode, TensorMapCache *cache) {
   KernelParams params;
   params.reserve(launch.args.size());
   for (const std::string &name : launch.args) {
@@ -160,7 +161,8 @@ buildKernelParams(const KernelMetadata &m, const LaunchSpec &launch,
     if (!map)
       return Status::error("unknown parameter '" + name + "' of kernel '" +
                            launch.entry + "'");
-    StatusOr<CUtensorMap> encoded = encodeParam(m, *map, pointers, encode);
+    StatusOr<CUtensorMap> encoded =
+        encodeParam(m, *map, pointers, encode, cache);
     if (!encoded.ok())
       return encoded.status().withContext(
           "parameter '" + name + "' (tensor map " + map->toString() + ")");

@@ -185,4 +185,60 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &s, Driver &driver) {
   return encodeValid(s, *encode);
 }
 
+bool TensorMapCache::Key::operator==(const Key &o) const {
+  return encode == o.encode && dataType == o.dataType && base == o.base &&
+         swizzle == o.swizzle && l2Promotion == o.l2Promotion &&
+         rank == o.rank && dims == o.dims && strideBytes == o.strideBytes &&
+         box == o.box;
+}
+
+bool TensorMapCache::keyOf(const TensorMapSpec &s, TensorMapEncodeFn encode,
+                           Key &key) {
+  const size_t rank = s.dims.size();
+  // Specs the checks refuse are not keyed: they go to encodeTensorMap().
+  if (rank == 0 || rank > key.dims.size() || s.box.size() != rank ||
+      s.strideBytes.size() + 1 != rank)
+    return false;
+  key.encode = encode;
+  key.dataType = s.dataType;
+  key.base = s.base;
+  key.swizzle = s.swizzle;
+  key.l2Promotion = s.l2Promotion;
+  key.rank = rank;
+  std::copy(s.dims.begin(), s.dims.end(), key.dims.begin());
+  std::copy(s.strideBytes.begin(), s.strideBytes.end(),
+            key.strideBytes.begin());
+  std::copy(s.box.begin(), s.box.end(), key.box.begin());
+  return true;
+}
+
+StatusOr<CUtensorMap> TensorMapCache::encode(const TensorMapSpec &spec,
+                                             TensorMapEncodeFn encode) {
+  Key key;
+  if (!keyOf(spec, encode, key))
+    return encodeTensorMap(spec, encode);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &[cached, map] : maps_)
+      if (cached == key)
+        return map;
+  }
+  StatusOr<CUtensorMap> map = encodeTensorMap(spec, encode);
+  if (!map.ok())
+    return map;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (maps_.size() < kCapacity) {
+    maps_.emplace_back(key, *map);
+  } else {
+    maps_[oldest_] = {key, *map};
+    oldest_ = (oldest_ + 1) % kCapacity;
+  }
+  return map;
+}
+
+size_t TensorMapCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return maps_.size();
+}
+
 } // namespace fa::rt

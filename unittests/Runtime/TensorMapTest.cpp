@@ -230,6 +230,61 @@ TEST(TensorMap, BadSpecsNeverReachTheDriverAndDriverErrorsAreReported) {
       << map.status().message();
 }
 
+TEST(TensorMap, CacheEncodesEachDistinctMapOnceAndKeepsNoFailures) {
+  call = Call{};
+  TensorMapCache cache;
+  TensorMapSpec s = attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 2,
+                                     4, 300, 64, 64);
+  // A repeated launch: the encoder runs once, the map comes back as built.
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<CUtensorMap> map = cache.encode(s, fakeEncode);
+    ASSERT_TRUE(map.ok()) << map.status().message();
+    EXPECT_EQ(map->opaque[0], 0x7e57u);
+  }
+  EXPECT_EQ(call.calls, 1);
+  // Anything the encoder reads makes another map: address, rows, strides,
+  // box, data type.
+  TensorMapSpec other = s;
+  other.base += 1024;
+  ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  other = s;
+  other.dims[1] = 301;
+  ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  other = s;
+  other.strideBytes[1] += 128;
+  ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  other = s;
+  other.box[1] = 32;
+  ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  other = s;
+  other.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  EXPECT_EQ(call.calls, 6);
+  EXPECT_EQ(cache.size(), 6u);
+  // A driver error is reported each time, never kept.
+  other.base += 4096;
+  call.result = CUDA_ERROR_INVALID_VALUE;
+  EXPECT_FALSE(cache.encode(other, fakeEncode).ok());
+  EXPECT_FALSE(cache.encode(other, fakeEncode).ok());
+  EXPECT_EQ(call.calls, 8);
+  call.result = CUDA_SUCCESS;
+  // A spec the checks refuse never reaches the encoder.
+  other.base += 8;
+  EXPECT_FALSE(cache.encode(other, fakeEncode).ok());
+  EXPECT_EQ(call.calls, 8);
+  EXPECT_EQ(cache.size(), 6u);
+  // Full, the oldest map goes first: the first spec is encoded again.
+  for (size_t i = 0; i < TensorMapCache::kCapacity; ++i) {
+    other = s;
+    other.base += (i + 1) * (1 << 16);
+    ASSERT_TRUE(cache.encode(other, fakeEncode).ok());
+  }
+  EXPECT_EQ(cache.size(), TensorMapCache::kCapacity);
+  const int before = call.calls;
+  ASSERT_TRUE(cache.encode(s, fakeEncode).ok());
+  EXPECT_EQ(call.calls, before + 1);
+}
+
 TEST(TensorMap, WithoutADriverEncodingIsAnError) {
   Driver none("/nonexistent/libcuda.so.1");
   TensorMapSpec s = attentionTileMap(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kBase, 1,

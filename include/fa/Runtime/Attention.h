@@ -194,7 +194,7 @@ Status attentionBackward(const Kernel &kernel,
 StatusOr<std::vector<KernelParams>>
 backwardKernelParams(const KernelMetadata &metadata,
                      const AttentionBackwardArgs &args, CUdeviceptr workspace,
-                     TensorMapEncodeFn encode);
+                     TensorMapEncodeFn encode, TensorMapCache *cache = nullptr);
 
 /// Backward FLOPs = kBackwardFlopsFactor x attentionForwardFlops() (five
 /// matrix products instead of two), the convention of FlashAttention's

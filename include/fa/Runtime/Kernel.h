@@ -14,6 +14,7 @@
 #include "fa/Runtime/Driver.h"
 #include "fa/Runtime/Metadata.h"
 #include "fa/Runtime/Status.h"
+#include "fa/Runtime/TensorMap.h"
 
 #include <memory>
 #include <string>
@@ -91,6 +92,9 @@ public:
   CUfunction postFunction() const { return postFunction_; }
   const Module &module() const { return module_; }
   Driver *driver() const { return module_.driver(); }
+  /// The descriptors its launches encoded last (attentionForward() and
+  /// attentionBackward() reuse them for repeated tensors and shapes).
+  TensorMapCache &tensorMaps() const { return *tensorMaps_; }
 
 private:
   static StatusOr<Kernel> fromModule(Module module,
@@ -100,6 +104,8 @@ private:
   Module module_;
   CUfunction function_ = nullptr;
   CUfunction preFunction_ = nullptr, postFunction_ = nullptr;
+  std::unique_ptr<TensorMapCache> tensorMaps_ =
+      std::make_unique<TensorMapCache>();
 };
 
 /// Loads a kernel through the kernel cache: the cubin compiled from `ptx`

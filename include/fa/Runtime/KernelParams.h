@@ -89,12 +89,12 @@ tensorMapSpec(const KernelMetadata &metadata, const TensorMapParam &map,
 /// The parameters of `launch`, in its `args` order: a name found in
 /// `pointers` is that pointer; a `tmap_<x>` parameter of `metadata` is the
 /// descriptor of tensor x at the pointer named x, encoded with `encode`
-/// (which may be null when the launch takes no tensor map). Errors name the
-/// parameter.
+/// (which may be null when the launch takes no tensor map), through `cache`
+/// when given. Errors name the parameter.
 StatusOr<KernelParams>
 buildKernelParams(const KernelMetadata &metadata, const LaunchSpec &launch,
                   const std::vector<NamedPointer> &pointers,
-                  TensorMapEncodeFn encode);
+                  TensorMapEncodeFn encode, TensorMapCache *cache = nullptr);
 
 } // namespace fa::rt
 

@@ -22,6 +22,8 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace fa::rt {
@@ -83,6 +85,41 @@ StatusOr<CUtensorMap> encodeTensorMap(const TensorMapSpec &spec,
 /// driver's encoder needs a current context (hold a ContextScope on
 /// `driver` while it runs: CUDA_ERROR_INVALID_CONTEXT otherwise).
 StatusOr<TensorMapEncodeFn> tensorMapEncoder(Driver &driver);
+
+/// The maps a kernel's launches encoded last, by everything the encoder
+/// reads (encoder, data type, address, dims, strides, box, swizzle, L2
+/// promotion): a launch that repeats one (the same tensors and shapes)
+/// takes its descriptor as built, without the checks and the driver's
+/// encoding. Keeps kCapacity maps, the oldest replaced first; failures are
+/// not kept. Thread-safe.
+class TensorMapCache {
+public:
+  static constexpr size_t kCapacity = 16;
+  /// encodeTensorMap(spec, encode), or the map it gave for the same inputs.
+  StatusOr<CUtensorMap> encode(const TensorMapSpec &spec,
+                               TensorMapEncodeFn encode);
+  /// How many maps it holds.
+  size_t size() const;
+
+private:
+  /// What the encoder reads: spec's fields in fixed arrays (rank <= 5).
+  struct Key {
+    TensorMapEncodeFn encode = nullptr;
+    CUtensorMapDataType dataType{};
+    CUdeviceptr base = 0;
+    CUtensorMapSwizzle swizzle{};
+    CUtensorMapL2promotion l2Promotion{};
+    size_t rank = 0;
+    std::array<uint64_t, 5> dims{}, strideBytes{};
+    std::array<uint32_t, 5> box{};
+    bool operator==(const Key &other) const;
+  };
+  static bool keyOf(const TensorMapSpec &spec, TensorMapEncodeFn encode,
+                    Key &key);
+  mutable std::mutex mutex_;
+  std::vector<std::pair<Key, CUtensorMap>> maps_;
+  size_t oldest_ = 0;
+};
 
 } // namespace fa::rt
 
