@@ -201,25 +201,12 @@ def _lse_scratch_pointer(q, stream, rows):
     return buffer.data_ptr()
 
 
-def _attention_forward(q, k, v, config, runtime_shapes, choice=None,
-                       keep_lse=True):
+def _attention_forward(q, k, v, config, runtime_shapes, choice=None):
     """o and lse of one call, and the q, k, v the kernel read. choice: the
-    (kernel, launch shape) of _forward_kernel, if the caller has it. Without
-    keep_lse (lse neither returned nor saved) lse goes to a scratch buffer
-    (one allocation less a call) and comes back as None."""
+    (kernel, launch shape) of _forward_kernel, if the caller has it."""
     kernel, shape = choice or _forward_kernel(config, q.device,
                                               runtime_shapes)
     dense = q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
-    if dense and not keep_lse:
-        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype,
-                        device=q.device)
-        stream = _stream(q)
-        lse = _lse_scratch_pointer(q, stream,
-                                   q.shape[0] * q.shape[1] * q.shape[2])
-        kernel.forward(q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                       o.data_ptr(), lse, strides=None, stream=stream,
-                       shape=shape)
-        return q, k, v, o, None
     if not dense:
         # Views (e.g. (B, N, H, D) memory as (B, H, N, D), slices of a
         # packed QKV tensor) are read in place where the kernel takes them
@@ -550,8 +537,7 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
             if q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
                 return _launch_checked(q, k, v, checked, return_lse)
             _, _, _, o, lse = _attention_forward(q, k, v, checked[0],
-                                                 runtime_shapes, checked[1],
-                                                 keep_lse=return_lse)
+                                                 runtime_shapes, checked[1])
             return (o, lse) if return_lse else o
     if not isinstance(deterministic, bool):
         raise TypeError("flashmlir.attention: deterministic must be True or "
@@ -578,8 +564,11 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
         o, lse = FlashAttentionFunction.apply(q, k, v, config, runtime_shapes)
     else:  # no graph to record: skip autograd's bookkeeping
         choice = _forward_kernel(config, q.device, runtime_shapes)
+        checked = _checked_call(q, v, config, choice)
         if key is not None:
-            _checked_calls[key] = _checked_call(q, v, config, choice)
+            _checked_calls[key] = checked
+        if q.is_contiguous() and k.is_contiguous() and v.is_contiguous():
+            return _launch_checked(q, k, v, checked, return_lse)
         _, _, _, o, lse = _attention_forward(q, k, v, config, runtime_shapes,
-                                             choice, keep_lse=return_lse)
+                                             choice)
     return (o, lse) if return_lse else o
