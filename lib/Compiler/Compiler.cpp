@@ -441,6 +441,14 @@ mlir::fa::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
                                  : effective.forwardVariantReason());
     return compileError("compiling to a GPU kernel failed", diagnostics);
   }
+  // Packed sequences size their grid by the longest sequence, which the
+  // kernel does not take: it cannot count its own tiles.
+  if (problem && effective.varlen && effective.persistentBlocks > 0) {
+    problem->emitError() << "persistent-blocks: packed sequences (varlen) run "
+                            "a block per tile; a persistent grid takes "
+                            "static or runtime shapes";
+    return compileError("compiling to a GPU kernel failed", diagnostics);
+  }
   // FP8 runs on the WGMMA forward only (e4m3 tensor-core operands).
   if (problem && effective.isFP8() && !effective.usesWgmmaForward()) {
     problem->emitError() << "FP8 (e4m3) attention runs on the WGMMA forward "

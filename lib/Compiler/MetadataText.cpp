@@ -25,13 +25,16 @@ std::vector<int64_t> arrayAttr(gpu::GPUFuncOp kernel, StringRef name) {
 
 /// The launch keys of one kernel into `meta`: entry, grid, block, shared
 /// bytes, arguments. A grid with a runtime size is the call's (runtime
-/// shapes) and not written.
+/// shapes) and not written; a persistent one of those launches at most
+/// "persistent_blocks" blocks (fagpu-persistent-grid's fa.persistent_blocks).
 void addLaunch(MetadataJson &meta, gpu::GPUFuncOp kernel,
                ArrayRef<std::string> args) {
   std::vector<int64_t> grid = arrayAttr(kernel, "fa.grid");
   meta["entry"] = kernel.getName().str();
   if (!llvm::is_contained(grid, ShapedType::kDynamic))
     meta["grid"] = grid;
+  if (auto blocks = kernel->getAttrOfType<IntegerAttr>("fa.persistent_blocks"))
+    meta["persistent_blocks"] = blocks.getInt();
   meta["block"] = arrayAttr(kernel, "fa.block");
   meta["shared_bytes"] =
       kernel->getAttrOfType<IntegerAttr>("fa.shared_bytes").getInt();

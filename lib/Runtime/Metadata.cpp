@@ -225,6 +225,8 @@ const KeySpec kKeys[] = {
      text(isIdentifier, "a kernel symbol name")},
     {"grid", &M::grid, kAnyKind, kAnyKind, kLaunchKey | kCallShape,
      extents({uint32_t(kMaxGridX), kMaxGridYZ, kMaxGridYZ}, kMax)},
+    {"persistent_blocks", &M::persistentBlocks, kForward, 0, 0,
+     range(1, kMaxGridX)},
     {"block", &M::block, kAnyKind, kAnyKind, kLaunchKey,
      extents({kMaxBlockSize, kMaxBlockSize, 64}, kMaxBlockSize)},
     {"shared_bytes", &M::sharedBytes, kAnyKind, kAnyKind, kLaunchKey,

@@ -68,6 +68,12 @@ Status detail::checkAttentionFlags(KernelMetadata &m, bool outDtypeGiven) {
   if (m.varlen && !m.runtimeShapes)
     return Status::error("\"varlen\": packed sequences need "
                          "\"runtime_shapes\": true");
+  // A static persistent kernel's grid is already its launch.
+  if (m.persistentBlocks > 0 && (!m.runtimeShapes || m.varlen))
+    return Status::error("\"persistent_blocks\": a persistent grid's "
+                         "blocks are a kernel with runtime shapes' (not "
+                         "packed sequences); a static kernel's \"grid\" is "
+                         "its launch");
   // FP8: a forward of e4m3 inputs, its output type given, its descales
   // taken; out_dtype means nothing for other kernels.
   if (m.isFP8()) {

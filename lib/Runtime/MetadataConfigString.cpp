@@ -63,6 +63,8 @@ std::string KernelMetadata::configString() const {
       add("varlen", "1");
   }
   add("grid", dim(grid));
+  if (persistentBlocks > 0)
+    add("persistent_blocks", std::to_string(persistentBlocks));
   add("block", dim(block));
   add("shared_bytes", std::to_string(sharedBytes));
   std::string argList;

@@ -82,6 +82,12 @@ KernelMetadata::instantiate(int64_t batchSize, int64_t queries, int64_t keys,
   if (!grid.ok())
     return grid.status();
   m.grid = *grid;
+  // A persistent kernel: its blocks loop over those tiles (at most
+  // kMaxGridYZ^2 * kMaxGridX of them: no overflow in 64 bits).
+  if (persistentBlocks > 0 && !backward) {
+    const int64_t tiles = int64_t(m.grid.x) * m.grid.y * m.grid.z;
+    m.grid = {uint32_t(std::min(persistentBlocks, tiles)), 1, 1};
+  }
   if (backward)
     for (LaunchSpec *rows : {&m.pre, &m.post}) {
       StatusOr<Dim3> rowGrid = gridOf(

@@ -74,20 +74,27 @@ func.func @softcap(%q: tensor<1x1x64x128xf16>, %k: tensor<1x1x64x128xf16>,
 
 // Runtime shapes: the kernel's memrefs keep the dynamic batch and sequence
 // sizes; a size of an input is memref.dim of its kernel argument; the grid's
-// x and z are dynamic (fa.grid holds kDynamic there) and the Q blocks run
-// last-first from the grid's x; a tile's rows end at the runtime length.
+// x and z are dynamic (fa.grid holds kDynamic there), so the kernel states
+// its tiles, (ceil(Nq / 64), 4 heads, batch), from its own sizes
+// (fagpu.tile_grid) and the Q blocks run last-first from that x; a tile's
+// rows end at the runtime length.
 
 // CHECK-LABEL: gpu.func @runtime_shapes
 // CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x64xbf16>, %[[K:.*]]: memref<?x2x?x64xbf16>, %[[V:.*]]: memref<?x2x?x64xbf16>, %[[O:.*]]: memref<?x4x?x64xbf16>, %[[LSE:.*]]: memref<?x4x?xf32>) kernel
 // CHECK-SAME: fa.grid = array<i64: -9223372036854775808, 4, -9223372036854775808>
-// CHECK: %[[GX:.*]] = gpu.grid_dim  x
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[ROWS:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x?x64xbf16>
+// CHECK: %[[GX:.*]] = arith.ceildivsi %[[ROWS]], %[[C64]] : index
+// CHECK: %[[BATCH:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x?x64xbf16>
+// CHECK: fagpu.tile_grid %[[GX]], %[[C4]], %[[BATCH]]
+// CHECK-NOT: gpu.grid_dim
 // CHECK: %[[LAST:.*]] = arith.subi %[[GX]], %{{.*}} : index
 // CHECK: %[[BX:.*]] = gpu.block_id  x
 // CHECK: arith.subi %[[LAST]], %[[BX]] : index
-// CHECK: %[[NQ:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x?x64xbf16>
 // CHECK: %[[NK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x2x?x64xbf16>
-// CHECK: %[[QROWS:.*]] = memref.subview %[[Q]][{{.*}}] [1, 1, %[[NQ]], 64] [1, 1, 1, 1] : memref<?x4x?x64xbf16> to memref<?x64xbf16, strided<[64, 1], offset: ?>>
-// CHECK: fagpu.copy_to_shared %[[QROWS]][%{{.*}}] limit %[[NQ]]
+// CHECK: %[[QROWS:.*]] = memref.subview %[[Q]][{{.*}}] [1, 1, %[[ROWS]], 64] [1, 1, 1, 1] : memref<?x4x?x64xbf16> to memref<?x64xbf16, strided<[64, 1], offset: ?>>
+// CHECK: fagpu.copy_to_shared %[[QROWS]][%{{.*}}] limit %[[ROWS]]
 // CHECK: scf.for
 // CHECK:   fagpu.copy_to_shared %{{.*}} limit %[[NK]]
 // CHECK: fagpu.store_tile %{{.*}}, %{{.*}}[%{{.*}}] limit %{{.*}} : tensor<64x64xbf16, #fagpu.wgmma_acc<warps = 4>>, memref<?x64xbf16, strided<[64, 1], offset: ?>>

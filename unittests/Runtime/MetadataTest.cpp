@@ -688,6 +688,47 @@ TEST(RuntimeMetadata, RuntimeShapesTakeBatchLengthsAndGridFromTheCall) {
   EXPECT_EQ(fixed->configString(), fixedMeta.configString());
 }
 
+TEST(RuntimeMetadata, PersistentRuntimeShapesLaunchAtMostTheirBlocks) {
+  KernelMetadata m =
+      parseOrDie(patched(runtimeShapesMeta(), {{"persistent_blocks", 132}}));
+  EXPECT_EQ(m.persistentBlocks, 132);
+  // The config string (and so the kernel cache's key) tells it apart.
+  EXPECT_TRUE(contains(m.configString(), "persistent_blocks=132"));
+  EXPECT_FALSE(contains(parseOrDie(runtimeShapesMeta()).configString(),
+                        "persistent_blocks"));
+  // 16 Q blocks x 8 heads x 3 = 384 tiles: 132 blocks loop over them.
+  StatusOr<KernelMetadata> many = m.instantiate(3, 1000, 77);
+  ASSERT_TRUE(many.ok()) << many.status().message();
+  EXPECT_EQ(many->grid.x, 132u);
+  EXPECT_EQ(many->grid.y, 1u);
+  EXPECT_EQ(many->grid.z, 1u);
+  // 2 Q blocks x 8 heads x 1 = 16 tiles: a block each.
+  StatusOr<KernelMetadata> few = m.instantiate(1, 100, 100);
+  ASSERT_TRUE(few.ok()) << few.status().message();
+  EXPECT_EQ(few->grid.x, 16u);
+  EXPECT_EQ(few->grid.y, 1u);
+  EXPECT_EQ(few->grid.z, 1u);
+  // The tile grid's own limits still apply.
+  StatusOr<KernelMetadata> huge = m.instantiate(70000, 8, 8);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_TRUE(contains(huge.status().message(), "exceeds the launch limits"));
+}
+
+TEST(RuntimeMetadata, PersistentBlocksErrors) {
+  expectErrors({
+      // A static kernel's grid is its launch already.
+      {patched(goodMeta(), {{"persistent_blocks", 132}}),
+       "\"persistent_blocks\": a persistent grid's blocks are a kernel with "
+       "runtime shapes' (not packed sequences)"},
+      {patched(runtimeShapesMeta(), {{"persistent_blocks", 0}}),
+       "\"persistent_blocks\""},
+      {patched(runtimeShapesMeta(), {{"persistent_blocks", "132"}}),
+       "\"persistent_blocks\""},
+      {patched(goodBackwardMeta(), {{"persistent_blocks", 132}}),
+       "\"persistent_blocks\""},
+  });
+}
+
 TEST(RuntimeMetadata, RuntimeShapesErrors) {
   expectErrors({
       // The call's keys may not be fixed in the file.

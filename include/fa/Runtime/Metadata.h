@@ -110,6 +110,10 @@ struct Dim3 {
 struct LaunchSpec {
   std::string entry; ///< Kernel symbol name.
   Dim3 grid;
+  /// A runtime-shapes forward whose blocks loop over the tiles
+  /// (`"persistent_blocks"`, fagpu-persistent-grid): a call launches
+  /// min(persistentBlocks, tiles) blocks along x. 0: a block per tile.
+  int64_t persistentBlocks = 0;
   Dim3 block;
   uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
   std::vector<std::string> args; ///< Parameter names, in order.
@@ -181,6 +185,10 @@ struct KernelMetadata {
   int64_t rowsPerWarp = 0; ///< Informational; 0 if absent.
 
   Dim3 grid;
+  /// A runtime-shapes forward whose blocks loop over the tiles
+  /// (`"persistent_blocks"`, fagpu-persistent-grid): a call launches
+  /// min(persistentBlocks, tiles) blocks along x. 0: a block per tile.
+  int64_t persistentBlocks = 0;
   Dim3 block;
   uint32_t sharedBytes = 0;      ///< Dynamic shared memory per block.
   std::vector<std::string> args; ///< Parameter names, in order.
@@ -210,7 +218,9 @@ struct KernelMetadata {
   /// The metadata of one call of batch `batch` and lengths `seqQ`, `seqKV`.
   /// A static kernel's is its own (the call is validated against it later).
   /// A runtime-shapes kernel's has batch and lengths set, the grid
-  /// (ceil(seqQ / block_q), heads_q, batch) and runtimeShapes off, so that
+  /// (ceil(seqQ / block_q), heads_q, batch), or with persistentBlocks
+  /// (min(persistentBlocks, the product of those), 1, 1), and runtimeShapes
+  /// off, so that
   /// the parameters `batch`, `seq_q` and `seq_kv` have values; errors for
   /// lengths below 1 or a grid past the hardware's limits. A varlen
   /// kernel's call is (1, total query rows, total key rows) and its

@@ -80,6 +80,18 @@ struct LowerStage : OpConversionPattern<StageOp> {
   }
 };
 
+/// A block per tile reads its tile from the block ids: the tile grid's
+/// statement (what fagpu-persistent-grid loops over) has nothing to lower.
+struct LowerTileGrid : OpConversionPattern<TileGridOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TileGridOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Places each function's shared tiles one after another (1024-byte
 /// aligned, as swizzled TMA/WGMMA tiles need) and records the total on the
 /// kernel as fa.shared_bytes.
@@ -156,7 +168,8 @@ struct ConvertFAGPUToNVVMPass
              signalPassFailure();
     populateRegisterTilesToNVVMPatterns(converter, patterns, exp2OnFmaEvery);
     patterns.add<LowerAllocShared<AllocSharedOp>,
-                 LowerAllocShared<AllocBarriersOp>, LowerStage>(converter, ctx);
+                 LowerAllocShared<AllocBarriersOp>, LowerStage, LowerTileGrid>(
+        converter, ctx);
     populateSharedCopiesToNVVMPatterns(converter, patterns);
     populateTileAccessToNVVMPatterns(converter, patterns, matrixStores);
     populateStoreTileToNVVMPatterns(converter, patterns);

@@ -241,35 +241,53 @@ struct ConvertTiledAttentionToFAGPUPass
     // fill the tail.
     Location loc = func.getLoc();
     auto ivs = forall.getInductionVars();
+    // With runtime shapes (not packed sequences, whose grid follows the
+    // longest sequence, an argument the kernel does not take) the kernel
+    // computes the forall's extents from its own sizes and states them
+    // (fagpu.tile_grid), so that fagpu-persistent-grid can loop over them;
+    // elsewhere the grid's sizes are the launch's (block ids stand for the
+    // forall's indices) and what only bounds the forall stays on the host.
+    bool statesTileGrid =
+        ShapedType::isDynamic(config->grid()[0]) && !config->varlen;
+    for (Operation &op : func.getBody().front()) {
+      if (&op == forall.getOperation())
+        break;
+      if (!statesTileGrid && op.getNumResults() > 0 &&
+          llvm::all_of(op.getUsers(),
+                       [&](Operation *user) { return user == forall; }) &&
+          llvm::none_of(forall.getOutputs(),
+                        [&](Value out) { return out.getDefiningOp() == &op; }))
+        continue;
+      if (failed(builder.convertOp(op)))
+        return failure();
+    }
+    SmallVector<Value> extents;
+    if (statesTileGrid) {
+      for (OpFoldResult bound : forall.getMixedUpperBound()) {
+        if (auto value = dyn_cast<Value>(bound))
+          bound = builder.map.lookupOrDefault(value);
+        extents.push_back(getValueOrCreateConstantIndexOp(b, loc, bound));
+      }
+      // (batch, head, Q block) is block (z, y, x).
+      fagpu::TileGridOp::create(b, loc, extents[2], extents[1], extents[0]);
+    }
     builder.map.map(ivs[0], gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
     builder.map.map(ivs[1], gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
-    // The Q-block count: static, or the grid's x (Nq known at launch).
+    // The Q-block count: static, the stated tile grid's x, or the launch
+    // grid's x (packed sequences).
     Value qBlocks =
-        ShapedType::isDynamic(config->grid()[0])
-            ? Value(gpu::GridDimOp::create(b, loc, gpu::Dimension::x))
-            : Value(
-                  arith::ConstantIndexOp::create(b, loc, config->numQBlocks()));
+        !ShapedType::isDynamic(config->grid()[0])
+            ? Value(
+                  arith::ConstantIndexOp::create(b, loc, config->numQBlocks()))
+        : statesTileGrid
+            ? extents[2]
+            : Value(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
     Value lastQBlock = arith::SubIOp::create(
         b, loc, qBlocks, arith::ConstantIndexOp::create(b, loc, 1));
     builder.map.map(ivs[2],
                     arith::SubIOp::create(
                         b, loc, lastQBlock,
                         gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
-    for (Operation &op : func.getBody().front()) {
-      if (&op == forall.getOperation())
-        break;
-      // The grid's sizes are the launch's (block ids stand for the forall's
-      // indices): what only bounds the forall stays on the host.
-      if (op.getNumResults() > 0 &&
-          llvm::all_of(op.getUsers(),
-                       [&](Operation *user) { return user == forall; }) &&
-          llvm::none_of(forall.getOutputs(), [&](Value out) {
-            return out.getDefiningOp() == &op;
-          }))
-        continue;
-      if (failed(builder.convertOp(op)))
-        return failure();
-    }
     if (failed(builder.convertBlock(*forall.getBody())))
       return failure();
     for (Operation &op : forall.getTerminator().getYieldingOps())

@@ -1009,3 +1009,23 @@ func.func @expand_parts(%l: tensor<64xf32, #parts>) {
   %e = fagpu.expand_rows %l : tensor<64xf32, #parts> -> tensor<64x16xf32, #fagpu.mma_sync_acc<warps = 4>>
   return
 }
+
+// -----
+
+// A tile grid is a kernel's statement of its tiles.
+func.func @tile_grid_outside_kernel(%n: index) {
+  // expected-error @below {{states a kernel's tiles: it must be in a gpu.func kernel}}
+  fagpu.tile_grid %n, %n, %n
+  return
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @two_tile_grids(%n: index) kernel {
+    fagpu.tile_grid %n, %n, %n
+    // expected-error @below {{must be the only fagpu.tile_grid of its kernel}}
+    fagpu.tile_grid %n, %n, %n
+    gpu.return
+  }
+}

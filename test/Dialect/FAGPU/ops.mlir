@@ -278,3 +278,13 @@ func.func @warp_specialized_reducer(%i: index, %p: index) {
   }
   return
 }
+
+// CHECK-LABEL: gpu.func @tile_grid
+// CHECK: fagpu.tile_grid %{{.*}}, %{{.*}}, %{{.*}}
+gpu.module @tiles {
+  gpu.func @tile_grid(%x: index, %z: index) kernel {
+    %c4 = arith.constant 4 : index
+    fagpu.tile_grid %x, %c4, %z
+    gpu.return
+  }
+}

@@ -21,9 +21,10 @@ gpu.module @m {
 
 // -----
 
-// Runtime shapes: the tile count is known at launch only.
+// Runtime shapes: the tile count is known at launch only, unless the
+// kernel states it.
 gpu.module @m {
-  // expected-error @+1 {{fagpu-persistent-grid needs the tile count at compile time; with runtime shapes (a dynamic fa.grid) a block per tile}}
+  // expected-error @+1 {{fagpu-persistent-grid: with runtime shapes (a dynamic fa.grid) the kernel must state its tiles (fagpu.tile_grid)}}
   gpu.func @runtime_grid(%out: memref<4xf32>) kernel attributes {fa.grid = array<i64: -9223372036854775808, 4, 1>} {
     %one = arith.constant 1.0 : f32
     %bx = gpu.block_id x
@@ -67,6 +68,40 @@ gpu.module @m {
     %n = gpu.grid_dim x
     %bx = gpu.block_id x
     memref.store %one, %out[%bx] : memref<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The tile grid is what the loop's bounds come from: it must be computed
+// at the entry, before the loop, and from the arguments, not a block id.
+gpu.module @m {
+  gpu.func @grid_from_block_id(%out: memref<?xf32>) kernel attributes {fa.grid = array<i64: -9223372036854775808, 1, 1>} {
+    %one = arith.constant 1.0 : f32
+    %c1 = arith.constant 1 : index
+    %bx = gpu.block_id x
+    // expected-error @+1 {{fagpu-persistent-grid: the tile grid must be computed at the kernel's entry from its arguments}}
+    fagpu.tile_grid %bx, %c1, %c1
+    memref.store %one, %out[%bx] : memref<?xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @grid_in_region(%out: memref<?xf32>, %p: i1) kernel attributes {fa.grid = array<i64: -9223372036854775808, 1, 1>} {
+    %one = arith.constant 1.0 : f32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %out, %c0 : memref<?xf32>
+    scf.if %p {
+      // expected-error @+1 {{fagpu-persistent-grid needs the tile grid stated at the kernel's entry}}
+      fagpu.tile_grid %n, %c1, %c1
+    }
+    %bx = gpu.block_id x
+    memref.store %one, %out[%bx] : memref<?xf32>
     gpu.return
   }
 }

@@ -66,3 +66,56 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Runtime shapes: fa.grid's x and z are the call's, so the kernel states its
+// tiles (fagpu.tile_grid: ceil(rows / 64) x 3 x batch, from its sizes). What
+// computes them stays before the loop, which runs over their product; the
+// statement is consumed, fa.grid stays the (dynamic) tile grid and
+// fa.persistent_blocks tells the runtime to launch min(5, tiles) blocks.
+
+// CHECK-LABEL: gpu.func @runtime_tiles
+// CHECK-SAME: fa.grid = array<i64: -9223372036854775808, 3, -9223372036854775808>
+// CHECK-SAME: fa.persistent_blocks = 5
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[ROWS:.*]] = memref.dim %[[IN:.*]], %{{.*}} : memref<?x64xbf16>
+// CHECK-NEXT: %[[X:.*]] = arith.ceildivsi %[[ROWS]], %[[C64]] : index
+// CHECK-NEXT: %[[Z:.*]] = memref.dim %[[OUT:.*]], %{{.*}} : memref<?x3x?xf32>
+// CHECK-NOT: fagpu.tile_grid
+// CHECK: %[[XY:.*]] = arith.muli %[[X]], %[[C3]] : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.muli %[[XY]], %[[Z]] : index
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: arith.divui %[[TILES]], %[[GRID]] : index
+// CHECK: scf.for
+// CHECK:   %[[T:.*]] = arith.addi
+// CHECK-NEXT:   %[[TX:.*]] = arith.remui %[[T]], %[[X]] : index
+// CHECK-NEXT:   %[[REST:.*]] = arith.divui %[[T]], %[[X]] : index
+// CHECK-NEXT:   %[[TY:.*]] = arith.remui %[[REST]], %[[C3]] : index
+// CHECK-NEXT:   %[[TZ:.*]] = arith.divui %[[REST]], %[[C3]] : index
+// CHECK:   fagpu.copy_to_shared %{{.*}} limit %[[ROWS]]
+// CHECK-NEXT:   memref.store %{{.*}}, %[[OUT]][%[[TZ]], %[[TY]], %[[TX]]]
+// CHECK: } {fagpu.tiles}
+// CHECK-NOT: fagpu.tile_grid
+gpu.module @kernels {
+  gpu.func @runtime_tiles(%rows: memref<?x64xbf16>, %out: memref<?x3x?xf32>) kernel
+      attributes {fa.grid = array<i64: -9223372036854775808, 3, -9223372036854775808>} {
+    %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : index
+    %c64 = arith.constant 64 : index
+    %one = arith.constant 1.0 : f32
+    %tile = fagpu.alloc_shared : !fagpu.smem<64x64xbf16, swizzle = 128>
+    %n = memref.dim %rows, %c0 : memref<?x64xbf16>
+    %x = arith.ceildivsi %n, %c64 : index
+    %batch = memref.dim %out, %c0 : memref<?x3x?xf32>
+    fagpu.tile_grid %x, %c3, %batch
+    %bz = gpu.block_id z
+    %by = gpu.block_id y
+    %bx = gpu.block_id x
+    %row = arith.muli %bx, %c64 : index
+    fagpu.copy_to_shared %rows[%row] limit %n into %tile : memref<?x64xbf16>, !fagpu.smem<64x64xbf16, swizzle = 128>
+    memref.store %one, %out[%bz, %by, %bx] : memref<?x3x?xf32>
+    gpu.return
+  }
+}

@@ -316,6 +316,21 @@ LogicalResult WarpAnyOp::verify() {
   return success();
 }
 
+LogicalResult TileGridOp::verify() {
+  auto kernel = (*this)->getParentOfType<gpu::GPUFuncOp>();
+  if (!kernel || !kernel.isKernel())
+    return emitOpError() << "states a kernel's tiles: it must be in a "
+                            "gpu.func kernel";
+  TileGridOp first;
+  kernel.walk([&](TileGridOp grid) {
+    first = grid;
+    return WalkResult::interrupt();
+  });
+  if (first != *this)
+    return emitOpError() << "must be the only fagpu.tile_grid of its kernel";
+  return success();
+}
+
 LogicalResult TileCoordsOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyRegisterTile(*this, result, "result")))

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace fagpu {
@@ -46,12 +47,10 @@ struct PersistentGridPass
 
   LogicalResult loopOverTiles(gpu::GPUFuncOp kernel) {
     auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>("fa.grid");
-    if (grid && llvm::any_of(grid.asArrayRef(), ShapedType::isDynamic))
-      return kernel.emitError()
-             << "fagpu-persistent-grid needs the tile count at compile time; "
-                "with runtime shapes (a dynamic fa.grid) a block per tile";
     if (!grid || grid.size() != 3 ||
-        llvm::any_of(grid.asArrayRef(), [](int64_t n) { return n < 1; }))
+        llvm::any_of(grid.asArrayRef(), [](int64_t n) {
+          return n < 1 && !ShapedType::isDynamic(n);
+        }))
       return kernel.emitError()
              << "fagpu-persistent-grid needs fa.grid = [X, Y, Z] (the block "
                 "per tile)";
@@ -59,6 +58,34 @@ struct PersistentGridPass
       return kernel.emitError()
              << "fagpu-persistent-grid takes kernels of one block";
     Block &entry = kernel.front();
+    TileGridOp tileGrid;
+    kernel.walk([&](TileGridOp grid) { tileGrid = grid; });
+    if (tileGrid && tileGrid->getBlock() != &entry)
+      return tileGrid.emitError()
+             << "fagpu-persistent-grid needs the tile grid stated at the "
+                "kernel's entry";
+    bool dynamic = llvm::any_of(grid.asArrayRef(), ShapedType::isDynamic);
+    if (dynamic && !tileGrid)
+      return kernel.emitError()
+             << "fagpu-persistent-grid: with runtime shapes (a dynamic "
+                "fa.grid) the kernel must state its tiles (fagpu.tile_grid)";
+    // What computes the tile grid stays before the loop: it may read the
+    // kernel's arguments, not its block ids.
+    llvm::SetVector<Operation *> extentOps;
+    if (tileGrid) {
+      SmallVector<Value> pending(tileGrid->getOperands());
+      while (!pending.empty()) {
+        Operation *def = pending.pop_back_val().getDefiningOp();
+        if (!def || !extentOps.insert(def))
+          continue;
+        if (def->getBlock() != &entry || def->getNumRegions() ||
+            isa<gpu::BlockIdOp>(def))
+          return tileGrid.emitError()
+                 << "fagpu-persistent-grid: the tile grid must be computed "
+                    "at the kernel's entry from its arguments";
+        llvm::append_range(pending, def->getOperands());
+      }
+    }
     SmallVector<gpu::BlockIdOp> ids;
     WalkResult walk = kernel.walk([&](Operation *op) {
       if (isa<gpu::GridDimOp>(op) ||
@@ -84,21 +111,31 @@ struct PersistentGridPass
     // which stay at the entry for every tile.
     SmallVector<Operation *> perTile;
     for (Operation &op : entry.without_terminator())
-      if (!isa<AllocSharedOp, AllocBarriersOp>(op) &&
-          !op.hasTrait<OpTrait::ConstantLike>())
+      if (!isa<AllocSharedOp, AllocBarriersOp, TileGridOp>(op) &&
+          !op.hasTrait<OpTrait::ConstantLike>() && !extentOps.contains(&op))
         perTile.push_back(&op);
     if (perTile.empty())
       return success();
 
-    int64_t x = grid[0], y = grid[1], z = grid[2];
-    int64_t tiles = x * y * z;
     Location loc = kernel.getLoc();
     OpBuilder b = OpBuilder::atBlockTerminator(&entry);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value cx = c(x), cy = c(y), zero = c(0), one = c(1);
-    Value two = x == 2 ? cx : c(2);
+    Value zero = c(0), one = c(1);
+    // The tile grid: fa.grid's constants, or the kernel's statement of it.
+    Value cx, cy, two, numTiles;
+    if (dynamic) {
+      cx = tileGrid.getX();
+      cy = tileGrid.getY();
+      two = c(2);
+      Value xy = arith::MulIOp::create(b, loc, cx, cy);
+      numTiles = arith::MulIOp::create(b, loc, xy, tileGrid.getZ());
+    } else {
+      cx = c(grid[0]);
+      cy = c(grid[1]);
+      two = grid[0] == 2 ? cx : c(2);
+    }
     // Rounds of one tile per block; odd rounds run backwards, so that a
     // block with a long tile in one round gets a short one in the next. A
     // causal mask makes the last Q blocks the longest, and in forward order
@@ -108,7 +145,8 @@ struct PersistentGridPass
     Value blocksInGrid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
     Value mirrored = arith::SubIOp::create(
         b, loc, arith::SubIOp::create(b, loc, blocksInGrid, one), block);
-    Value numTiles = c(tiles);
+    if (!dynamic)
+      numTiles = c(grid[0] * grid[1] * grid[2]);
     Value fullRounds = arith::DivUIOp::create(b, loc, numTiles, blocksInGrid);
     Value leftOver = arith::RemUIOp::create(b, loc, numTiles, blocksInGrid);
     auto slotIn = [&](Value round) {
@@ -140,6 +178,17 @@ struct PersistentGridPass
       id.replaceAllUsesWith(tile[static_cast<unsigned>(id.getDimension())]);
       id.erase();
     }
+    if (tileGrid)
+      tileGrid.erase();
+    // The launch: at most `blocks` blocks along x. With runtime shapes the
+    // runtime takes min(blocks, tiles) for each call, from fa.grid (the
+    // tiles, as before) and fa.persistent_blocks.
+    if (dynamic) {
+      kernel->setAttr("fa.persistent_blocks",
+                      b.getI64IntegerAttr(blocks.getValue()));
+      return success();
+    }
+    int64_t tiles = grid[0] * grid[1] * grid[2];
     kernel->setAttr("fa.grid",
                     b.getDenseI64ArrayAttr(
                         {std::min<int64_t>(tiles, blocks.getValue()), 1, 1}));

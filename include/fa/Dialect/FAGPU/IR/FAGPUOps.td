@@ -741,6 +741,23 @@ def FAGPU_WarpSpecializeOp : FAGPU_Op<"warp_specialize",
   }];
 }
 
+def FAGPU_TileGridOp : FAGPU_Op<"tile_grid"> {
+  let summary = "The kernel's tiles, where the launch decides them";
+  let description = [{
+    `fagpu.tile_grid %x, %y, %z` in a kernel written a block per tile (the
+    block ids index its tiles) states the tile grid, x * y * z tiles,
+    where `fa.grid` cannot: with runtime shapes the extents are the call's
+    and `fa.grid` has dynamic entries, so the operands compute them from
+    the kernel's own arguments (e.g. ceil(Nq / block_q) from a
+    `memref.dim`). `fagpu-persistent-grid` loops over these tiles; a block
+    per tile launch needs nothing from it, so the lowering drops it. At
+    most one per kernel (fagpu-persistent-grid takes it at the entry).
+  }];
+  let arguments = (ins Index:$x, Index:$y, Index:$z);
+  let assemblyFormat = "$x `,` $y `,` $z attr-dict";
+  let hasVerifier = 1;
+}
+
 def FAGPU_WarpgroupIdOp : FAGPU_Op<"warpgroup_id", [Pure]> {
   let summary = "The executing warpgroup's index in its group";
   let description = [{

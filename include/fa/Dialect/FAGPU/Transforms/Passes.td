@@ -65,6 +65,14 @@ def PersistentGrid : Pass<"fagpu-persistent-grid",
     warpgroups finish the current one (FlashAttention 3's persistent
     scheduler, static). The grid does not change what is computed: any
     number of launched blocks gives the same result.
+
+    With runtime shapes (`fa.grid` has dynamic x or z) the kernel states its
+    tiles, `fagpu.tile_grid %x, %y, %z` at its entry, computed from its
+    arguments (e.g. ceil(Nq / block_q) from a `memref.dim`); those ops stay
+    before the loop, which runs over x * y * z tiles, the statement is
+    consumed, `fa.grid` stays the call's tile grid and
+    `fa.persistent_blocks = blocks` tells the runtime to launch
+    min(blocks, tiles) blocks along x for each call.
   }];
   let options = [
     Option<"blocks", "blocks", "int64_t", "132",
