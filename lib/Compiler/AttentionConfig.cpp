@@ -328,11 +328,14 @@ std::string AttentionConfig::forwardVariantReason() const {
   if (blocks <= 0) {
     why += "; a block per tile";
   } else {
-    std::string reason = persistentBlocks == -1
-                             ? llvm::formatv("tiles of at most {0} KV blocks",
-                                             shortTileKVBlocks(*this))
-                                   .str()
-                             : "asked for";
+    std::string reason =
+        persistentBlocks != -1 ? "asked for"
+        : runtimeShapes
+            ? "runtime shapes: at most this many, the call's tiles counted "
+              "by the kernel"
+            : llvm::formatv("tiles of at most {0} KV blocks",
+                            shortTileKVBlocks(*this))
+                  .str();
     why +=
         llvm::formatv("; a persistent grid of {0} blocks ({1})", blocks, reason)
             .str();
@@ -408,11 +411,22 @@ double AttentionConfig::effectiveRescaleThreshold() const {
   return 0;
 }
 
+/// Runtime shapes: the tile count is the call's, so the kernel counts its
+/// tiles and the runtime launches at most kPersistentGridBlocks blocks, at
+/// head dims up to 128 (H100, 2026-12-07, docs/perf/README.md: 0.83-0.96x
+/// -> 0.91-0.99x of the kernels built for the shape at hd128 2k and 8k,
+/// 0.76-0.83x -> 0.82-0.94x at hd64 2k); not measured at wider heads, FP8,
+/// or for packed sequences (whose grid follows the longest sequence, which
+/// the kernel does not take).
+static bool persistentRuntimeShapes(const AttentionConfig &c) {
+  return !c.varlen && !c.isFP8() && !c.wideHeads();
+}
+
 int64_t AttentionConfig::effectivePersistentBlocks() const {
   if (persistentBlocks != -1)
     return persistentBlocks;
   if (runtimeShapes)
-    return 0;
+    return persistentRuntimeShapes(*this) ? kPersistentGridBlocks : 0;
   int64_t kvBlocks = llvm::divideCeil(seqKV, effectiveBlockKV());
   int64_t perTile = causal ? (kvBlocks + 1) / 2 : kvBlocks;
   return perTile <= shortTileKVBlocks(*this) ? kPersistentGridBlocks : 0;

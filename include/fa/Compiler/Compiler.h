@@ -131,8 +131,10 @@ struct AttentionConfig {
   /// causal mask; 64 at head dim 128 without a mask band, where 128-key
   /// blocks replace 176 up to 8k keys) and 0 elsewhere: on the H200 the grid
   /// with two Q buffers won there and lost on longer tiles
-  /// (docs/perf/README.md, twelfth session). 0 for runtime shapes unless set:
-  /// the tile count is the call's.
+  /// (docs/perf/README.md, twelfth session). With runtime shapes (not
+  /// packed sequences) 132 at head dims up to 128 in bf16/f16, else 0: the
+  /// kernel counts the call's tiles and the runtime launches min(132,
+  /// tiles) blocks.
   int64_t effectivePersistentBlocks() const;
   /// rescaleThreshold if set, else the compiler's choice for the WGMMA
   /// forward; 0 for other kernels.
