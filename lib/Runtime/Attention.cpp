@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,26 @@ Status metadataForCall(const KernelMetadata &m, const Args &a,
     return instance.status();
   shaped = std::move(*instance);
   out = &*shaped;
+  return Status::success();
+}
+
+/// The same for a launch of `kernel`: a runtime-shapes kernel's metadata for
+/// the call's sizes comes from its cache of recent calls (held in `shaped`),
+/// so a repeated shape copies nothing.
+template <typename Args>
+Status metadataForLaunch(const Kernel &kernel, const Args &a,
+                         std::shared_ptr<const KernelMetadata> &shaped,
+                         const KernelMetadata *&out) {
+  out = &kernel.metadata();
+  if (!out->runtimeShapes)
+    return Status::success();
+  StatusOr<std::shared_ptr<const KernelMetadata>> instance =
+      kernel.calls().instantiate(*out, {a.batch, a.seqQ, a.seqKV, a.sequences,
+                                        a.maxSeqQ, longestKeys(a)});
+  if (!instance.ok())
+    return instance.status();
+  shaped = std::move(*instance);
+  out = shaped.get();
   return Status::success();
 }
 
@@ -498,10 +519,9 @@ Status attentionForward(const Kernel &kernel, const AttentionArgs &args,
     return s.withContext("attentionForward(" + kernel.metadata().entry + ")");
   };
   // Runtime shapes: the grid and the size parameters are the call's.
-  std::optional<KernelMetadata> shaped;
+  std::shared_ptr<const KernelMetadata> shaped;
   const KernelMetadata *call = nullptr;
-  if (Status s = metadataForCall(kernel.metadata(), args, shaped, call);
-      !s.ok())
+  if (Status s = metadataForLaunch(kernel, args, shaped, call); !s.ok())
     return failed(s);
   const KernelMetadata &m = *call;
   if (Status s = validateAttentionForward(m, args); !s.ok())
@@ -532,10 +552,9 @@ Status attentionBackward(const Kernel &kernel,
     return s.withContext("attentionBackward(" + kernel.metadata().entry + ")");
   };
   // Packed sequences: the grids and the size parameters are the call's.
-  std::optional<KernelMetadata> shaped;
+  std::shared_ptr<const KernelMetadata> shaped;
   const KernelMetadata *call = nullptr;
-  if (Status s = metadataForCall(kernel.metadata(), args, shaped, call);
-      !s.ok())
+  if (Status s = metadataForLaunch(kernel, args, shaped, call); !s.ok())
     return failed(s);
   const KernelMetadata &m = *call;
   if (Status s = validateAttentionBackward(m, args, workspace); !s.ok())

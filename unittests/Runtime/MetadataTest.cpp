@@ -2,6 +2,7 @@
 
 #include "TestUtil.h"
 
+#include "fa/Runtime/Kernel.h"
 #include "fa/Runtime/Metadata.h"
 
 #include <gtest/gtest.h>
@@ -712,6 +713,39 @@ TEST(RuntimeMetadata, PersistentRuntimeShapesLaunchAtMostTheirBlocks) {
   StatusOr<KernelMetadata> huge = m.instantiate(70000, 8, 8);
   ASSERT_FALSE(huge.ok());
   EXPECT_TRUE(contains(huge.status().message(), "exceeds the launch limits"));
+}
+
+TEST(RuntimeMetadata, CallCacheInstantiatesEachCallSizeOnce) {
+  KernelMetadata m = parseOrDie(runtimeShapesMeta());
+  CallMetadataCache calls;
+  auto first = calls.instantiate(m, {3, 1000, 77, 0, 0, 0});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ((*first)->grid.x, 16u);
+  // The same sizes: the same metadata, not a copy.
+  auto again = calls.instantiate(m, {3, 1000, 77, 0, 0, 0});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), first->get());
+  EXPECT_EQ(calls.size(), 1u);
+  // Any size that differs is another call.
+  for (int i = 0; i < 6; ++i) {
+    CallMetadataCache::Sizes sizes = {3, 1000, 77, 0, 0, 0};
+    sizes[i] += 1;
+    auto other = calls.instantiate(m, sizes);
+    ASSERT_TRUE(other.ok()) << other.status().message();
+    EXPECT_NE(other->get(), first->get());
+  }
+  EXPECT_EQ(calls.size(), 7u);
+  // Errors are returned, never kept.
+  EXPECT_FALSE(calls.instantiate(m, {1, 0, 5, 0, 0, 0}).ok());
+  EXPECT_EQ(calls.size(), 7u);
+  // Past kCapacity the oldest goes first.
+  for (int64_t n = 1; n <= 2; ++n)
+    ASSERT_TRUE(calls.instantiate(m, {1, n, n, 0, 0, 0}).ok());
+  EXPECT_EQ(calls.size(), CallMetadataCache::kCapacity);
+  auto evicted = calls.instantiate(m, {3, 1000, 77, 0, 0, 0});
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_NE(evicted->get(), first->get());
+  EXPECT_EQ((*evicted)->configString(), (*first)->configString());
 }
 
 TEST(RuntimeMetadata, PersistentBlocksErrors) {

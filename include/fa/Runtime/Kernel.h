@@ -16,9 +16,12 @@
 #include "fa/Runtime/Status.h"
 #include "fa/Runtime/TensorMap.h"
 
+#include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fa::rt {
 
@@ -64,6 +67,28 @@ private:
 Status compilePTXToCubin(std::string_view ptx, std::string &cubin,
                          Driver &driver = Driver::get());
 
+/// A runtime-shapes kernel's metadata for its recent calls: what
+/// KernelMetadata::instantiate() gave for the last kCapacity distinct call
+/// sizes, so that a repeated call does not copy the kernel's metadata (its
+/// names and launches) again. Errors are not kept. Thread-safe.
+class CallMetadataCache {
+public:
+  static constexpr size_t kCapacity = 8;
+  /// batch, seqQ, seqKV, sequences, maxSeqQ, maxSeqKV.
+  using Sizes = std::array<int64_t, 6>;
+  /// m.instantiate(sizes...), or what it gave for the same sizes (`m` must
+  /// be the same metadata at every call: the kernel's).
+  StatusOr<std::shared_ptr<const KernelMetadata>>
+  instantiate(const KernelMetadata &m, const Sizes &sizes);
+  /// How many calls' metadata it holds.
+  size_t size() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<Sizes, std::shared_ptr<const KernelMetadata>>> entries_;
+  size_t oldest_ = 0;
+};
+
 /// A kernel function (a backward kernel set: three) plus its metadata.
 /// Move-only (owns its module).
 class Kernel {
@@ -95,6 +120,9 @@ public:
   /// The descriptors its launches encoded last (attentionForward() and
   /// attentionBackward() reuse them for repeated tensors and shapes).
   TensorMapCache &tensorMaps() const { return *tensorMaps_; }
+  /// A runtime-shapes kernel's metadata for its recent call sizes
+  /// (attentionForward() and attentionBackward() reuse it).
+  CallMetadataCache &calls() const { return *calls_; }
 
 private:
   static StatusOr<Kernel> fromModule(Module module,
@@ -106,6 +134,8 @@ private:
   CUfunction preFunction_ = nullptr, postFunction_ = nullptr;
   std::unique_ptr<TensorMapCache> tensorMaps_ =
       std::make_unique<TensorMapCache>();
+  std::unique_ptr<CallMetadataCache> calls_ =
+      std::make_unique<CallMetadataCache>();
 };
 
 /// Loads a kernel through the kernel cache: the cubin compiled from `ptx`
