@@ -2,13 +2,13 @@
 
 #include "fa/Runtime/Attention.h"
 
+#include "CallMetadata.h"
 #include "Format.h"
 #include "TensorChecks.h"
 
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -16,49 +16,6 @@
 namespace fa::rt {
 
 namespace {
-
-/// The longest key sequence of a call (a varlen backward's grid).
-int64_t longestKeys(const AttentionArgs &) { return 0; }
-int64_t longestKeys(const AttentionBackwardArgs &a) { return a.maxSeqKV; }
-
-/// The metadata a call of `a` runs with, in `out`: `m` itself for a kernel
-/// built for one shape (no copy on the launch path), else `m` instantiated
-/// for the call's shape into `shaped`.
-template <typename Args>
-Status metadataForCall(const KernelMetadata &m, const Args &a,
-                       std::optional<KernelMetadata> &shaped,
-                       const KernelMetadata *&out) {
-  out = &m;
-  if (!m.runtimeShapes)
-    return Status::success();
-  StatusOr<KernelMetadata> instance = m.instantiate(
-      a.batch, a.seqQ, a.seqKV, a.sequences, a.maxSeqQ, longestKeys(a));
-  if (!instance.ok())
-    return instance.status();
-  shaped = std::move(*instance);
-  out = &*shaped;
-  return Status::success();
-}
-
-/// The same for a launch of `kernel`: a runtime-shapes kernel's metadata for
-/// the call's sizes comes from its cache of recent calls (held in `shaped`),
-/// so a repeated shape copies nothing.
-template <typename Args>
-Status metadataForLaunch(const Kernel &kernel, const Args &a,
-                         std::shared_ptr<const KernelMetadata> &shaped,
-                         const KernelMetadata *&out) {
-  out = &kernel.metadata();
-  if (!out->runtimeShapes)
-    return Status::success();
-  StatusOr<std::shared_ptr<const KernelMetadata>> instance =
-      kernel.calls().instantiate(*out, {a.batch, a.seqQ, a.seqKV, a.sequences,
-                                        a.maxSeqQ, longestKeys(a)});
-  if (!instance.ok())
-    return instance.status();
-  shaped = std::move(*instance);
-  out = shaped.get();
-  return Status::success();
-}
 
 bool sameDouble(double a, double b) {
   return std::fabs(a - b) <= 1e-7 * std::fmax(std::fabs(a), std::fabs(b));
