@@ -8,8 +8,9 @@
 //     scf.for kb in [fullLo, fullHi) { fa.online_attention tile, unmasked }
 //     scf.for kb in [fullHi, hi)     { fa.online_attention tile, masked }
 //
-// Masked tiles are `keys_in_bounds` where the KV length is static and a
-// multiple of the block (only the causal / window band masks them).
+// Masked tiles are `keys_in_bounds` (only the causal / window band masks
+// them) where the KV length is static and a multiple of the block, or where
+// the band's upper edge hides the keys past the sequence end (causal).
 //     fa.normalize tile; insert the valid rows of O and LSE
 //   }
 //
@@ -208,8 +209,15 @@ void ForwardTiler::rewrite() {
   Value head = ivs[1], qb = ivs[2];
   bindSequence(loc, ivs[0]);
   auto keyType = online.getKey().getType();
-  keysInBounds = !online.isVarlen() && !keyType.isDynamicDim(2) &&
-                 keyType.getDimSize(2) % blockKV == 0;
+  // Whole KV blocks, or a band whose upper edge ends at the last key for the
+  // last valid row (row i < Nq sees keys j < i + (Nk - Nq) + upper <= Nk
+  // where upper <= 1: causal, or a window's right bound 0), so that keys at
+  // or past Nk are hidden from every valid row by the band alone.
+  std::optional<int64_t> upper =
+      RelativeBand::get(online.getCausal(), online.getWindow()).upper;
+  keysInBounds = (!online.isVarlen() && !keyType.isDynamicDim(2) &&
+                  keyType.getDimSize(2) % blockKV == 0) ||
+                 (upper && *upper <= 1);
   band = MaskBandValues::get(rewriter, loc, online.getCausal(),
                              online.getWindow(), seqQ, seqKV);
   Value qStart = arith::MulIOp::create(

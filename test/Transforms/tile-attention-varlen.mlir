@@ -3,8 +3,9 @@
 // Packed sequences: the grid's batch dim is the sequences (B + 1 offsets),
 // its Q blocks cover max_seqlen_q; each sequence's first rows and lengths
 // come from cu_seqlens. Tiles are cut at the sequence's rows (batch index
-// 0), their positions and masks are the sequence's own, and a Q block past
-// the sequence's end visits no KV block.
+// 0), their positions and masks are the sequence's own (the causal band
+// hides the keys past the sequence's end: keys_in_bounds), and a Q block
+// past the sequence's end visits no KV block.
 
 // CHECK-LABEL: func @varlen_forward
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x8x?x64xbf16>, %[[K:.*]]: tensor<1x2x?x64xbf16>, %[[V:.*]]: tensor<1x2x?x64xbf16>, %[[CQ:.*]]: tensor<?xi32>, %[[CK:.*]]: tensor<?xi32>, %[[MQ:.*]]: index, %[[MK:.*]]: index)
@@ -29,7 +30,7 @@
 // CHECK:   arith.select %[[HAS]]
 // CHECK:   scf.for
 // CHECK:     tensor.extract_slice %[[K]][0, %{{.*}}, %{{.*}}, 0]
-// CHECK:     fa.online_attention {{.*}} tile(%[[QSTART]], %{{.*}}, %[[NQ]], %{{.*}}) scale = 1.250000e-01 causal{{$}}
+// CHECK:     fa.online_attention {{.*}} tile(%[[QSTART]], %{{.*}}, %[[NQ]], %{{.*}}) scale = 1.250000e-01 causal keys_in_bounds{{$}}
 // CHECK:   fa.normalize
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, %[[H]], %[[QROW]], 0] [1, 1, %[[ROWS]], 64]

@@ -13,11 +13,11 @@
 // CHECK:   } : tensor<?x32xf16> to tensor<32x32xf16>
 // CHECK:   %[[S1:.*]]:3 = scf.for
 // CHECK:     tensor.extract_slice %arg1[%[[B]], %[[KVH]], %{{.*}}, 0]
-// CHECK:     fa.online_attention ins(%[[Q]], %{{.*}}, %{{.*}} : tensor<32x32xf16>, tensor<64x32xf16>, tensor<64x16xf16>) outs({{.*}} : tensor<32x16xf32>, tensor<32xf32>, tensor<32xf32>) tile({{.*}}) scale = {{.*}} causal{{$}}
+// CHECK:     fa.online_attention ins(%[[Q]], %{{.*}}, %{{.*}} : tensor<32x32xf16>, tensor<64x32xf16>, tensor<64x16xf16>) outs({{.*}} : tensor<32x16xf32>, tensor<32xf32>, tensor<32xf32>) tile({{.*}}) scale = {{.*}} causal keys_in_bounds{{$}}
 // CHECK:   %[[S2:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[S1]]#0, %{{.*}} = %[[S1]]#1, %{{.*}} = %[[S1]]#2)
 // CHECK:     fa.online_attention {{.*}} causal unmasked
 // CHECK:   %[[S3:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[S2]]#0, %{{.*}} = %[[S2]]#1, %{{.*}} = %[[S2]]#2)
-// CHECK:     fa.online_attention {{.*}} causal{{$}}
+// CHECK:     fa.online_attention {{.*}} causal keys_in_bounds{{$}}
 // CHECK:   %[[OT:.*]], %[[LT:.*]] = fa.normalize %[[S3]]#0, %[[S3]]#1, %[[S3]]#2 : tensor<32x16xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<32x16xf16>, tensor<32xf32>
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 16]
@@ -36,7 +36,7 @@ func.func @gqa_ragged(%q: tensor<2x8x100x32xf16>, %k: tensor<2x2x300x32xf16>, %v
 // Causal with Nq = 64 < Nk = 256 (bottom-right aligned): the one Q block
 // sees KV blocks 0..2 whole (no mask) and masks only the diagonal block;
 // 256 keys are whole blocks, so that block masks the band, not the sequence
-// end (keys_in_bounds; the ragged @gqa_ragged above has no such promise).
+// end (keys_in_bounds).
 
 // FOLD-LABEL: func @causal_diagonal_only
 // FOLD-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -75,6 +75,24 @@ func.func @window_skips_blocks(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x512x32
 
 // -----
 
+// A window whose right bound passes the diagonal ([16, 8]) over 300 keys, not
+// whole blocks: the last valid rows see up to 8 keys past the bottom-right
+// diagonal, so the band does not hide the sequence end and the masked tiles
+// make no keys_in_bounds promise.
+
+// FOLD-LABEL: func @ragged_window_masks_the_end
+// FOLD: fa.online_attention {{.*}} window [16, 8]{{$}}
+// FOLD-NOT: keys_in_bounds
+func.func @ragged_window_masks_the_end(%q: tensor<1x1x100x32xbf16>, %k: tensor<1x1x300x32xbf16>, %v: tensor<1x1x300x32xbf16>)
+    -> tensor<1x1x100x32xbf16> {
+  %o, %lse = fa.attention %q, %k, %v window [16, 8]
+      : tensor<1x1x100x32xbf16>, tensor<1x1x300x32xbf16>, tensor<1x1x300x32xbf16>
+      -> tensor<1x1x100x32xbf16>, tensor<1x1x100xf32>
+  return %o : tensor<1x1x100x32xbf16>
+}
+
+// -----
+
 // No mask and Nk a multiple of the block: every KV block runs unmasked.
 
 // FOLD-LABEL: func @no_mask
@@ -95,6 +113,8 @@ func.func @no_mask(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x256x32xf32>, %v: te
 // ceil(Nq / Br)) from Q's sizes; every bound (the tile's valid rows, the
 // causal band's shift Nk - Nq, the KV block range) is computed from the
 // lengths at run time, and each tile step gets them as its qLen / kvLen.
+// The causal band hides the keys past Nk, so the masked tiles do not mask
+// the sequence end (keys_in_bounds) whatever the lengths.
 
 // FOLD-LABEL: func @runtime_shapes
 // FOLD-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -112,11 +132,11 @@ func.func @no_mask(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x256x32xf32>, %v: te
 // FOLD:   %[[LEFT:.*]] = arith.subi %[[NQ]], %[[QSTART]] : index
 // FOLD:   arith.minsi %[[LEFT]], %[[C64]] : index
 // FOLD:   scf.for
-// FOLD:     fa.online_attention {{.*}} tile(%[[QSTART]], %{{.*}}, %[[NQ]], %[[NK]]) scale = 1.250000e-01 causal{{$}}
+// FOLD:     fa.online_attention {{.*}} tile(%[[QSTART]], %{{.*}}, %[[NQ]], %[[NK]]) scale = 1.250000e-01 causal keys_in_bounds{{$}}
 // FOLD:   scf.for
 // FOLD:     fa.online_attention {{.*}} causal unmasked
 // FOLD:   scf.for
-// FOLD:     fa.online_attention {{.*}} causal{{$}}
+// FOLD:     fa.online_attention {{.*}} causal keys_in_bounds{{$}}
 func.func @runtime_shapes(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
                           %v: tensor<?x2x?x64xbf16>)
     -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {

@@ -187,9 +187,13 @@ def FA_OnlineAttentionOp : FA_Op<"online_attention", [Pure,
     masked; query rows at or past `q_len` are padding whose results are
     dropped. `unmasked` promises that every key of the tile is in bounds and
     visible to every valid row, so no mask code is needed. `keys_in_bounds`
-    promises the first half only (every key of the tile is before `kv_len`):
-    the causal / window band still masks, the sequence end does not (the
-    tiler says so where the KV length is static and a multiple of the block).
+    promises that the sequence end needs no mask of its own: every key of
+    the tile is before `kv_len`, or the band hides the keys past it from
+    every valid row. The causal / window band still masks. (The tiler says
+    so where the KV length is static and a multiple of the block, and where
+    the band's upper edge ends at the last key: causal, or a window's right
+    bound 0, where row i < q_len sees keys below
+    i + 1 + kv_len - q_len <= kv_len.)
 
     FP8 (`f8E4M3FN`) operands take `descale(%q_descale, %k_descale)`, which
     multiply the scores: `s = mask(softcap(scale dq dk q kᵀ)) log2(e)` —
