@@ -81,11 +81,18 @@ class Driver:
     def launcher(self, func, meta, tensors):
         """`tensors` maps parameter names to tensors; `tmap_x` parameters
         (meta `tensor_maps`) are encoded from tensor x and passed by value."""
-        grid, block, shared = meta["grid"], meta["block"], meta["shared_bytes"]
+        grid, block, shared = meta.get("grid"), meta["block"], meta["shared_bytes"]
+        sizes = {}
+        if meta.get("runtime_shapes"):
+            grid, sizes = self.runtime_grid(meta, tensors)
         boxes = meta.get("tensor_maps", {})
         ptrs, addresses = [], []
         for name in meta["args"]:
-            if name.startswith("tmap_"):
+            if name in sizes:
+                p = ctypes.c_uint64(sizes[name])
+                ptrs.append(p)
+                addresses.append(ctypes.addressof(p))
+            elif name.startswith("tmap_"):
                 rows, cols = boxes[name[5:]]
                 raw, aligned = self.tensor_map(tensors[name[5:]], rows, cols)
                 ptrs.append(raw)
@@ -102,6 +109,22 @@ class Driver:
                        "cuLaunchKernel")
         launch.keepalive = (ptrs, params)
         return launch
+
+
+    @staticmethod
+    def runtime_grid(meta, tensors):
+        """A runtime-shapes forward's grid and size arguments for `tensors`
+        (as fa/Runtime's instantiate: a block per tile, or min(persistent
+        blocks, tiles) looping over them)."""
+        if meta["kind"] != "forward" or meta.get("varlen"):
+            raise NotImplementedError("runtime shapes: the dense forward only")
+        b, hq, nq = tensors["q"].shape[:3]
+        sizes = {"batch": b, "seq_q": nq, "seq_kv": tensors["k"].shape[2]}
+        grid = [-(-nq // int(meta["block_q"])), hq, b]
+        blocks = int(meta.get("persistent_blocks", 0))
+        if blocks > 0:
+            grid = [min(blocks, grid[0] * grid[1] * grid[2]), 1, 1]
+        return grid, sizes
 
 
 def kernel_launcher(driver, meta_path, meta, tensors):
