@@ -15,9 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::fagpu;
@@ -143,20 +141,15 @@ static int quadReductionBit(const TileLayout &layout, RankedTensorType type,
 }
 
 /// Row `rowBase + offset` of the destination; the builder is left inside an
-/// scf.if that runs where the row is below `limit` (none: every row is) and
-/// `owner` holds (no scf.if where neither tests anything).
+/// scf.if that runs where the row is below `limit` and `owner` holds.
 static Value enterOwnedRow(OpBuilder &b, Location loc, Value rowBase,
                            int64_t offset, Value limit, Value owner) {
   Value row = arith::AddIOp::create(
       b, loc, rowBase, arith::ConstantIndexOp::create(b, loc, offset));
-  Value store = owner;
-  if (limit) {
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, limit);
-    store = arith::AndIOp::create(b, loc, inRange, owner);
-  } else if (matchPattern(owner, m_One())) {
-    return row;
-  }
+  Value store = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, limit),
+      owner);
   auto ifStore = scf::IfOp::create(b, loc, store);
   b.setInsertionPointToStart(ifStore.thenBlock());
   return row;
@@ -172,63 +165,34 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     TileLayout layout = getTileLayout(type);
     auto origin =
         ThreadTileOrigin::get(rewriter, loc, layout, adaptor.getRow());
-    Value owner = emitIsFirstCopy(rewriter, loc, layout, origin.thread);
+    const ThreadPosition &thread = origin.thread;
+    Value rowBase = origin.row, threadCol = origin.col;
+    Value owner = emitIsFirstCopy(rewriter, loc, layout, thread);
     SmallVector<Value> regs = unpackVector(rewriter, loc, adaptor.getValue());
-    // A tile whose rows are all below the limit (every tile but a ragged
-    // last one) stores without a compare and a branch a row: one branch
-    // picks the path. Row and limit are the same for every thread holding
-    // the tile, so the lanes that trade pairs take the same path.
-    Value row = adaptor.getRow(), limit = adaptor.getLimit();
-    int64_t rows = type.getDimSize(0);
-    std::optional<int64_t> constantRow = getConstantIntValue(row);
-    std::optional<int64_t> constantLimit = getConstantIntValue(limit);
-    if (constantRow && constantLimit && *constantRow + rows <= *constantLimit) {
-      emitStores(rewriter, loc, op, adaptor, layout, origin, owner, regs,
-                 /*limit=*/nullptr);
-    } else {
-      Value end = arith::AddIOp::create(
-          rewriter, loc, row,
-          arith::ConstantIndexOp::create(rewriter, loc, rows));
-      Value full = arith::CmpIOp::create(rewriter, loc,
-                                         arith::CmpIPredicate::sle, end, limit);
-      auto ifFull = scf::IfOp::create(rewriter, loc, full, /*withElse=*/true);
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifFull.thenBlock());
-      emitStores(rewriter, loc, op, adaptor, layout, origin, owner, regs,
-                 /*limit=*/nullptr);
-      rewriter.setInsertionPointToStart(ifFull.elseBlock());
-      emitStores(rewriter, loc, op, adaptor, layout, origin, owner, regs,
-                 limit);
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  /// The tile's stores, each row's below `limit` (none: every row).
-  static void emitStores(OpBuilder &b, Location loc, StoreTileOp op,
-                         OpAdaptor adaptor, const TileLayout &layout,
-                         const ThreadTileOrigin &origin, Value owner,
-                         ArrayRef<Value> regs, Value limit) {
-    auto type = cast<RankedTensorType>(op.getValue().getType());
     bool accumulate = op.getAccumulate();
     // Vector reductions (red.global.add.v2/v4.f32) are sm_90's; below, one
     // atomic add an element.
-    bool vectorSums = accumulate && targetsSm90OrLater(b);
+    bool vectorSums = accumulate && targetsSm90OrLater(rewriter);
     if (int bit8 = vectorSums
                        ? quadReductionBit(layout, type, op.getDest().getType())
                        : -1;
-        bit8 >= 0)
-      return reduceQuads(b, loc, adaptor, layout, origin, owner, regs, bit8,
-                         limit);
+        bit8 >= 0) {
+      reduceQuads(rewriter, loc, adaptor, layout, origin, owner, regs, bit8);
+      rewriter.eraseOp(op);
+      return success();
+    }
     // Registers 2i and 2i + 1 side by side in a row, at an even column for
     // every thread, go out as one 2-element store (the runtime's tensors
     // are 16-byte aligned with even row strides).
     auto bits = accumulate
                     ? std::nullopt
                     : quadChunkBits(layout, type, op.getDest().getType());
-    if (bits)
-      return storeQuadChunks(b, loc, op, adaptor, layout, origin.thread, owner,
-                             origin.row, origin.col, regs, *bits, limit);
+    if (bits) {
+      storeQuadChunks(rewriter, loc, op, adaptor, layout, thread, owner,
+                      rowBase, threadCol, regs, *bits);
+      rewriter.eraseOp(op);
+      return success();
+    }
     // f32 sums: registers 2i and 2i + 1 side by side go out as one vector
     // reduction (red.global.add.v2.f32, 8-byte aligned as above).
     bool paired = (!accumulate || vectorSums) &&
@@ -238,32 +202,37 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t reg = 0; reg < layout.numRegisters(); reg += paired ? 2 : 1) {
       TileCoord c = layout.ofRegister(reg);
-      OpBuilder::InsertionGuard guard(b);
-      Value row = enterOwnedRow(b, loc, origin.row, c.row, limit, owner);
+      OpBuilder::InsertionGuard guard(rewriter);
+      Value row = enterOwnedRow(rewriter, loc, rowBase, c.row,
+                                adaptor.getLimit(), owner);
       SmallVector<Value> indices = {row};
       if (type.getRank() == 2)
         indices.push_back(arith::AddIOp::create(
-            b, loc, origin.col, arith::ConstantIndexOp::create(b, loc, c.col)));
+            rewriter, loc, threadCol,
+            arith::ConstantIndexOp::create(rewriter, loc, c.col)));
       if (paired && accumulate) {
-        emitVectorReduction(b, loc, adaptor.getDest(), indices,
+        emitVectorReduction(rewriter, loc, adaptor.getDest(), indices,
                             {regs[reg], regs[reg + 1]});
         continue;
       }
       if (paired) {
-        Value pair = packVector(b, loc, VectorType::get({2}, element),
+        Value pair = packVector(rewriter, loc, VectorType::get({2}, element),
                                 {regs[reg], regs[reg + 1]});
-        vector::StoreOp::create(b, loc, pair, adaptor.getDest(), indices,
+        vector::StoreOp::create(rewriter, loc, pair, adaptor.getDest(), indices,
                                 /*nontemporal=*/false,
                                 llvm::MaybeAlign(2 * elementBytes));
         continue;
       }
       if (accumulate) {
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+        memref::AtomicRMWOp::create(rewriter, loc, arith::AtomicRMWKind::addf,
                                     regs[reg], adaptor.getDest(), indices);
         continue;
       }
-      memref::StoreOp::create(b, loc, regs[reg], adaptor.getDest(), indices);
+      memref::StoreOp::create(rewriter, loc, regs[reg], adaptor.getDest(),
+                              indices);
     }
+    rewriter.eraseOp(op);
+    return success();
   }
 
   /// Pairs of 8-column groups: the even lane of each lane pair takes the
@@ -272,7 +241,7 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
   static void reduceQuads(OpBuilder &b, Location loc, OpAdaptor adaptor,
                           const TileLayout &layout,
                           const ThreadTileOrigin &origin, Value owner,
-                          ArrayRef<Value> regs, int bit8, Value limit) {
+                          ArrayRef<Value> regs, int bit8) {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value six = arith::ConstantIndexOp::create(b, loc, 6);
@@ -302,7 +271,8 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
           arith::SelectOp::create(b, loc, odd, c[1], got[1])};
       TileCoord coord = layout.ofRegister(reg);
       OpBuilder::InsertionGuard guard(b);
-      Value row = enterOwnedRow(b, loc, origin.row, coord.row, limit, owner);
+      Value row = enterOwnedRow(b, loc, origin.row, coord.row,
+                                adaptor.getLimit(), owner);
       Value col = arith::AddIOp::create(
           b, loc, quadCol, arith::ConstantIndexOp::create(b, loc, coord.col));
       emitVectorReduction(b, loc, adaptor.getDest(), {row, col}, quad);
@@ -315,8 +285,7 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
                               OpAdaptor adaptor, const TileLayout &layout,
                               const ThreadPosition &thread, Value owner,
                               Value rowBase, Value threadCol,
-                              ArrayRef<Value> regs, std::pair<int, int> bits,
-                              Value limit) {
+                              ArrayRef<Value> regs, std::pair<int, int> bits) {
     Type element = op.getValue().getType().getElementType();
     Value quadLane = arith::AndIOp::create(
         b, loc, thread.lane, arith::ConstantIndexOp::create(b, loc, 3));
@@ -340,7 +309,8 @@ struct LowerStoreTile : OpConversionPattern<StoreTileOp> {
       transposeQuad(b, loc, quadLane, words);
       TileCoord c = layout.ofRegister(reg);
       OpBuilder::InsertionGuard guard(b);
-      Value row = enterOwnedRow(b, loc, rowBase, c.row, limit, owner);
+      Value row =
+          enterOwnedRow(b, loc, rowBase, c.row, adaptor.getLimit(), owner);
       Value col = arith::AddIOp::create(
           b, loc, chunkCol, arith::ConstantIndexOp::create(b, loc, c.col));
       Value packed = vector::BitCastOp::create(
