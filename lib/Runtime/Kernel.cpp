@@ -297,30 +297,16 @@ StatusOr<Kernel> loadKernelCached(KernelCache &cache, std::string_view ptx,
 
 StatusOr<std::shared_ptr<const KernelMetadata>>
 CallMetadataCache::instantiate(const KernelMetadata &m, const Sizes &sizes) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto &[cached, metadata] : entries_)
-      if (cached == sizes)
-        return metadata;
-  }
+  if (std::optional<std::shared_ptr<const KernelMetadata>> kept =
+          recent_.find(sizes))
+    return *kept;
   StatusOr<KernelMetadata> instance =
       m.instantiate(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]);
   if (!instance.ok())
     return instance.status();
   auto metadata = std::make_shared<const KernelMetadata>(std::move(*instance));
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (entries_.size() < kCapacity) {
-    entries_.emplace_back(sizes, metadata);
-  } else {
-    entries_[oldest_] = {sizes, metadata};
-    oldest_ = (oldest_ + 1) % kCapacity;
-  }
+  recent_.insert(sizes, metadata);
   return metadata;
-}
-
-size_t CallMetadataCache::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return entries_.size();
 }
 
 } // namespace fa::rt

@@ -217,28 +217,12 @@ StatusOr<CUtensorMap> TensorMapCache::encode(const TensorMapSpec &spec,
   Key key;
   if (!keyOf(spec, encode, key))
     return encodeTensorMap(spec, encode);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto &[cached, map] : maps_)
-      if (cached == key)
-        return map;
-  }
+  if (std::optional<CUtensorMap> kept = recent_.find(key))
+    return *kept;
   StatusOr<CUtensorMap> map = encodeTensorMap(spec, encode);
-  if (!map.ok())
-    return map;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (maps_.size() < kCapacity) {
-    maps_.emplace_back(key, *map);
-  } else {
-    maps_[oldest_] = {key, *map};
-    oldest_ = (oldest_ + 1) % kCapacity;
-  }
+  if (map.ok())
+    recent_.insert(key, *map);
   return map;
-}
-
-size_t TensorMapCache::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return maps_.size();
 }
 
 } // namespace fa::rt

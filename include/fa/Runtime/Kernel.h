@@ -13,15 +13,14 @@
 
 #include "fa/Runtime/Driver.h"
 #include "fa/Runtime/Metadata.h"
+#include "fa/Runtime/RecentValues.h"
 #include "fa/Runtime/Status.h"
 #include "fa/Runtime/TensorMap.h"
 
 #include <array>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace fa::rt {
 
@@ -81,12 +80,10 @@ public:
   StatusOr<std::shared_ptr<const KernelMetadata>>
   instantiate(const KernelMetadata &m, const Sizes &sizes);
   /// How many calls' metadata it holds.
-  size_t size() const;
+  size_t size() const { return recent_.size(); }
 
 private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<Sizes, std::shared_ptr<const KernelMetadata>>> entries_;
-  size_t oldest_ = 0;
+  RecentValues<Sizes, std::shared_ptr<const KernelMetadata>, kCapacity> recent_;
 };
 
 /// A kernel function (a backward kernel set: three) plus its metadata.

@@ -16,14 +16,13 @@
 #define FA_RUNTIME_TENSORMAP_H
 
 #include "fa/Runtime/Driver.h"
+#include "fa/Runtime/RecentValues.h"
 #include "fa/Runtime/Status.h"
 
 #include <cuda.h>
 
 #include <array>
 #include <cstdint>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 namespace fa::rt {
@@ -99,7 +98,7 @@ public:
   StatusOr<CUtensorMap> encode(const TensorMapSpec &spec,
                                TensorMapEncodeFn encode);
   /// How many maps it holds.
-  size_t size() const;
+  size_t size() const { return recent_.size(); }
 
 private:
   /// What the encoder reads: spec's fields in fixed arrays (rank <= 5).
@@ -116,9 +115,7 @@ private:
   };
   static bool keyOf(const TensorMapSpec &spec, TensorMapEncodeFn encode,
                     Key &key);
-  mutable std::mutex mutex_;
-  std::vector<std::pair<Key, CUtensorMap>> maps_;
-  size_t oldest_ = 0;
+  RecentValues<Key, CUtensorMap, kCapacity> recent_;
 };
 
 } // namespace fa::rt
