@@ -110,7 +110,6 @@ class Driver:
         launch.keepalive = (ptrs, params)
         return launch
 
-
     @staticmethod
     def runtime_grid(meta, tensors):
         """A runtime-shapes forward's grid and size arguments for `tensors`

@@ -17,15 +17,11 @@ nvidia-smi --query-gpu=name --format=csv,noheader | tee "$out/gpu.txt"
 # shellcheck disable=SC2086
 bash scripts/gpu/check-carried.sh ${FA_CHECK:-} 2>&1 | tee "$out/check.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-for k in ${FA_SANITIZE:-}; do
-  for tool in memcheck racecheck synccheck; do
-    echo "== compute-sanitizer $tool on $k"
-    timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 \
-      .gpu-carry/bin/fa-gpu-check --ptx .gpu-carry/$k.ptx \
-      --meta .gpu-carry/$k.meta --iters 1 2>&1 | tail -n 2
-    [ "${PIPESTATUS[0]}" = 0 ] || { status=1; echo "   $tool FAILED"; }
-  done
-done 2>&1 | tee "$out/sanitize.log"
+sanitize=()
+for k in ${FA_SANITIZE:-}; do sanitize+=(".gpu-carry/$k"); done
+if [ ${#sanitize[@]} -gt 0 ]; then
+  OUT=$out bash scripts/gpu/sanitize.sh "${sanitize[@]}" || status=1
+fi
 quantize=${FA_QUANTIZE_DIR:+--quantize-dir .gpu-carry/$FA_QUANTIZE_DIR}
 for dir in ${FA_BENCH:-}; do
   echo "== fp8-bench $dir"

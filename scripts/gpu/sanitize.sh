@@ -13,22 +13,25 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 tool=${FA_CHECK_TOOL:-.gpu-carry/bin/fa-gpu-check}
 out=${OUT:-.}
-status=0
-for item in "$@"; do
-  kernel=${item%@*}
-  shape=()
-  if grep -q '"runtime_shapes": true' "$kernel.meta"; then
-    call=3,1000,1000
-    [ "$item" != "$kernel" ] && call=${item#*@}
-    shape=(--shape "$call")
-  fi
-  for check in memcheck racecheck synccheck; do
-    echo "== compute-sanitizer $check on $(basename "$kernel") ${shape[*]}"
-    timeout 120 compute-sanitizer --tool $check --error-exitcode 3 "$tool" \
-      --ptx "$kernel.ptx" --meta "$kernel.meta" --iters 1 "${shape[@]}" 2>&1 |
-      tail -n 2
-    [ "${PIPESTATUS[0]}" = 0 ] || { status=1; echo "   $check FAILED"; }
+sanitize() {
+  local status=0 item kernel call check shape
+  for item in "$@"; do
+    kernel=${item%@*}
+    shape=()
+    if grep -q '"runtime_shapes": true' "$kernel.meta"; then
+      call=3,1000,1000
+      [ "$item" != "$kernel" ] && call=${item#*@}
+      shape=(--shape "$call")
+    fi
+    for check in memcheck racecheck synccheck; do
+      echo "== compute-sanitizer $check on $(basename "$kernel") ${shape[*]}"
+      timeout 120 compute-sanitizer --tool $check --error-exitcode 3 "$tool" \
+        --ptx "$kernel.ptx" --meta "$kernel.meta" --iters 1 "${shape[@]}" 2>&1 |
+        tail -n 2
+      [ "${PIPESTATUS[0]}" = 0 ] || { status=1; echo "   $check FAILED"; }
+    done
   done
-done 2>&1 | tee "$out/sanitize.log"
-[ "${PIPESTATUS[0]}" = 0 ] || status=1
-exit $status
+  return $status
+}
+sanitize "$@" 2>&1 | tee "$out/sanitize.log"
+exit "${PIPESTATUS[0]}"
